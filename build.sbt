@@ -1,0 +1,87 @@
+// versioned: git-like version control for tables on Spark.
+// Spark 4.3.0 / Scala 2.13.18. Spark 4.3.0 is compiled against the jars of the pip-installed pyspark==4.3.0
+// wheel (its artifacts are not on Maven Central), located by bin/spark-jars-dir; they are never packaged.
+
+ThisBuild / scalaVersion := "2.13.18"
+ThisBuild / organization := "io.versioned"
+ThisBuild / version := "0.1.0"
+ThisBuild / scalacOptions ++= Seq("-deprecation", "-feature", "-release", "17")
+ThisBuild / Test / fork := true
+ThisBuild / Test / parallelExecution := false
+
+lazy val sparkJarsDir: File = {
+  val fromEnv = sys.env.get("SPARK_JARS_DIR").map(file)
+  fromEnv.getOrElse {
+    val py = sys.env.getOrElse("PYTHON", "python3")
+    val out = scala.sys.process.Process(Seq(py, "-c",
+      "import pyspark, os; print(os.path.join(os.path.dirname(pyspark.__file__), 'jars'))")).!!.trim
+    file(out)
+  }
+}
+
+def jarsIn(dir: File, keep: String => Boolean): Seq[File] =
+  Option(dir.listFiles()).toSeq.flatten.filter(f => f.getName.endsWith(".jar") && keep(f.getName))
+
+// Non-Spark runtime libraries that Spark already ships (Hadoop, Jackson, logging): provided for core.
+def coreProvided(n: String): Boolean =
+  Seq("hadoop-client-", "jackson-", "slf4j-", "log4j-", "commons-").exists(n.startsWith)
+
+val testJavaOptions = Seq(
+  "-Xmx3g",
+  "--add-opens=java.base/java.lang=ALL-UNNAMED",
+  "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+  "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+  "--add-opens=java.base/java.io=ALL-UNNAMED",
+  "--add-opens=java.base/java.net=ALL-UNNAMED",
+  "--add-opens=java.base/java.nio=ALL-UNNAMED",
+  "--add-opens=java.base/java.util=ALL-UNNAMED",
+  "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+  "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+  "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+  "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED",
+  "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
+  "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
+  "-Djdk.reflect.useDirectMethodHandle=false",
+  "-Dio.netty.tryReflectionSetAccessible=true"
+)
+
+lazy val core = (project in file("connector-scala/core"))
+  .settings(
+    name := "versioned-core",
+    Compile / unmanagedJars ++= jarsIn(sparkJarsDir, coreProvided),
+    libraryDependencies ++= Seq(
+      "org.xerial" % "sqlite-jdbc" % "3.50.3.0",
+      "org.postgresql" % "postgresql" % "42.7.7",
+      "org.scalatest" %% "scalatest" % "3.2.19" % Test
+    ),
+    Test / javaOptions ++= testJavaOptions
+  )
+
+lazy val spark = (project in file("connector-scala/spark"))
+  .dependsOn(core % "compile->compile;test->test")
+  .settings(
+    name := "versioned-spark",
+    Compile / unmanagedJars ++= jarsIn(sparkJarsDir, _ => true),
+    libraryDependencies ++= Seq(
+      "org.scalatest" %% "scalatest" % "3.2.19" % Test,
+      "org.scalatestplus" %% "scalacheck-1-18" % "3.2.19.0" % Test
+    ),
+    Test / javaOptions ++= testJavaOptions,
+    assembly / assemblyJarName := "versioned-spark-assembly.jar",
+    // Unmanaged jars are Spark's own runtime: never bundle them, nor the Scala library.
+    assembly / assemblyExcludedJars := (assembly / fullClasspath).value.filter { a =>
+      a.data.getParentFile == sparkJarsDir || a.data.getName.startsWith("scala-")
+    },
+    assembly / assemblyOption ~= (_.withIncludeScala(false)),
+    assembly / assemblyMergeStrategy := {
+      case PathList("META-INF", "services", _*) => MergeStrategy.concat
+      case PathList("META-INF", "versions", _*) => MergeStrategy.first
+      case PathList("META-INF", _*)             => MergeStrategy.discard
+      case "module-info.class"                  => MergeStrategy.discard
+      case _                                    => MergeStrategy.first
+    }
+  )
+
+lazy val root = (project in file("."))
+  .aggregate(core, spark)
+  .settings(name := "versioned", publish / skip := true)

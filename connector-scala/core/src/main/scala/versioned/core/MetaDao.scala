@@ -1,0 +1,156 @@
+package versioned.core
+
+import java.sql.{Connection, ResultSet}
+
+/** Row-level reads and writes of the metastore tables. Callers own the transaction. */
+private[core] object MetaDao {
+  // ---- repositories
+  def repoExists(c: Connection, repo: String): Boolean =
+    Sql.query(c, "SELECT 1 FROM vc_repositories WHERE name = ?", repo)(_ => 1).nonEmpty
+
+  def defaultBranch(c: Connection, repo: String): Option[String] =
+    Sql.query(c, "SELECT default_branch FROM vc_repositories WHERE name = ?", repo)(_.getString(1)).headOption
+
+  def insertRepo(c: Connection, repo: String, defaultBranch: String, now: Long): Unit =
+    Sql.update(c, "INSERT INTO vc_repositories (name, created_ms, default_branch) VALUES (?, ?, ?)", repo, now, defaultBranch)
+
+  def listRepos(c: Connection): Vector[String] =
+    Sql.query(c, "SELECT name FROM vc_repositories ORDER BY name")(_.getString(1))
+
+  def deleteRepo(c: Connection, repo: String): Unit =
+  {
+    Seq("vc_refs", "vc_tables", "vc_images", "vc_upstreams").foreach(t => Sql.update(c, s"DELETE FROM $t WHERE repo = ?", repo))
+    Sql.update(c, "DELETE FROM vc_repositories WHERE name = ?", repo)
+  }
+
+  // ---- images
+  private def image(repo: String)(rs: ResultSet): Image =
+    Image(repo, rs.getString("hash"), Json.readStrings(rs.getString("parents")), rs.getLong("created_ms"),
+      rs.getString("author"), rs.getString("message"))
+
+  private val imageCols = "hash, parents, created_ms, author, message"
+
+  def getImage(c: Connection, repo: String, hash: String): Option[Image] =
+    Sql.query(c, s"SELECT $imageCols FROM vc_images WHERE repo = ? AND hash = ?", repo, hash)(image(repo)).headOption
+
+  /** Hashes starting with `prefix` (hex only), at most `limit`. */
+  def imagesByPrefix(c: Connection, repo: String, prefix: String, limit: Int): Vector[String] =
+    Sql.query(c, "SELECT hash FROM vc_images WHERE repo = ? AND hash >= ? AND hash < ? ORDER BY hash",
+      repo, prefix, prefix + "g")(_.getString(1)).take(limit)
+
+  def allImages(c: Connection, repo: String): Vector[Image] =
+    Sql.query(c, s"SELECT $imageCols FROM vc_images WHERE repo = ?", repo)(image(repo))
+
+  def nextSeq(c: Connection, repo: String): Long =
+    Sql.query(c, "SELECT MAX(seq) FROM vc_images WHERE repo = ?", repo)(_.getLong(1)).headOption.getOrElse(0L) + 1
+
+  def insertImage(c: Connection, img: Image, seq: Long): Unit =
+    Sql.update(c, "INSERT INTO vc_images (repo, hash, parents, created_ms, author, message, seq) VALUES (?,?,?,?,?,?,?)",
+      img.repo, img.hash, Json.write(img.parents), img.createdMs, img.author, img.message, seq)
+
+  // ---- tables of an image
+  private def fragmentsToJson(fs: Seq[Fragment]): String =
+    Json.write(fs.map(f => Map("lower" -> f.lower.orNull, "objects" -> f.objects)))
+
+  private def fragmentsFromJson(s: String): Seq[Fragment] =
+    Json.readSeq(s).map { case m: Map[String, Any] @unchecked =>
+      Fragment(Option(m("lower")).map(_.asInstanceOf[Seq[Any]]), m("objects").asInstanceOf[Seq[Any]].map(_.toString))
+    }
+
+  private def tableRow(rs: ResultSet): ImageTable = {
+    val t = TableVersion(rs.getString("name"), rs.getString("schema_json"), Json.readStrings(rs.getString("primary_key")),
+      rs.getInt("hidden_key") == 1, fragmentsFromJson(rs.getString("fragments")),
+      Option(rs.getString("compacted")).map(fragmentsFromJson), rs.getString("table_hash"))
+    ImageTable(rs.getString("image_hash"), t, rs.getInt("changed") == 1)
+  }
+
+  private val tableCols = "image_hash, name, schema_json, primary_key, hidden_key, table_hash, fragments, compacted, changed"
+
+  def tablesOf(c: Connection, repo: String, image: String): Vector[ImageTable] =
+    Sql.query(c, s"SELECT $tableCols FROM vc_tables WHERE repo = ? AND image_hash = ? ORDER BY name", repo, image)(tableRow)
+
+  def tableOf(c: Connection, repo: String, image: String, name: String): Option[ImageTable] =
+    Sql.query(c, s"SELECT $tableCols FROM vc_tables WHERE repo = ? AND image_hash = ? AND name = ?",
+      repo, image, name)(tableRow).headOption
+
+  def insertTables(c: Connection, repo: String, image: String, rows: Seq[ImageTable]): Unit =
+    Sql.batch(c, s"INSERT INTO vc_tables (repo, $tableCols) VALUES (?,?,?,?,?,?,?,?,?,?)", rows.map { r =>
+      val t = r.table
+      Seq(repo, image, t.name, t.schemaJson, Json.write(t.primaryKey), if (t.hiddenKey) 1 else 0, t.hash,
+        fragmentsToJson(t.fragments), t.compacted.map(fragmentsToJson).orNull, if (r.changed) 1 else 0)
+    })
+
+  def setCompacted(c: Connection, repo: String, image: String, name: String, compacted: Option[Seq[Fragment]]): Unit =
+    Sql.update(c, "UPDATE vc_tables SET compacted = ? WHERE repo = ? AND image_hash = ? AND name = ?",
+      compacted.map(fragmentsToJson).orNull, repo, image, name)
+
+  /** (image, table) pairs flagged as changed against the first parent, for the whole repository. */
+  def changedTables(c: Connection, repo: String): Vector[(String, String)] =
+    Sql.query(c, "SELECT image_hash, name FROM vc_tables WHERE repo = ? AND changed = 1", repo)(r =>
+      (r.getString(1), r.getString(2)))
+
+  /** Every object id referenced by any table row of any repository (logical or compacted). */
+  def referencedFragmentJson(c: Connection): Vector[(String, Option[String])] =
+    Sql.query(c, "SELECT fragments, compacted FROM vc_tables")(r => (r.getString(1), Option(r.getString(2))))
+
+  def parseFragments(json: String): Seq[Fragment] = fragmentsFromJson(json)
+
+  // ---- objects
+  private def objectRow(rs: ResultSet): ObjectMeta =
+    ObjectMeta(rs.getString("id"), rs.getString("kind"), Json.readStrings(rs.getString("parents")),
+      rs.getLong("row_count"), rs.getLong("size_bytes"), rs.getString("format"), Json.readMap(rs.getString("min_values")),
+      Json.readMap(rs.getString("max_values")),
+      Json.readMap(rs.getString("null_counts")).map { case (k, v) => k -> v.toString.toLong })
+
+  def getObjects(c: Connection, ids: Seq[String]): Map[String, ObjectMeta] =
+    ids.distinct.grouped(500).flatMap { g =>
+      Sql.query(c, s"SELECT * FROM vc_objects WHERE id IN (${g.map(_ => "?").mkString(",")})", g: _*)(objectRow)
+    }.map(o => o.id -> o).toMap
+
+  def insertObjects(c: Connection, objs: Seq[ObjectMeta], now: Long): Unit = {
+    val existing = getObjects(c, objs.map(_.id)).keySet
+    Sql.batch(c, "INSERT INTO vc_objects (id, kind, parents, row_count, size_bytes, format, min_values, max_values, " +
+      "null_counts, created_ms) VALUES (?,?,?,?,?,?,?,?,?,?)",
+      objs.filterNot(o => existing(o.id)).groupBy(_.id).values.map(_.head).map { o =>
+        Seq(o.id, o.kind, Json.write(o.parents), o.rowCount, o.sizeBytes, o.format, Json.write(o.minValues),
+          Json.write(o.maxValues), Json.write(o.nullCounts), now)
+      })
+  }
+
+  def allObjectIds(c: Connection): Vector[String] = Sql.query(c, "SELECT id FROM vc_objects")(_.getString(1))
+
+  def deleteObjects(c: Connection, ids: Seq[String]): Unit =
+    ids.grouped(500).foreach(g => Sql.update(c, s"DELETE FROM vc_objects WHERE id IN (${g.map(_ => "?").mkString(",")})", g: _*))
+
+  // ---- refs
+  private def refRow(rs: ResultSet): Ref =
+    Ref(rs.getString("name"), rs.getString("kind"), rs.getString("image_hash"), rs.getLong("created_ms"))
+
+  def getRef(c: Connection, repo: String, fullName: String): Option[Ref] =
+    Sql.query(c, "SELECT name, kind, image_hash, created_ms FROM vc_refs WHERE repo = ? AND name = ?",
+      repo, fullName)(refRow).headOption
+
+  def listRefs(c: Connection, repo: String): Vector[Ref] =
+    Sql.query(c, "SELECT name, kind, image_hash, created_ms FROM vc_refs WHERE repo = ? ORDER BY name", repo)(refRow)
+
+  def allRefTargets(c: Connection): Vector[(String, String)] =
+    Sql.query(c, "SELECT repo, image_hash FROM vc_refs")(r => (r.getString(1), r.getString(2)))
+
+  def insertRef(c: Connection, repo: String, ref: Ref): Unit =
+    Sql.update(c, "INSERT INTO vc_refs (repo, name, kind, image_hash, created_ms) VALUES (?,?,?,?,?)",
+      repo, ref.fullName, ref.kind, ref.image, ref.createdMs)
+
+  /** Compare-and-swap of a ref's target. Returns false when the ref no longer points at `expected`. */
+  def casRef(c: Connection, repo: String, fullName: String, expected: String, next: String): Boolean =
+    Sql.update(c, "UPDATE vc_refs SET image_hash = ? WHERE repo = ? AND name = ? AND image_hash = ?",
+      next, repo, fullName, expected) == 1
+
+  def deleteRef(c: Connection, repo: String, fullName: String): Boolean =
+    Sql.update(c, "DELETE FROM vc_refs WHERE repo = ? AND name = ?", repo, fullName) == 1
+
+  def renameRef(c: Connection, repo: String, from: String, to: String): Unit =
+    Sql.update(c, "UPDATE vc_refs SET name = ? WHERE repo = ? AND name = ?", to, repo, from)
+
+  def setDefaultBranch(c: Connection, repo: String, branch: String): Unit =
+    Sql.update(c, "UPDATE vc_repositories SET default_branch = ? WHERE name = ?", branch, repo)
+}

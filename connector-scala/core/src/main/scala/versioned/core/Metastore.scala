@@ -1,0 +1,142 @@
+package versioned.core
+
+import java.sql.{Connection, DriverManager, ResultSet}
+import java.util.Properties
+
+/**
+ * The relational metastore over JDBC (embedded SQLite by default, PostgreSQL when configured).
+ * Portable SQL only. Every public write happens inside one transaction via [[tx]].
+ */
+final class Metastore(val url: String) {
+  val isSqlite: Boolean = url.startsWith("jdbc:sqlite:")
+
+  private def connect(): Connection = {
+    val props = new Properties()
+    if (isSqlite) {
+      props.setProperty("busy_timeout", "30000")
+      props.setProperty("transaction_mode", "IMMEDIATE")
+      props.setProperty("foreign_keys", "false")
+    }
+    try DriverManager.getConnection(url, props)
+    catch { case e: java.sql.SQLException => throw Errors.metastore(s"Cannot open metastore '$url': ${e.getMessage}", e) }
+  }
+
+  /** Runs `f` in one database transaction: all of it commits or none of it does. */
+  def tx[T](f: Connection => T): T = {
+    val c = connect()
+    try {
+      c.setAutoCommit(false)
+      val r = f(c)
+      c.commit()
+      r
+    } catch {
+      case e: Throwable =>
+        try c.rollback() catch { case _: Throwable => () }
+        e match {
+          case v: VersionedException => throw v
+          case s: java.sql.SQLException => throw Errors.metastore(s"Metastore operation failed: ${s.getMessage}", s)
+          case o => throw o
+        }
+    } finally c.close()
+  }
+
+  /** A read-only query outside an explicit transaction. */
+  def read[T](f: Connection => T): T = {
+    val c = connect()
+    try f(c)
+    catch { case s: java.sql.SQLException => throw Errors.metastore(s"Metastore read failed: ${s.getMessage}", s) }
+    finally c.close()
+  }
+
+  def init(): this.type = { tx(c => MetastoreSchema.migrate(c, isSqlite)); this }
+}
+
+/** Small JDBC helpers shared by the DAOs. */
+object Sql {
+  def update(c: Connection, sql: String, args: Any*): Int = {
+    val ps = c.prepareStatement(sql)
+    try { bind(ps, args); ps.executeUpdate() } finally ps.close()
+  }
+
+  def query[T](c: Connection, sql: String, args: Any*)(row: ResultSet => T): Vector[T] = {
+    val ps = c.prepareStatement(sql)
+    try {
+      bind(ps, args)
+      val rs = ps.executeQuery()
+      val out = Vector.newBuilder[T]
+      while (rs.next()) out += row(rs)
+      out.result()
+    } finally ps.close()
+  }
+
+  def batch(c: Connection, sql: String, rows: Iterable[Seq[Any]]): Unit = if (rows.nonEmpty) {
+    val ps = c.prepareStatement(sql)
+    try {
+      rows.foreach { r => bind(ps, r); ps.addBatch() }
+      ps.executeBatch()
+    } finally ps.close()
+  }
+
+  private def bind(ps: java.sql.PreparedStatement, args: Seq[Any]): Unit =
+    args.zipWithIndex.foreach {
+      case (null, i) => ps.setNull(i + 1, java.sql.Types.VARCHAR)
+      case (None, i) => ps.setNull(i + 1, java.sql.Types.VARCHAR)
+      case (Some(v), i) => ps.setObject(i + 1, v)
+      case (v: Boolean, i) => ps.setInt(i + 1, if (v) 1 else 0)
+      case (v, i) => ps.setObject(i + 1, v)
+    }
+}
+
+/** Schema version and migrations. Version 1 is the first published format (docs/FORMAT.md). */
+object MetastoreSchema {
+  val CurrentVersion = 1
+
+  private val v1 = Seq(
+    """CREATE TABLE vc_meta (key VARCHAR(64) PRIMARY KEY, value VARCHAR(256) NOT NULL)""",
+    """CREATE TABLE vc_repositories (name VARCHAR(128) PRIMARY KEY, created_ms BIGINT NOT NULL,
+      default_branch VARCHAR(200) NOT NULL)""",
+    """CREATE TABLE vc_images (repo VARCHAR(128) NOT NULL, hash CHAR(64) NOT NULL, parents TEXT NOT NULL,
+      created_ms BIGINT NOT NULL, author TEXT NOT NULL, message TEXT NOT NULL, seq BIGINT NOT NULL,
+      PRIMARY KEY (repo, hash))""",
+    """CREATE INDEX vc_images_seq ON vc_images (repo, seq)""",
+    """CREATE TABLE vc_tables (repo VARCHAR(128) NOT NULL, image_hash CHAR(64) NOT NULL, name VARCHAR(128) NOT NULL,
+      schema_json TEXT NOT NULL, primary_key TEXT NOT NULL, hidden_key INT NOT NULL, table_hash CHAR(64) NOT NULL,
+      fragments TEXT NOT NULL, compacted TEXT, changed INT NOT NULL, PRIMARY KEY (repo, image_hash, name))""",
+    """CREATE TABLE vc_objects (id CHAR(64) PRIMARY KEY, kind VARCHAR(8) NOT NULL, parents TEXT NOT NULL,
+      row_count BIGINT NOT NULL, size_bytes BIGINT NOT NULL, format VARCHAR(16) NOT NULL, min_values TEXT NOT NULL,
+      max_values TEXT NOT NULL, null_counts TEXT NOT NULL, created_ms BIGINT NOT NULL)""",
+    """CREATE TABLE vc_refs (repo VARCHAR(128) NOT NULL, name VARCHAR(256) NOT NULL, kind VARCHAR(16) NOT NULL,
+      image_hash CHAR(64) NOT NULL, created_ms BIGINT NOT NULL, PRIMARY KEY (repo, name))""",
+    """CREATE TABLE vc_upstreams (repo VARCHAR(128) NOT NULL, remote VARCHAR(128) NOT NULL, url TEXT NOT NULL,
+      PRIMARY KEY (repo, remote))""",
+    """CREATE TABLE vc_object_locations (object_id CHAR(64) PRIMARY KEY, protocol VARCHAR(32) NOT NULL,
+      location TEXT NOT NULL)"""
+  )
+
+  private val migrations: Seq[(Int, Seq[String])] = Seq(1 -> v1)
+
+  def migrate(c: Connection, sqlite: Boolean): Unit = {
+    if (sqlite) {
+      val st = c.createStatement()
+      try st.execute("PRAGMA journal_mode=WAL") catch { case _: Throwable => () } finally st.close()
+    }
+    val current = currentVersion(c)
+    if (current > CurrentVersion)
+      throw Errors.metastore(s"Metastore schema version $current is newer than this build supports ($CurrentVersion). " +
+        "Upgrade the versioned connector.", null)
+    migrations.filter(_._1 > current).foreach { case (v, stmts) =>
+      stmts.foreach(s => Sql.update(c, s))
+      if (v == 1) Sql.update(c, "INSERT INTO vc_meta (key, value) VALUES ('schema_version', ?)", v.toString)
+      else Sql.update(c, "UPDATE vc_meta SET value = ? WHERE key = 'schema_version'", v.toString)
+    }
+  }
+
+  private def currentVersion(c: Connection): Int = {
+    val rs = c.getMetaData.getTables(null, null, "%", null)
+    var exists = false
+    while (rs.next()) if (rs.getString("TABLE_NAME").equalsIgnoreCase("vc_meta")) exists = true
+    rs.close()
+    if (!exists) 0
+    else Sql.query(c, "SELECT value FROM vc_meta WHERE key = 'schema_version'")(_.getString(1).toInt).headOption.getOrElse(0)
+  }
+}

@@ -1,0 +1,105 @@
+package versioned.core
+
+/** Object kinds, as in Splitgraph: a SNAP is a full copy of a fragment, a DIFF a conflated list of changes. */
+object ObjectKind {
+  val Snap = "SNAP"
+  val Diff = "DIFF"
+}
+
+/** Change kinds stored in the `_change` column of DIFF objects (Splitgraph's numbering). */
+object ChangeKind {
+  val Insert: Byte = 0
+  val Delete: Byte = 1
+  val Update: Byte = 2
+}
+
+/**
+ * An immutable, content-addressed data file. Statistics are keyed by column name; values use the
+ * engine's JSON value encoding (numbers for numeric/date/timestamp columns, strings for strings).
+ */
+final case class ObjectMeta(
+    id: String,
+    kind: String,
+    parents: Seq[String],
+    rowCount: Long,
+    sizeBytes: Long,
+    format: String,
+    minValues: Map[String, Any],
+    maxValues: Map[String, Any],
+    nullCounts: Map[String, Long]) {
+  def path: String = ObjectMeta.relativePath(id)
+}
+
+object ObjectMeta {
+  def relativePath(id: String): String = s"objects/${id.take(2)}/$id.parquet"
+}
+
+/**
+ * A contiguous primary-key range of a table version: keys k with lower <= k < next fragment's lower
+ * (the first fragment has no lower bound). `objects` is the chain, oldest first: an optional SNAP,
+ * then DIFFs in commit order.
+ */
+final case class Fragment(lower: Option[Seq[Any]], objects: Seq[String])
+
+/**
+ * One table as recorded in one image. `fragments` is the logical content (hashed into the image);
+ * `compacted` is an optional equivalent representation with shorter chains, used for reads and as
+ * the base of later commits. `hiddenKey` marks tables without a user primary key, whose identity is
+ * the whole row plus a duplicate ordinal (see docs/FORMAT.md).
+ */
+final case class TableVersion(
+    name: String,
+    schemaJson: String,
+    primaryKey: Seq[String],
+    hiddenKey: Boolean,
+    fragments: Seq[Fragment],
+    compacted: Option[Seq[Fragment]] = None,
+    hash: String = "") {
+  def withHash: TableVersion = copy(hash = Hashing.tableHash(this))
+  /** The representation a reader or a writer should use. */
+  def effectiveFragments: Seq[Fragment] = compacted.getOrElse(fragments)
+  def sameContentAs(o: TableVersion): Boolean = Hashing.tableHash(this) == Hashing.tableHash(o)
+}
+
+final case class Image(
+    repo: String,
+    hash: String,
+    parents: Seq[String],
+    createdMs: Long,
+    author: String,
+    message: String) {
+  def shortHash: String = hash.take(12)
+}
+
+/** A table entry of an image, with whether it changed against the first parent. */
+final case class ImageTable(image: String, table: TableVersion, changed: Boolean)
+
+object RefKind {
+  val Branch = "branch"
+  val Tag = "tag"
+  val Lock = "lock"
+  val Remote = "remote"
+}
+
+/** A named pointer. `fullName` is `heads/<b>`, `tags/<t>`, `locks/<ns>:<n>` or `remotes/<r>/<ref>`. */
+final case class Ref(fullName: String, kind: String, image: String, createdMs: Long) {
+  def shortName: String = fullName.substring(fullName.indexOf('/') + 1)
+}
+
+object Ref {
+  def branch(name: String): String = s"heads/$name"
+  def tag(name: String): String = s"tags/$name"
+  def lock(ns: String, name: String): String = s"locks/$ns:$name"
+}
+
+/** A change to one table in a commit. */
+sealed trait TableUpdate
+object TableUpdate {
+  final case class Put(table: TableVersion, newObjects: Seq[ObjectMeta]) extends TableUpdate
+  case object Drop extends TableUpdate
+}
+
+final case class CommitResult(image: Image, branch: String, changedTables: Seq[String])
+
+/** One entry of `log`. */
+final case class LogEntry(image: Image, tablesChanged: Seq[String])

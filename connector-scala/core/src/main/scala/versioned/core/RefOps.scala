@@ -1,0 +1,111 @@
+package versioned.core
+
+/** Branches (mutable), tags (immutable) and namespaced locks (immutable, MMS5). */
+final class RefOps(engine: Engine) {
+  private def ms = engine.metastore
+
+  private def requireRepo(c: java.sql.Connection, repo: String): Unit =
+    if (!MetaDao.repoExists(c, repo)) throw new RepositoryNotFoundException(repo)
+
+  private def create(repo: String, full: String, kind: String, from: Revision, what: String): Ref = ms.tx { c =>
+    requireRepo(c, repo)
+    MetaDao.getRef(c, repo, full).foreach(r => throw new RefExistsException(
+      s"$what already exists in '$repo' (at ${r.image.take(12)}). Pick another name" +
+        (if (kind == RefKind.Branch) " or reset the branch." else "; tags and locks never move.")))
+    val target = engine.resolver.resolve(c, repo, from)
+    val ref = Ref(full, kind, target.hash, engine.now())
+    MetaDao.insertRef(c, repo, ref)
+    ref
+  }
+
+  private def list(repo: String, kind: String): Seq[Ref] = ms.read { c =>
+    requireRepo(c, repo)
+    MetaDao.listRefs(c, repo).filter(_.kind == kind)
+  }
+
+  private def delete(repo: String, full: String, what: String): Unit = ms.tx { c =>
+    requireRepo(c, repo)
+    if (!MetaDao.deleteRef(c, repo, full)) throw new RefNotFoundException(s"$what does not exist in '$repo'.")
+  }
+
+  // ---- branches
+  def branches(repo: String): Seq[Ref] = list(repo, RefKind.Branch)
+
+  def createBranch(repo: String, name: String, from: Revision): Ref = {
+    Names.validate(Names.Branch, name)
+    create(repo, Ref.branch(name), RefKind.Branch, from, s"Branch '$name'")
+  }
+
+  def deleteBranch(repo: String, name: String): Unit = {
+    Names.validate(Names.Branch, name)
+    ms.tx { c =>
+      requireRepo(c, repo)
+      if (MetaDao.defaultBranch(c, repo).contains(name)) throw new ProtectedRefException(
+        s"'$name' is the default branch of '$repo' and cannot be deleted. Make another branch the default first.")
+      if (!MetaDao.deleteRef(c, repo, Ref.branch(name)))
+        throw new RefNotFoundException(s"Branch '$name' does not exist in '$repo'.")
+    }
+  }
+
+  def renameBranch(repo: String, from: String, to: String): Unit = {
+    Names.validate(Names.Branch, from); Names.validate(Names.Branch, to)
+    ms.tx { c =>
+      requireRepo(c, repo)
+      if (MetaDao.getRef(c, repo, Ref.branch(from)).isEmpty)
+        throw new RefNotFoundException(s"Branch '$from' does not exist in '$repo'.")
+      if (MetaDao.getRef(c, repo, Ref.branch(to)).nonEmpty)
+        throw new RefExistsException(s"Branch '$to' already exists in '$repo'.")
+      MetaDao.renameRef(c, repo, Ref.branch(from), Ref.branch(to))
+      if (MetaDao.defaultBranch(c, repo).contains(from)) MetaDao.setDefaultBranch(c, repo, to)
+    }
+  }
+
+  /** Moves a branch to another image (history is kept). `expected` guards against concurrent moves. */
+  def resetBranch(repo: String, name: String, to: Revision, expected: Option[String] = None): Ref = {
+    Names.validate(Names.Branch, name)
+    ms.tx { c =>
+      requireRepo(c, repo)
+      val full = Ref.branch(name)
+      val cur = MetaDao.getRef(c, repo, full).getOrElse(throw new RefNotFoundException(
+        MetaDao.getRef(c, repo, Ref.tag(name)).map(_ => s"'$name' is a tag; tags cannot be reset.")
+          .getOrElse(s"Branch '$name' does not exist in '$repo'.")))
+      val target = engine.resolver.resolve(c, repo, to)
+      val old = expected.getOrElse(cur.image)
+      if (!MetaDao.casRef(c, repo, full, old, target.hash)) throw new RefConflictException(
+        s"Branch '$name' of '$repo' is at ${cur.image.take(12)}, not at ${old.take(12)}. Nothing was changed.")
+      cur.copy(image = target.hash)
+    }
+  }
+
+  // ---- tags
+  def tags(repo: String): Seq[Ref] = list(repo, RefKind.Tag)
+
+  def createTag(repo: String, name: String, at: Revision): Ref = {
+    Names.validate(Names.Tag, name)
+    create(repo, Ref.tag(name), RefKind.Tag, at, s"Tag '$name'")
+  }
+
+  def deleteTag(repo: String, name: String): Unit = {
+    Names.validate(Names.Tag, name)
+    delete(repo, Ref.tag(name), s"Tag '$name'")
+  }
+
+  // ---- locks
+  def locks(repo: String, namespace: Option[String] = None): Seq[Ref] = {
+    namespace.foreach(Names.validate(Names.LockNamespace, _))
+    list(repo, RefKind.Lock).filter(r => namespace.forall(ns => r.shortName.startsWith(ns + ":")))
+  }
+
+  def createLock(repo: String, namespace: String, name: String, at: Revision): Ref = {
+    Names.validate(Names.LockNamespace, namespace); Names.validate(Names.LockName, name)
+    create(repo, Ref.lock(namespace, name), RefKind.Lock, at, s"Lock '$namespace:$name'")
+  }
+
+  def releaseLock(repo: String, namespace: String, name: String): Unit = {
+    Names.validate(Names.LockNamespace, namespace); Names.validate(Names.LockName, name)
+    delete(repo, Ref.lock(namespace, name), s"Lock '$namespace:$name'")
+  }
+
+  /** Every ref of the repository, of any kind. */
+  def all(repo: String): Seq[Ref] = ms.read { c => requireRepo(c, repo); MetaDao.listRefs(c, repo) }
+}

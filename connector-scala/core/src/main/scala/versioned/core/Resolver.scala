@@ -1,0 +1,102 @@
+package versioned.core
+
+import java.sql.Connection
+import java.time.{Instant, LocalDate, LocalDateTime, ZoneOffset}
+import scala.util.Try
+
+/** What a reader asked for. Exactly one resolver turns it into an image, for every entry point. */
+sealed trait Revision
+object Revision {
+  /** A branch, tag, lock, remote ref, full hash or unique prefix, optionally followed by `~N` / `^` / `^N`. */
+  final case class Spec(spec: String) extends Revision
+  /** The newest image on `branch` (default branch if None) created at or before `timestampMs`. */
+  final case class AsOf(timestampMs: Long, branch: Option[String]) extends Revision
+  case object DefaultBranch extends Revision
+
+  /** Parses ISO-8601 instants, `yyyy-MM-dd[ HH:mm:ss[.SSS]]` (UTC) or epoch milliseconds. */
+  def parseTimestamp(s: String): Long = {
+    val t = s.trim
+    Try(t.toLong).toOption
+      .orElse(Try(Instant.parse(t).toEpochMilli).toOption)
+      .orElse(Try(LocalDateTime.parse(t.replace(' ', 'T')).toInstant(ZoneOffset.UTC).toEpochMilli).toOption)
+      .orElse(Try(LocalDate.parse(t).atStartOfDay().toInstant(ZoneOffset.UTC).toEpochMilli).toOption)
+      .getOrElse(throw new InvalidInputException(ErrorClass.InvalidRevision,
+        s"Cannot parse timestamp '$s'. Use ISO-8601 (2026-01-31T12:00:00Z), 'yyyy-MM-dd HH:mm:ss' (UTC) or epoch millis."))
+  }
+}
+
+/** Resolves revisions to images. Used by the `versioned` format, the catalog and Python alike. */
+final class Resolver(ms: Metastore) {
+  private val Ancestry = """^(.*?)((?:~\d*|\^\d*)*)$""".r
+  private val Step = """(~|\^)(\d*)""".r
+
+  def resolve(repo: String, rev: Revision): Image = ms.read(c => resolve(c, repo, rev))
+
+  def resolve(c: Connection, repo: String, rev: Revision): Image = {
+    if (!MetaDao.repoExists(c, repo)) throw new RepositoryNotFoundException(repo)
+    rev match {
+      case Revision.DefaultBranch =>
+        val b = MetaDao.defaultBranch(c, repo).get
+        image(c, repo, branchHead(c, repo, b))
+      case Revision.Spec(spec) => resolveSpec(c, repo, spec)
+      case Revision.AsOf(ts, branch) =>
+        val b = branch.getOrElse(MetaDao.defaultBranch(c, repo).get)
+        var img = image(c, repo, branchHead(c, repo, b))
+        while (img.createdMs > ts) {
+          img = img.parents.headOption.map(image(c, repo, _)).getOrElse(
+            throw new ImageNotFoundException(s"Branch '$b' of '$repo' has no commit at or before " +
+              s"${Instant.ofEpochMilli(ts)}; its first commit is at ${Instant.ofEpochMilli(img.createdMs)}."))
+        }
+        img
+    }
+  }
+
+  def branchHead(c: Connection, repo: String, branch: String): String =
+    MetaDao.getRef(c, repo, Ref.branch(branch)).map(_.image).getOrElse(
+      throw new RefNotFoundException(s"Branch '$branch' does not exist in repository '$repo'. " +
+        s"List branches with branches() or create it with create_branch."))
+
+  private def resolveSpec(c: Connection, repo: String, spec: String): Image = {
+    if (spec == null || spec.trim.isEmpty)
+      throw new InvalidInputException(ErrorClass.InvalidRevision, "An empty revision was given; name a branch, tag, lock or hash.")
+    val Ancestry(base, steps) = spec.trim
+    var img = image(c, repo, resolveBase(c, repo, base, spec))
+    Step.findAllMatchIn(steps).foreach { m =>
+      val n = if (m.group(2).isEmpty) 1 else m.group(2).toInt
+      if (m.group(1) == "~") (1 to n).foreach(_ => img = parent(c, repo, img, 1, spec))
+      else img = parent(c, repo, img, n, spec)
+    }
+    img
+  }
+
+  private def parent(c: Connection, repo: String, img: Image, n: Int, spec: String): Image =
+    if (n == 0) img
+    else img.parents.lift(n - 1).map(image(c, repo, _)).getOrElse(throw new ImageNotFoundException(
+      s"Revision '$spec' goes past the root of the history: image ${img.shortHash} has no parent #$n."))
+
+  private def resolveBase(c: Connection, repo: String, base: String, spec: String): String = {
+    def ref(full: String) = MetaDao.getRef(c, repo, full).map(_.image)
+    def notFound = throw new RefNotFoundException(s"No branch, tag, lock or image matches '$spec' in repository " +
+      s"'$repo'. List refs with branches()/tags()/locks(), or use a longer hash prefix.")
+    if (base.isEmpty) throw new InvalidInputException(ErrorClass.InvalidRevision, s"Revision '$spec' names no ref.")
+    val prefixed = Seq("heads/", "tags/", "locks/", "remotes/").find(base.startsWith)
+    prefixed match {
+      case Some(_) => ref(base).getOrElse(notFound)
+      case None if base.contains(':') => ref(s"locks/$base").getOrElse(notFound)
+      case None =>
+        ref(Ref.branch(base)).orElse(ref(Ref.tag(base))).getOrElse {
+          if (!Hashing.looksLikePrefix(base.toLowerCase)) notFound
+          val hits = MetaDao.imagesByPrefix(c, repo, base.toLowerCase, 6)
+          hits match {
+            case Seq(one) => one
+            case Seq() => notFound
+            case many => throw new AmbiguousRefException(s"Hash prefix '$base' matches ${many.size} or more images " +
+              s"(${many.take(3).map(_.take(12)).mkString(", ")}...). Give more characters.")
+          }
+        }
+    }
+  }
+
+  private def image(c: Connection, repo: String, hash: String): Image =
+    MetaDao.getImage(c, repo, hash).getOrElse(throw new ImageNotFoundException(s"Image $hash not found in '$repo'."))
+}
