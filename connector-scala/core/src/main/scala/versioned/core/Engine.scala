@@ -54,6 +54,31 @@ final class Engine(val config: WarehouseConfig) {
     MetaDao.defaultBranch(c, repo).getOrElse(throw new RepositoryNotFoundException(repo))
   }
 
+  /** The repository's default branch, or the configured default for a repository not created yet. */
+  def defaultBranchOrConfig(repo: String): String =
+    metastore.read(MetaDao.defaultBranch(_, repo)).getOrElse(config.defaultBranch)
+
+  /**
+   * Head of a branch a write may go to: None for a new repository (the branch is created by the
+   * commit). A tag, or a missing branch of an existing repository, is an error.
+   */
+  def writableHead(repo: String, branch: String): Option[Image] = {
+    Names.validate(Names.Repository, repo); Names.validate(Names.Branch, branch)
+    metastore.read(writableHead(_, repo, branch))
+  }
+
+  private def writableHead(c: java.sql.Connection, repo: String, branch: String): Option[Image] =
+    MetaDao.getRef(c, repo, Ref.branch(branch)) match {
+      case Some(r) => MetaDao.getImage(c, repo, r.image)
+      case None =>
+        if (MetaDao.getRef(c, repo, Ref.tag(branch)).isDefined) throw new ImmutableRefException(
+          s"'$branch' is a tag of '$repo'; tags never move. Commit to a branch (create one from the tag first).")
+        if (MetaDao.repoExists(c, repo) && MetaDao.listRefs(c, repo).exists(_.kind == RefKind.Branch))
+          throw new RefNotFoundException(s"Branch '$branch' does not exist in repository '$repo'. " +
+            "Create it first with create_branch(name, from_ref).")
+        None
+    }
+
   def resolve(repo: String, rev: Revision): Image = resolver.resolve(repo, rev)
 
   /** Head image of a branch, or None when the repository or branch does not exist yet. */
@@ -92,17 +117,11 @@ final class Engine(val config: WarehouseConfig) {
     updates.keys.foreach(Names.validate(Names.Table, _))
     metastore.tx { c =>
       val fullRef = Ref.branch(branch)
-      MetaDao.getRef(c, repo, Ref.tag(branch)).foreach(_ =>
-        if (MetaDao.getRef(c, repo, fullRef).isEmpty) throw new ImmutableRefException(
-          s"'$branch' is a tag of '$repo'; tags never move. Commit to a branch (create one from the tag first)."))
-      val current = MetaDao.getRef(c, repo, fullRef).map(_.image)
+      val current = writableHead(c, repo, branch).map(_.hash)
       if (current != expectedHead) throw new RefConflictException(
         s"Branch '$branch' of '$repo' moved to ${current.map(_.take(12)).getOrElse("nothing")} while this commit " +
           s"was prepared on ${expectedHead.map(_.take(12)).getOrElse("an empty branch")}. Nothing was committed; retry.")
       if (!MetaDao.repoExists(c, repo)) MetaDao.insertRepo(c, repo, branch, now())
-      else if (current.isEmpty && MetaDao.listRefs(c, repo).exists(_.kind == RefKind.Branch))
-        throw new RefNotFoundException(s"Branch '$branch' does not exist in repository '$repo'. " +
-          "Create it first with create_branch(name, from_ref).")
       val parent = current.flatMap(MetaDao.getImage(c, repo, _))
       val parentTables = current.map(MetaDao.tablesOf(c, repo, _)).getOrElse(Vector.empty).map(t => t.table.name -> t.table).toMap
       val newObjects = updates.values.collect { case TableUpdate.Put(_, objs) => objs }.flatten.toSeq

@@ -1,0 +1,63 @@
+package versioned.spark
+
+import org.apache.spark.sql.types._
+import versioned.core.{SchemaMismatchException, TableVersion}
+import VersionedOptions.{ChangeColumn, DupColumn}
+
+/**
+ * The physical shape of a table: user columns, the identity key, and the columns of SNAP and DIFF
+ * objects. Tables without a primary key are keyed by all columns plus a hidden duplicate ordinal.
+ */
+private[versioned] final case class TableLayout(schema: StructType, primaryKey: Seq[String], hidden: Boolean) {
+  /** Columns that identify a row, in key order. */
+  val keyColumns: Seq[String] = if (hidden) schema.fieldNames.toSeq :+ DupColumn else primaryKey
+  /** Schema of SNAP objects (and of the merged rows a reader produces). */
+  val physicalSchema: StructType = if (hidden) schema.add(StructField(DupColumn, IntegerType, nullable = false)) else schema
+  /** Schema of DIFF objects: the physical row plus the change kind. */
+  val diffSchema: StructType = physicalSchema.add(StructField(ChangeColumn, ByteType, nullable = false))
+  def keyFields: Seq[StructField] = keyColumns.map(physicalSchema(_))
+  def keyTypes: Seq[DataType] = keyFields.map(_.dataType)
+  def nonKeyColumns: Seq[String] = physicalSchema.fieldNames.toSeq.filterNot(keyColumns.contains)
+  def schemaJson: String = schema.json
+}
+
+private[versioned] object TableLayout {
+  def of(t: TableVersion): TableLayout =
+    TableLayout(DataType.fromJson(t.schemaJson).asInstanceOf[StructType], t.primaryKey, t.hiddenKey)
+
+  /** Validates a requested key against a schema; an empty key makes a key-less (hidden key) table. */
+  def create(schema: StructType, primaryKey: Seq[String]): TableLayout = {
+    val reserved = schema.fieldNames.filter(n => n == DupColumn || n == ChangeColumn)
+    if (reserved.nonEmpty) throw new SchemaMismatchException(
+      s"Column name(s) ${reserved.mkString(", ")} are reserved by versioned. Rename them.")
+    val lower = schema.fieldNames.map(_.toLowerCase)
+    if (lower.distinct.length != lower.length) throw new SchemaMismatchException(
+      s"Duplicate column names in ${schema.simpleString}. Column names must be unique (case-insensitively).")
+    val missing = primaryKey.filterNot(schema.fieldNames.contains)
+    if (missing.nonEmpty) throw new versioned.core.DataValidationException(versioned.core.ErrorClass.MissingKeyColumn,
+      s"Primary key column(s) ${missing.mkString(", ")} are not in the schema (${schema.fieldNames.mkString(", ")}). " +
+        "Name existing columns in the primaryKey option.")
+    primaryKey.foreach { k =>
+      val dt = schema(k).dataType
+      if (!Values.supported(dt)) throw new SchemaMismatchException(
+        s"Primary key column '$k' has type ${dt.simpleString}, which cannot be a key. Use a numeric, string, date, " +
+          "timestamp, boolean or decimal column.")
+    }
+    if (primaryKey.isEmpty) schema.fields.find(f => !orderable(f.dataType)).foreach(f => throw new SchemaMismatchException(
+      s"Column '${f.name}' has type ${f.dataType.simpleString}; a table without a primary key uses the whole row as " +
+        "identity, so every column must be orderable. Declare a primary key."))
+    TableLayout(schema, primaryKey, hidden = primaryKey.isEmpty)
+  }
+
+  private def orderable(dt: DataType): Boolean = dt match {
+    case _: MapType | _: VariantType => false
+    case a: ArrayType => orderable(a.elementType)
+    case s: StructType => s.fields.forall(f => orderable(f.dataType))
+    case _ => true
+  }
+
+  def sameColumns(a: StructType, b: StructType): Boolean =
+    a.length == b.length && a.fields.zip(b.fields).forall { case (x, y) =>
+      x.name == y.name && DataType.equalsIgnoreNullability(x.dataType, y.dataType)
+    }
+}

@@ -1,0 +1,96 @@
+package versioned.spark
+
+import java.time.{Instant, LocalDate, LocalDateTime, ZoneOffset}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+
+/**
+ * Encoding of single values in the metastore (fragment bounds, min/max statistics) and comparison of
+ * those values with filter literals. Canonical forms: Long for integral, date (days) and timestamp
+ * (micros) values; Double for floating point; String for strings; BigDecimal for decimals; Boolean.
+ */
+private[versioned] object Values {
+  def supported(dt: DataType): Boolean = dt match {
+    case ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType | StringType | BooleanType |
+         DateType | TimestampType | TimestampNTZType => true
+    case _: DecimalType => true
+    case _ => false
+  }
+
+  /** JSON-ready canonical value of field `i` of an internal row. */
+  def fromInternal(row: InternalRow, i: Int, dt: DataType): Any =
+    if (row.isNullAt(i)) null
+    else dt match {
+      case ByteType => row.getByte(i).toLong
+      case ShortType => row.getShort(i).toLong
+      case IntegerType | DateType => row.getInt(i).toLong
+      case LongType | TimestampType | TimestampNTZType => row.getLong(i)
+      case FloatType => row.getFloat(i).toDouble
+      case DoubleType => row.getDouble(i)
+      case StringType => row.getUTF8String(i).toString
+      case BooleanType => row.getBoolean(i)
+      case d: DecimalType => row.getDecimal(i, d.precision, d.scale).toJavaBigDecimal.toPlainString
+      case other => throw new IllegalArgumentException(s"No canonical value for $other")
+    }
+
+  /** Canonical value of a JSON-decoded metastore value of type `dt`. */
+  def fromJson(v: Any, dt: DataType): Any = if (v == null) null else dt match {
+    case FloatType | DoubleType => v.asInstanceOf[Number].doubleValue()
+    case StringType => v.toString
+    case BooleanType => v.asInstanceOf[Boolean]
+    case _: DecimalType => BigDecimal(v.toString)
+    case _ => v.asInstanceOf[Number].longValue()
+  }
+
+  /** Canonical value of a data source filter literal (external Java/Scala types), if comparable. */
+  def fromFilter(v: Any, dt: DataType): Option[Any] = (v, dt) match {
+    case (null, _) => None
+    case (n: java.lang.Number, FloatType | DoubleType) => Some(n.doubleValue())
+    case (n: java.math.BigDecimal, _: DecimalType) => Some(BigDecimal(n))
+    case (n: BigDecimal, _: DecimalType) => Some(n)
+    case (n @ (_: java.lang.Long | _: java.lang.Integer | _: java.lang.Short | _: java.lang.Byte), ByteType | ShortType | IntegerType | LongType) =>
+      Some(n.asInstanceOf[Number].longValue())
+    case (s: String, StringType) => Some(s)
+    case (b: java.lang.Boolean, BooleanType) => Some(b.booleanValue())
+    case (d: LocalDate, DateType) => Some(d.toEpochDay)
+    case (d: java.sql.Date, DateType) => Some(d.toLocalDate.toEpochDay)
+    case (t: Instant, TimestampType) => Some(t.getEpochSecond * 1000000L + t.getNano / 1000)
+    case (t: java.sql.Timestamp, TimestampType) => Some(t.getTime * 1000L + (t.getNanos / 1000) % 1000)
+    case (t: LocalDateTime, TimestampNTZType) =>
+      val i = t.toInstant(ZoneOffset.UTC); Some(i.getEpochSecond * 1000000L + i.getNano / 1000)
+    case _ => None
+  }
+
+  def compare(a: Any, b: Any): Int = (a, b) match {
+    case (x: Long, y: Long) => java.lang.Long.compare(x, y)
+    case (x: Double, y: Double) => java.lang.Double.compare(x, y)
+    case (x: BigDecimal, y: BigDecimal) => x.compare(y)
+    case (x: Number, y: Number) => java.lang.Double.compare(x.doubleValue(), y.doubleValue())
+    case (x: String, y: String) => UTF8String.fromString(x).compareTo(UTF8String.fromString(y))
+    case (x: Boolean, y: Boolean) => java.lang.Boolean.compare(x, y)
+    case _ => throw new IllegalArgumentException(s"Cannot compare $a and $b")
+  }
+
+  /** Compares key tuples lexicographically. */
+  def compareKeys(a: Seq[Any], b: Seq[Any]): Int =
+    a.zip(b).iterator.map { case (x, y) => compare(x, y) }.find(_ != 0).getOrElse(0)
+
+  /** An external (Row-level) value for a canonical one, for building literals. */
+  def toExternal(v: Any, dt: DataType): Any = if (v == null) null else dt match {
+    case ByteType => v.asInstanceOf[Number].byteValue()
+    case ShortType => v.asInstanceOf[Number].shortValue()
+    case IntegerType => v.asInstanceOf[Number].intValue()
+    case LongType => v.asInstanceOf[Number].longValue()
+    case FloatType => v.asInstanceOf[Number].floatValue()
+    case DoubleType => v.asInstanceOf[Number].doubleValue()
+    case DateType => LocalDate.ofEpochDay(v.asInstanceOf[Number].longValue())
+    case TimestampType =>
+      val m = v.asInstanceOf[Number].longValue(); Instant.ofEpochSecond(Math.floorDiv(m, 1000000L), Math.floorMod(m, 1000000L) * 1000)
+    case TimestampNTZType =>
+      val m = v.asInstanceOf[Number].longValue()
+      LocalDateTime.ofEpochSecond(Math.floorDiv(m, 1000000L), (Math.floorMod(m, 1000000L) * 1000).toInt, ZoneOffset.UTC)
+    case _: DecimalType => new java.math.BigDecimal(v.toString)
+    case _ => v
+  }
+}

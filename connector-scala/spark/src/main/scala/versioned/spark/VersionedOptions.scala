@@ -1,0 +1,39 @@
+package versioned.spark
+
+/** Every option key and Spark conf key the connector understands, in one place. */
+object VersionedOptions {
+  // ---- read options
+  val Ref = "ref"
+  val Image = "image"
+  val AsOf = "asOf"
+  // ---- write options
+  val Branch = "branch"
+  val Message = "message"
+  val Author = "author"
+  val PrimaryKey = "primaryKey"
+  val Upsert = "upsert"
+  // ---- location (per call; default from the Spark conf keys below)
+  val Warehouse = "warehouse"
+  val MetastoreUrl = "metastoreUrl"
+  // ---- internal: exposes the hidden duplicate ordinal of key-less tables to the commit planner
+  val IncludeHidden = "versioned.internal.includeHidden"
+  // ---- internal: restricts a scan to some fragment indexes (compaction)
+  val OnlyFragments = "versioned.internal.fragments"
+
+  // ---- Spark conf keys
+  val ConfWarehouse = "spark.versioned.warehouse"
+  val ConfMetastoreUrl = "spark.versioned.metastore.url"
+  val ConfDefaultBranch = "spark.versioned.defaultBranch"
+  val ConfFragmentRows = "spark.versioned.fragment.targetRows"
+  val ConfMaxChain = "spark.versioned.compaction.maxChainLength"
+  val ConfAuthor = "spark.versioned.author"
+
+  val DefaultFragmentRows = 1000000L
+  val DefaultMaxChain = 10
+  val DefaultWarehouse = "versioned-warehouse"
+
+  /** Name of the hidden duplicate-ordinal column of tables without a primary key. */
+  val DupColumn = "_vdup"
+  /** Name of the change-kind column inside DIFF objects. */
+  val ChangeColumn = "_vchange"
+}

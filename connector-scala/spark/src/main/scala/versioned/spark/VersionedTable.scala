@@ -1,0 +1,89 @@
+package versioned.spark
+
+import java.util
+import scala.jdk.CollectionConverters._
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.connector.catalog.{SupportsRead, SupportsWrite, Table, TableCapability}
+import org.apache.spark.sql.connector.read.ScanBuilder
+import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+import versioned.core._
+import versioned.spark.read.VersionedScanBuilder
+import versioned.spark.write.VersionedWriteBuilder
+
+/**
+ * A table of a repository at one revision: an immutable value. [[withRevision]] and [[withBranch]]
+ * return copies. Shared by the `versioned` format and the catalog.
+ *
+ * @param newSchema schema of a table that does not exist yet (first write)
+ */
+private[versioned] final case class VersionedTable(
+    ident: TableIdent,
+    config: WarehouseConfig,
+    revision: Revision,
+    branch: Option[String],
+    options: Map[String, String],
+    newSchema: Option[StructType] = None) extends Table with SupportsRead with SupportsWrite {
+
+  def engine: Engine = Engine(config)
+  def withRevision(r: Revision): VersionedTable = copy(revision = r)
+  def withBranch(b: String): VersionedTable = copy(branch = Some(b), revision = Revision.Spec(Ref.branch(b)))
+
+  private def includeHidden = options.exists { case (k, v) => k.equalsIgnoreCase(VersionedOptions.IncludeHidden) && v == "true" }
+
+  /** The resolved table, or None when a write creates it. Resolution happens once per value. */
+  lazy val snapshot: Option[TableSnapshot] = {
+    val e = engine
+    val image = revision match {
+      case Revision.DefaultBranch if !e.repositoryExists(ident.repo) => None
+      case Revision.DefaultBranch => e.branchHeadOption(ident.repo, branch.getOrElse(e.defaultBranch(ident.repo)))
+      case r => Some(e.resolve(ident.repo, r))
+    }
+    image.flatMap(i => e.tableOption(ident.repo, i.hash, ident.table).map(_ => TableSnapshot.load(e, ident.repo, ident.table, i)))
+      .map { s =>
+        options.collectFirst { case (k, v) if k.equalsIgnoreCase(VersionedOptions.OnlyFragments) =>
+          s.restrictedTo(v.split(',').filter(_.nonEmpty).map(_.toInt).toSet)
+        }.getOrElse(s)
+      }
+  }
+
+  def requireSnapshot: TableSnapshot = snapshot.getOrElse {
+    if (!engine.repositoryExists(ident.repo)) throw new RepositoryNotFoundException(ident.repo)
+    throw new TableNotFoundException(ident.repo, ident.table, describeRevision)
+  }
+
+  private def describeRevision: String = revision match {
+    case Revision.Spec(s) => s"'$s'"
+    case Revision.AsOf(ts, b) => s"${java.time.Instant.ofEpochMilli(ts)} on ${b.getOrElse("the default branch")}"
+    case Revision.DefaultBranch => branch.map(b => s"branch '$b'").getOrElse("the default branch")
+  }
+
+  override def name(): String = ident.toString
+
+  override def schema(): StructType = snapshot.map(s => if (includeHidden) s.layout.physicalSchema else s.layout.schema)
+    .orElse(newSchema).getOrElse(requireSnapshot.layout.schema)
+
+  override def properties(): util.Map[String, String] = snapshot.map { s =>
+    Map("image" -> s.image.hash, "primaryKey" -> s.layout.primaryKey.mkString(","), "provider" -> "versioned")
+  }.getOrElse(Map("provider" -> "versioned")).asJava
+
+  override def capabilities(): util.Set[TableCapability] = Set(
+    TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
+    TableCapability.ACCEPT_ANY_SCHEMA).asJava
+
+  override def newScanBuilder(opts: CaseInsensitiveStringMap): ScanBuilder =
+    new VersionedScanBuilder(requireSnapshot, schema())
+
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new VersionedWriteBuilder(this, info)
+}
+
+private[versioned] object VersionedTable {
+  /** The table named by `path` with the revision named by read options. */
+  def fromOptions(spark: SparkSession, path: String, options: Map[String, String],
+                  newSchema: Option[StructType]): VersionedTable = {
+    val o = options.map { case (k, v) => k.toLowerCase -> v }
+    VersionedTable(TableIdent.parse(path), Warehouses.config(spark, options), Revisions.fromOptions(options),
+      o.get(VersionedOptions.Branch.toLowerCase), options, newSchema)
+  }
+}

@@ -1,0 +1,28 @@
+package versioned.spark
+
+import org.apache.spark.sql.SparkSession
+import versioned.core.{Engine, WarehouseConfig}
+
+/** Builds the engine for a session from per-call options, falling back to the Spark conf. */
+private[versioned] object Warehouses {
+  def config(spark: SparkSession, options: Map[String, String]): WarehouseConfig = {
+    val opts = options.map { case (k, v) => k.toLowerCase -> v }
+    def pick(opt: String, conf: String): Option[String] =
+      opts.get(opt.toLowerCase).orElse(spark.conf.getOption(conf)).filter(_.nonEmpty)
+    val warehouse = pick(VersionedOptions.Warehouse, VersionedOptions.ConfWarehouse)
+      .getOrElse(new java.io.File(VersionedOptions.DefaultWarehouse).getAbsolutePath)
+    val branch = pick("defaultBranch", VersionedOptions.ConfDefaultBranch).getOrElse("main")
+    pick(VersionedOptions.MetastoreUrl, VersionedOptions.ConfMetastoreUrl) match {
+      case Some(url) => WarehouseConfig(warehouse, url, branch)
+      case None => WarehouseConfig.embedded(warehouse).copy(defaultBranch = branch)
+    }
+  }
+
+  def engine(spark: SparkSession, options: Map[String, String]): Engine = Engine(config(spark, options))
+
+  def fragmentRows(spark: SparkSession): Long =
+    spark.conf.getOption(VersionedOptions.ConfFragmentRows).map(_.toLong).getOrElse(VersionedOptions.DefaultFragmentRows)
+
+  def maxChain(spark: SparkSession): Int =
+    spark.conf.getOption(VersionedOptions.ConfMaxChain).map(_.toInt).getOrElse(VersionedOptions.DefaultMaxChain)
+}

@@ -1,0 +1,12 @@
+package versioned.spark.read
+
+import org.apache.spark.sql.connector.read.InputPartition
+
+/** One object to read: its URI and byte size. */
+private[versioned] final case class ObjectFile(uri: String, size: Long)
+
+/** One fragment's chain after pruning: an optional SNAP and DIFFs, oldest first. */
+private[versioned] final case class FragmentPartition(index: Int, snap: Option[ObjectFile], diffs: Seq[ObjectFile])
+  extends InputPartition {
+  def objects: Seq[ObjectFile] = snap.toSeq ++ diffs
+}

@@ -1,0 +1,42 @@
+package versioned.spark.read
+
+import org.apache.spark.paths.SparkPath
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjection}
+import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
+import org.apache.spark.sql.execution.datasources.PartitionedFile
+import org.apache.spark.sql.types.StructType
+
+/**
+ * Builds readers for fragment partitions on executors. `readSnap` and `readDiff` are Spark's Parquet
+ * file readers prepared on the driver; both produce rows whose leading columns are the key.
+ *
+ * @param mergedSchema key columns, then the other columns read (the layout of SNAP rows)
+ * @param outputOrdinals for each output column, its ordinal in `mergedSchema`
+ */
+private[read] final class FragmentReaderFactory(
+    readSnap: PartitionedFile => Iterator[InternalRow],
+    readDiff: PartitionedFile => Iterator[InternalRow],
+    mergedSchema: StructType,
+    keyCount: Int,
+    outputOrdinals: Array[Int]) extends PartitionReaderFactory {
+
+  private def open(read: PartitionedFile => Iterator[InternalRow], f: ObjectFile): Iterator[InternalRow] =
+    read(PartitionedFile(InternalRow.empty, SparkPath.fromUrlString(f.uri), 0L, f.size, Array.empty[String], 0L, f.size,
+      Map.empty))
+
+  override def createReader(partition: InputPartition): PartitionReader[InternalRow] = {
+    val p = partition.asInstanceOf[FragmentPartition]
+    val project = UnsafeProjection.create(outputOrdinals.toSeq.map { o =>
+      val f = mergedSchema(o); BoundReference(o, f.dataType, f.nullable)
+    })
+    val sources = (p.snap.map(open(readSnap, _)).toSeq ++ p.diffs.map(open(readDiff, _))).toArray
+    val close = () => sources.foreach { case c: AutoCloseable => c.close(); case _ => () }
+    if (p.diffs.isEmpty && sources.length == 1) new SnapshotReader(sources.head, project, close)
+    else {
+      val isDiff = (p.snap.map(_ => false).toSeq ++ p.diffs.map(_ => true)).toArray
+      val keyTypes = mergedSchema.fields.take(keyCount).map(_.dataType).toSeq
+      new MergingReader(sources, isDiff, mergedSchema.length, new KeyComparator(keyTypes), project, close)
+    }
+  }
+}

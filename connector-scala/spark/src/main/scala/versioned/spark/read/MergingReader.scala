@@ -1,0 +1,64 @@
+package versioned.spark.read
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
+import org.apache.spark.sql.connector.read.PartitionReader
+import versioned.core.ChangeKind
+
+/**
+ * Streaming sorted merge of one fragment's chain: sources are ordered oldest first (the SNAP, then
+ * DIFFs); each is sorted by key. For every key the newest source wins; a winning delete hides the
+ * key. Rows are projected to the output before any source advances, so reused row buffers are safe.
+ */
+private[read] final class MergingReader(
+    sources: Array[Iterator[InternalRow]],
+    isDiff: Array[Boolean],
+    changeOrdinal: Int,
+    keys: KeyComparator,
+    project: UnsafeProjection,
+    onClose: () => Unit) extends PartitionReader[InternalRow] {
+
+  private val heads = new Array[InternalRow](sources.length)
+  private val atMin = new Array[Boolean](sources.length)
+  private var current: InternalRow = _
+  private var started = false
+
+  private def advance(i: Int): Unit = heads(i) = if (sources(i).hasNext) sources(i).next() else null
+
+  override def next(): Boolean = {
+    if (!started) { sources.indices.foreach(advance); started = true }
+    while (true) {
+      var min = -1
+      var i = 0
+      while (i < heads.length) {
+        if (heads(i) != null) {
+          if (min < 0) min = i
+          else if (keys.compare(heads(i), heads(min)) <= 0) min = i // ties: the newer source wins
+        }
+        i += 1
+      }
+      if (min < 0) return false
+      i = 0
+      while (i < heads.length) { atMin(i) = heads(i) != null && (i == min || keys.compare(heads(i), heads(min)) == 0); i += 1 }
+      val winner = heads(min)
+      val deleted = isDiff(min) && winner.getByte(changeOrdinal) == ChangeKind.Delete
+      if (!deleted) current = project(winner)
+      i = 0
+      while (i < heads.length) { if (atMin(i)) advance(i); i += 1 }
+      if (!deleted) return true
+    }
+    false
+  }
+
+  override def get(): InternalRow = current
+  override def close(): Unit = onClose()
+}
+
+/** A single SNAP with no DIFFs: no merge, only projection. */
+private[read] final class SnapshotReader(source: Iterator[InternalRow], project: UnsafeProjection, onClose: () => Unit)
+  extends PartitionReader[InternalRow] {
+  private var current: InternalRow = _
+  override def next(): Boolean = if (source.hasNext) { current = project(source.next()); true } else false
+  override def get(): InternalRow = current
+  override def close(): Unit = onClose()
+}

@@ -1,0 +1,84 @@
+package versioned.spark.read
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.connector.read._
+import org.apache.spark.sql.execution.datasources.FileFormat
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.sources.Filter
+import org.apache.spark.sql.types.StructType
+import versioned.core.{Fragment, ObjectKind, ObjectMeta}
+import versioned.spark.{TableSnapshot, VersionedOptions}
+
+import java.util.OptionalLong
+
+/**
+ * A scan of one table version: one input partition per fragment, merged inside executors.
+ *
+ * Filter semantics under DIFFs: key-column filters may prune any object (a key never changes within a
+ * chain); other filters may prune only the SNAP, because a DIFF row that no longer matches must still
+ * supersede the base row it replaces. Deletes carry no values, so DIFFs are never value-filtered.
+ */
+private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema0: StructType, filters: Seq[Filter])
+  extends Scan with Batch with SupportsReportStatistics {
+
+  private val layout = snapshot.layout
+  private val keySet = layout.keyColumns.toSet
+  private val keyFilters = filters.filter(_.references.forall(keySet.contains))
+  private val pruning = new Pruning(layout.physicalSchema)
+
+  override def readSchema(): StructType = readSchema0
+  override def toBatch: Batch = this
+  override def description(): String =
+    s"versioned ${snapshot.repo}.${snapshot.table} @ ${snapshot.image.shortHash} filters=[${filters.mkString(", ")}]"
+
+  /** Fragments and objects that survive pruning, computed once per scan. */
+  lazy val partitions: Array[FragmentPartition] = {
+    val frags = snapshot.version.effectiveFragments
+    val uppers = frags.drop(1).map(_.lower) :+ None
+    frags.zip(uppers).zipWithIndex
+      .filter { case (_, i) => snapshot.onlyFragments.forall(_.contains(i)) }
+      .flatMap { case ((f, upper), i) => plan(f, upper, i) }.toArray
+  }
+
+  private def plan(f: Fragment, upper: Option[Seq[Any]], index: Int): Option[FragmentPartition] = {
+    val fb = pruning.fragmentBounds(layout.keyColumns.head, f.lower, upper)
+    if (!keyFilters.forall(pruning.mayMatch(_, fb))) return None
+    val metas = f.objects.map(snapshot.objects)
+    def matches(m: ObjectMeta, fs: Seq[Filter]) = fs.forall(pruning.mayMatch(_, pruning.objectBounds(m.minValues, m.maxValues)))
+    val snap = metas.headOption.filter(_.kind == ObjectKind.Snap).filter(m => m.rowCount > 0 && matches(m, filters))
+    val diffs = metas.filter(_.kind == ObjectKind.Diff).filter(m => m.rowCount > 0 && matches(m, keyFilters))
+    if (snap.isEmpty && diffs.isEmpty) None
+    else Some(FragmentPartition(index, snap.map(file), diffs.map(file)))
+  }
+
+  private def file(m: ObjectMeta) = ObjectFile(snapshot.config.objectUri(m.id), m.sizeBytes)
+
+  override def planInputPartitions(): Array[InputPartition] = partitions.map(p => p: InputPartition)
+
+  override def createReaderFactory(): PartitionReaderFactory = {
+    val spark = SparkSession.active
+    val keyCols = layout.keyColumns
+    val others = readSchema0.fieldNames.filterNot(keySet.contains).toSeq
+    val merged = StructType((keyCols ++ others).map(layout.physicalSchema(_)))
+    val diffRead = merged.add(layout.diffSchema(VersionedOptions.ChangeColumn))
+    def conf = new org.apache.hadoop.conf.Configuration(spark.sparkContext.hadoopConfiguration)
+    val opts = Map(FileFormat.OPTION_RETURNING_BATCH -> "false")
+    val format = new ParquetFileFormat()
+    val readSnap = format.buildReaderWithPartitionValues(spark, layout.physicalSchema, new StructType(), merged,
+      filters, opts, conf)
+    val readDiff = format.buildReaderWithPartitionValues(spark, layout.diffSchema, new StructType(), diffRead,
+      keyFilters, opts, conf)
+    val outputOrdinals = readSchema0.fieldNames.map(n => merged.fieldIndex(n))
+    new FragmentReaderFactory(readSnap, readDiff, merged, keyCols.size, outputOrdinals)
+  }
+
+  override def estimateStatistics(): Statistics = {
+    val objs = partitions.flatMap(_.objects)
+    val metas = snapshot.version.effectiveFragments.flatMap(_.objects).map(snapshot.objects)
+    val rows = metas.map(_.rowCount).sum
+    new Statistics {
+      override def sizeInBytes(): OptionalLong = OptionalLong.of(math.max(1L, objs.map(_.size).sum))
+      override def numRows(): OptionalLong = OptionalLong.of(rows)
+    }
+  }
+}

@@ -1,0 +1,99 @@
+package versioned.spark.write
+
+import org.apache.spark.sql.{Column, DataFrame}
+import org.apache.spark.sql.expressions.Window
+import org.apache.spark.sql.functions._
+import org.apache.spark.sql.types.ByteType
+import versioned.core.{ChangeKind, DataValidationException, ErrorClass}
+import versioned.spark.TableLayout
+import versioned.spark.VersionedOptions.{ChangeColumn, DupColumn}
+
+/**
+ * Distributed computation of conflated changes (one action per key) as DataFrames in the DIFF
+ * layout: the physical columns plus `_vchange`. Nothing here collects data to the driver.
+ */
+private[versioned] object ChangeSets {
+  private def kind(k: Byte): Column = lit(k).cast(ByteType)
+
+  private def inDiffLayout(df: DataFrame, layout: TableLayout): DataFrame =
+    df.select(layout.diffSchema.fieldNames.map(col).toIndexedSeq: _*)
+
+  /** Rows of `input` as inserts; fails if any key already exists unless `upsert` (then existing keys update). */
+  def append(input: DataFrame, current: Option[DataFrame], layout: TableLayout, upsert: Boolean): DataFrame = {
+    val keys = layout.primaryKey
+    current match {
+      case None => inDiffLayout(input.withColumn(ChangeColumn, kind(ChangeKind.Insert)), layout)
+      case Some(cur) =>
+        val existing = cur.select(keys.map(col): _*).withColumn("_vexists", lit(true))
+        if (!upsert) {
+          val clash = input.select(keys.map(col): _*).join(existing, keys, "left_semi").limit(1).collect()
+          if (clash.nonEmpty) throw new DataValidationException(ErrorClass.KeyExists,
+            s"Key (${keys.zip(clash.head.toSeq).map { case (k, v) => s"$k=$v" }.mkString(", ")}) already exists in the " +
+              "table. Nothing was committed. Use mode 'overwrite', or upsert=true to update existing rows.")
+          inDiffLayout(input.withColumn(ChangeColumn, kind(ChangeKind.Insert)), layout)
+        } else {
+          val j = input.join(existing, keys, "left_outer")
+          inDiffLayout(j.withColumn(ChangeColumn,
+            when(col("_vexists"), kind(ChangeKind.Update)).otherwise(kind(ChangeKind.Insert))), layout)
+        }
+    }
+  }
+
+  /** Keyed overwrite: full outer join by key; unchanged rows produce nothing. */
+  def overwrite(input: DataFrame, current: DataFrame, layout: TableLayout): DataFrame = {
+    val keys = layout.primaryKey
+    val values = layout.nonKeyColumns
+    val o = current.select((keys ++ values).map(c => col(c).as(s"o_$c")) :+ lit(true).as("_vo"): _*)
+    val n = input.select((keys ++ values).map(c => col(c).as(s"n_$c")) :+ lit(true).as("_vn"): _*)
+    val j = o.join(n, keys.map(k => col(s"o_$k") === col(s"n_$k")).reduce(_ && _), "full_outer")
+    val same = values.map(v => col(s"o_$v") <=> col(s"n_$v")).foldLeft(lit(true))(_ && _)
+    val change = when(col("_vo").isNull, kind(ChangeKind.Insert))
+      .when(col("_vn").isNull, kind(ChangeKind.Delete))
+      .when(!same, kind(ChangeKind.Update))
+    val out = j.withColumn(ChangeColumn, change).filter(col(ChangeColumn).isNotNull)
+    inDiffLayout(out.select(keys.map(k => coalesce(col(s"n_$k"), col(s"o_$k")).as(k)) ++
+      values.map(v => col(s"n_$v").as(v)) :+ col(ChangeColumn): _*), layout)
+  }
+
+  /** Numbers duplicates of whole rows for a key-less table: ordinals continue after existing ones. */
+  def appendHidden(input: DataFrame, current: Option[DataFrame], layout: TableLayout): DataFrame = {
+    val cols = layout.schema.fieldNames.toSeq
+    val w = Window.partitionBy(cols.map(col): _*).orderBy(lit(1))
+    val numbered = input.withColumn("_vrn", row_number().over(w) - 1)
+    val withBase = current match {
+      case None => numbered.withColumn("_vbase", lit(0))
+      case Some(cur) =>
+        val base = cur.groupBy(cols.map(col): _*).agg((max(col(DupColumn)) + 1).as("_vbase"))
+          .select(cols.map(c => col(c).as(s"b_$c")) :+ col("_vbase"): _*)
+        numbered.join(base, cols.map(c => col(c) <=> col(s"b_$c")).reduce(_ && _), "left_outer")
+          .withColumn("_vbase", coalesce(col("_vbase"), lit(0)))
+    }
+    inDiffLayout(withBase.withColumn(DupColumn, (col("_vbase") + col("_vrn")).cast("int"))
+      .withColumn(ChangeColumn, kind(ChangeKind.Insert)), layout)
+  }
+
+  /** Key-less overwrite: compares row multiplicities; removes the highest ordinals, appends new ones. */
+  def overwriteHidden(input: DataFrame, current: DataFrame, layout: TableLayout): DataFrame = {
+    val cols = layout.schema.fieldNames.toSeq
+    val byRow = Window.partitionBy(cols.map(col): _*).orderBy(col(DupColumn))
+    val old = current.withColumn("_vrn", row_number().over(byRow) - 1)
+      .withColumn("_voc", count(lit(1)).over(Window.partitionBy(cols.map(col): _*)))
+      .withColumn("_vmax", max(col(DupColumn)).over(Window.partitionBy(cols.map(col): _*)))
+    val newCounts = input.groupBy(cols.map(col): _*).agg(count(lit(1)).as("_vnc"))
+      .select(cols.map(c => col(c).as(s"n_$c")) :+ col("_vnc"): _*)
+    val cond = cols.map(c => col(c) <=> col(s"n_$c")).reduce(_ && _)
+    val deletes = old.join(newCounts, cond, "left_outer")
+      .filter(col("_vrn") >= coalesce(col("_vnc"), lit(0L)))
+      .withColumn(ChangeColumn, kind(ChangeKind.Delete))
+    val oldStats = old.groupBy(cols.map(col): _*).agg(first("_voc").as("_voc"), first("_vmax").as("_vmax"))
+      .select(cols.map(c => col(c).as(s"o_$c")) ++ Seq(col("_voc"), col("_vmax")): _*)
+    val inserts = newCounts.join(oldStats, cols.map(c => col(s"n_$c") <=> col(s"o_$c")).reduce(_ && _), "left_outer")
+      .withColumn("_voc", coalesce(col("_voc"), lit(0L)))
+      .withColumn("_vmax", coalesce(col("_vmax"), lit(-1)))
+      .filter(col("_vnc") > col("_voc"))
+      .withColumn("_vi", explode(sequence(lit(1L), col("_vnc") - col("_voc"))))
+      .select(cols.map(c => col(s"n_$c").as(c)) ++
+        Seq((col("_vmax") + col("_vi")).cast("int").as(DupColumn), kind(ChangeKind.Insert).as(ChangeColumn)): _*)
+    inDiffLayout(deletes, layout).unionByName(inDiffLayout(inserts, layout))
+  }
+}

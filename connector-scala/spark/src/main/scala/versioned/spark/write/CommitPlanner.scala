@@ -1,0 +1,138 @@
+package versioned.spark.write
+
+import org.apache.spark.sql.{Column, DataFrame, SparkSession}
+import org.apache.spark.sql.expressions.Window
+import org.apache.spark.sql.functions._
+import versioned.core._
+import versioned.spark._
+
+/** How a write relates to the table's current content. */
+private[versioned] sealed trait WriteMode
+private[versioned] object WriteMode {
+  case object Append extends WriteMode
+  case object Overwrite extends WriteMode
+  /** Pre-computed changes in the DIFF layout (row-level DELETE/UPDATE/MERGE). */
+  case object Changes extends WriteMode
+}
+
+private[versioned] final case class WriteRequest(
+    ident: TableIdent,
+    branch: Option[String],
+    mode: WriteMode,
+    primaryKey: Option[Seq[String]],
+    upsert: Boolean,
+    author: String,
+    message: String,
+    options: Map[String, String]) {
+  /** Only the options that locate the warehouse, for internal re-reads of the table. */
+  def locationOptions: Map[String, String] = options.filter { case (k, _) =>
+    k.equalsIgnoreCase(VersionedOptions.Warehouse) || k.equalsIgnoreCase(VersionedOptions.MetastoreUrl)
+  }
+}
+
+/**
+ * Turns a DataFrame into exactly one commit: validates, decides SNAP vs DIFF (Splitgraph's rules),
+ * computes conflated changes, writes objects on executors, then records the image in one metastore
+ * transaction that moves the branch by compare-and-swap.
+ */
+private[versioned] object CommitPlanner {
+
+  def commit(engine: Engine, req: WriteRequest, input: DataFrame): CommitResult = {
+    val spark = SparkSession.active
+    val repo = req.ident.repo
+    val table = req.ident.table
+    val branch = req.branch.getOrElse(engine.defaultBranchOrConfig(repo))
+    val head = engine.writableHead(repo, branch)
+    val current = head.flatMap(h => engine.tableOption(repo, h.hash, table))
+    val pk = req.primaryKey.orElse(current.map(_.primaryKey)).getOrElse(Seq.empty)
+    val userSchema = if (req.mode == WriteMode.Changes) dropInternal(input).schema else input.schema
+    val layout = TableLayout.create(userSchema, pk)
+    val currentLayout = current.map(TableLayout.of)
+    val sameShape = currentLayout.exists(c => TableLayout.sameColumns(c.schema, layout.schema) && c.primaryKey == pk)
+    if (current.isDefined && !sameShape && req.mode != WriteMode.Overwrite) {
+      val c = currentLayout.get
+      throw new SchemaMismatchException(s"Cannot append to ${req.ident}: the table has columns " +
+        s"${c.schema.toDDL} with primary key (${c.primaryKey.mkString(", ")}), the data has ${layout.schema.toDDL} " +
+        s"with key (${pk.mkString(", ")}). Align the DataFrame, or use mode 'overwrite' to replace the schema.")
+    }
+    if (req.mode != WriteMode.Changes) Validation.check(input, layout)
+
+    val readCurrent = () => head.map(h => spark.read.format("versioned").options(req.locationOptions)
+      .option(VersionedOptions.Image, h.hash).option(VersionedOptions.IncludeHidden, "true").load(req.ident.toString))
+    val (version, objects) =
+      if (current.isEmpty || !sameShape) writeSnapshot(spark, engine.config, layout, withDup(input, layout), table)
+      else {
+        val cur = current.get
+        val changes = req.mode match {
+          case WriteMode.Append if layout.hidden => ChangeSets.appendHidden(input, readCurrent(), layout)
+          case WriteMode.Append => ChangeSets.append(input, readCurrent(), layout, req.upsert)
+          case WriteMode.Overwrite if layout.hidden => ChangeSets.overwriteHidden(input, readCurrent().get, layout)
+          case WriteMode.Overwrite => ChangeSets.overwrite(input, readCurrent().get, layout)
+          case WriteMode.Changes => input
+        }
+        writeDiffs(engine.config, layout, cur, changes)
+      }
+    val result = engine.commit(repo, branch, head.map(_.hash),
+      Map(table -> TableUpdate.Put(version, objects)), req.author, req.message)
+    Compactor.maybeCompact(spark, engine, req, result.image, Warehouses.maxChain(spark))
+    result
+  }
+
+  private def dropInternal(df: DataFrame): DataFrame =
+    df.drop(VersionedOptions.ChangeColumn, VersionedOptions.DupColumn)
+
+  private def withDup(input: DataFrame, layout: TableLayout): DataFrame =
+    if (!layout.hidden) input
+    else input.withColumn(VersionedOptions.DupColumn,
+      (row_number().over(Window.partitionBy(layout.schema.fieldNames.map(col).toIndexedSeq: _*).orderBy(lit(1))) - 1)
+        .cast("int"))
+
+  /** A new SNAP: range-partitioned by key into fragments of about the target size, sorted inside. */
+  def writeSnapshot(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, df: DataFrame,
+                    table: String): (TableVersion, Seq[ObjectMeta]) = {
+    val keys = layout.keyColumns.map(col)
+    val rows = df.count()
+    val n = math.max(1L, math.ceil(rows.toDouble / Warehouses.fragmentRows(spark)).toLong).toInt
+    val ranged = df.repartitionByRange(n, keys: _*).sortWithinPartitions(keys: _*)
+      .withColumn(FragmentWriter.FragColumn, spark_partition_id())
+    val written = FragmentWriter.write(ranged, layout.physicalSchema, layout.keyColumns, ObjectKind.Snap, config)
+    val fragments = written.zipWithIndex.map { case (w, i) => Fragment(if (i == 0) None else Some(w.firstKey), Seq(w.meta.id)) }
+    (TableVersion(table, layout.schemaJson, layout.primaryKey, layout.hidden, fragments), written.map(_.meta))
+  }
+
+  /** DIFF objects: changes routed to the fragment whose key range holds them, one object per fragment. */
+  def writeDiffs(config: WarehouseConfig, layout: TableLayout, cur: TableVersion,
+                 changes: DataFrame): (TableVersion, Seq[ObjectMeta]) = {
+    val base = if (cur.effectiveFragments.isEmpty) Seq(Fragment(None, Seq.empty)) else cur.effectiveFragments
+    val keys = layout.keyColumns
+    val routed = changes.withColumn(FragmentWriter.FragColumn, Routing.fragmentOf(base, layout))
+    val parts = math.max(1, math.min(base.size, SparkSession.active.sparkContext.defaultParallelism))
+    val sorted = routed.repartition(parts, col(FragmentWriter.FragColumn))
+      .sortWithinPartitions((FragmentWriter.FragColumn +: keys).map(col): _*)
+    val written = FragmentWriter.write(sorted, layout.diffSchema, keys, ObjectKind.Diff, config)
+    if (written.isEmpty) return (cur.copy(fragments = base, compacted = None), Seq.empty)
+    val byFrag = written.map(w => w.fragment -> w).toMap
+    val metas = written.map { w => w.meta.copy(parents = base(w.fragment).objects.lastOption.toSeq) }
+    val frags = base.zipWithIndex.map { case (f, i) =>
+      byFrag.get(i).map(w => f.copy(objects = f.objects :+ w.meta.id)).getOrElse(f)
+    }
+    (cur.copy(fragments = frags, compacted = None), metas)
+  }
+}
+
+/** Maps a key to its fragment: the last fragment whose lower bound is <= the key. */
+private[versioned] object Routing {
+  def fragmentOf(frags: Seq[Fragment], layout: TableLayout): Column = {
+    val keyFields = layout.keyFields
+    def keyCol: Column =
+      if (keyFields.size == 1) col(keyFields.head.name)
+      else struct(keyFields.map(f => col(f.name)): _*)
+    def bound(values: Seq[Any]): Column =
+      if (keyFields.size == 1) lit(Values.toExternal(values.head, keyFields.head.dataType)).cast(keyFields.head.dataType)
+      else struct(keyFields.zip(values).map { case (f, v) => lit(Values.toExternal(v, f.dataType)).cast(f.dataType).as(f.name) }: _*)
+    frags.zipWithIndex.foldLeft(lit(0)) {
+      case (acc, (Fragment(Some(lower), _), i)) => when(keyCol >= bound(lower), lit(i)).otherwise(acc)
+      case (acc, _) => acc
+    }
+  }
+}

@@ -1,0 +1,34 @@
+package versioned.spark
+
+import org.apache.spark.sql.Row
+
+class SmokeSuite extends VersionedSparkSuite {
+  test("write, append, overwrite and time travel") {
+    val session = spark; import session.implicits._
+    val v1 = (1 to 200).map(i => (i, s"v$i", i * 1.5)).toDF("id", "name", "score")
+    write(v1, "r.t", "primaryKey" -> "id", "message" -> "first")
+    assert(read("r.t").count() == 200)
+    write(Seq((201, "x", 0.0)).toDF("id", "name", "score"), "r.t")
+    assert(read("r.t").count() == 201)
+    val v3 = (1 to 150).map(i => (i, if (i % 10 == 0) s"changed$i" else s"v$i", i * 1.5)).toDF("id", "name", "score")
+    overwrite(v3, "r.t")
+    assert(rows(read("r.t")) == rows(v3))
+    assert(rows(read("r.t", "ref" -> "main~1")).size == 201)
+    assert(rows(read("r.t", "ref" -> "main~2")) == rows(v1))
+    assert(read("r.t").filter($"id" === 30).collect().toSeq == Seq(Row(30, "changed30", 45.0)))
+    assert(read("r.t").filter($"name" === "v31").collect().toSeq == Seq(Row(31, "v31", 46.5)))
+    val log = engine.history.log("r", versioned.core.Revision.DefaultBranch)
+    assert(log.size == 3)
+  }
+
+  test("key-less table keeps duplicates") {
+    val session = spark; import session.implicits._
+    val a = Seq(("a", 1), ("a", 1), ("b", 2)).toDF("k", "v")
+    write(a, "r.nk")
+    write(Seq(("a", 1)).toDF("k", "v"), "r.nk")
+    assert(sortedRows(read("r.nk")) == Seq(Row("a", 1), Row("a", 1), Row("a", 1), Row("b", 2)))
+    overwrite(Seq(("a", 1), ("c", 3)).toDF("k", "v"), "r.nk")
+    assert(sortedRows(read("r.nk")) == Seq(Row("a", 1), Row("c", 3)))
+    assert(sortedRows(read("r.nk", "ref" -> "main~1")).size == 4)
+  }
+}

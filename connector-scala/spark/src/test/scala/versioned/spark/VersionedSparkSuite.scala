@@ -1,0 +1,65 @@
+package versioned.spark
+
+import java.io.File
+import java.nio.file.Files
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.BeforeAndAfterEach
+import org.scalatest.funsuite.AnyFunSuite
+import versioned.core.{Engine, WarehouseConfig}
+
+/**
+ * Base for Spark suites: one local SparkSession per suite (Spark 4.3's test jars are not published,
+ * so this is the small equivalent of SharedSparkSession) and a fresh warehouse per test.
+ */
+abstract class VersionedSparkSuite extends AnyFunSuite with BeforeAndAfterAll with BeforeAndAfterEach {
+  protected var spark: SparkSession = _
+  protected var warehouse: File = _
+
+  protected def extraConf: Map[String, String] = Map.empty
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    val b = SparkSession.builder().master("local[2]").appName(getClass.getSimpleName)
+      .config("spark.ui.enabled", "false")
+      .config("spark.sql.shuffle.partitions", "4")
+      .config("spark.default.parallelism", "2")
+      .config("spark.sql.adaptive.enabled", "false")
+      .config(VersionedOptions.ConfFragmentRows, "50")
+    extraConf.foreach { case (k, v) => b.config(k, v) }
+    spark = b.getOrCreate()
+  }
+
+  override def afterAll(): Unit = {
+    try if (spark != null) spark.stop() finally super.afterAll()
+  }
+
+  override def beforeEach(): Unit = {
+    super.beforeEach()
+    warehouse = Files.createTempDirectory("versioned-test").toFile
+    spark.conf.set(VersionedOptions.ConfWarehouse, warehouse.getAbsolutePath)
+  }
+
+  override def afterEach(): Unit = {
+    try deleteRecursively(warehouse) finally super.afterEach()
+  }
+
+  private def deleteRecursively(f: File): Unit = {
+    if (f.isDirectory) Option(f.listFiles()).toSeq.flatten.foreach(deleteRecursively)
+    f.delete()
+  }
+
+  protected def engine: Engine = Engine(WarehouseConfig.embedded(warehouse.getAbsolutePath))
+
+  protected def read(table: String, opts: (String, String)*): DataFrame =
+    spark.read.format("versioned").options(opts.toMap).load(table)
+
+  protected def write(df: DataFrame, table: String, opts: (String, String)*): Unit =
+    df.write.format("versioned").mode("append").options(opts.toMap).save(table)
+
+  protected def overwrite(df: DataFrame, table: String, opts: (String, String)*): Unit =
+    df.write.format("versioned").mode("overwrite").options(opts.toMap).save(table)
+
+  protected def rows(df: DataFrame): Set[Row] = df.collect().toSet
+  protected def sortedRows(df: DataFrame): Seq[Row] = df.collect().toSeq.sortBy(_.toString)
+}
