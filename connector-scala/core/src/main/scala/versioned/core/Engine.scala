@@ -136,17 +136,21 @@ final class Engine(val config: WarehouseConfig) {
       val parents = current.toSeq
       val hash = Hashing.imageHash(parents, author, message, created, nextTables.toSeq.map { case (n, t) => n -> t.hash })
       val image = Image(repo, hash, parents, created, author, message)
-      MetaDao.insertImage(c, image, MetaDao.nextSeq(c, repo))
       val rows = nextTables.values.toSeq.map(t => ImageTable(hash, t, !parentTables.get(t.name).exists(_.hash == t.hash)))
-      MetaDao.insertTables(c, repo, hash, rows)
+      val dropped = updates.collect { case (n, TableUpdate.Drop) => n }
+      val changed = (rows.filter(_.changed).map(_.table.name) ++ dropped).sorted
+      // Identical content, parents and metadata give an identical image (e.g. on two branches): reuse it.
+      if (MetaDao.getImage(c, repo, hash).isEmpty) {
+        MetaDao.insertImage(c, image, MetaDao.nextSeq(c, repo), changed)
+        MetaDao.insertTables(c, repo, hash, rows)
+      }
       current match {
         case None => MetaDao.insertRef(c, repo, Ref(fullRef, RefKind.Branch, hash, created))
         case Some(old) =>
           if (!MetaDao.casRef(c, repo, fullRef, old, hash)) throw new RefConflictException(
             s"Branch '$branch' of '$repo' moved during this commit. Nothing was committed; retry.")
       }
-      val dropped = updates.collect { case (n, TableUpdate.Drop) => n }
-      CommitResult(image, branch, (rows.filter(_.changed).map(_.table.name) ++ dropped).sorted)
+      CommitResult(image, branch, changed)
     }
   }
 }

@@ -8,8 +8,9 @@ final class History(engine: Engine) {
    */
   def log(repo: String, from: Revision, limit: Int = Int.MaxValue): Seq[LogEntry] = engine.metastore.read { c =>
     val start = engine.resolver.resolve(c, repo, from)
-    val images = MetaDao.allImages(c, repo).map(i => i.hash -> i).toMap
-    val changed = MetaDao.changedTables(c, repo).groupBy(_._1).map { case (k, v) => k -> v.map(_._2).sorted }
+    val all = MetaDao.allImagesWithChanges(c, repo)
+    val images = all.map { case (i, _) => i.hash -> i }.toMap
+    val changed = all.map { case (i, t) => i.hash -> t }.toMap
     val seen = scala.collection.mutable.HashSet[String](start.hash)
     val queue = scala.collection.mutable.PriorityQueue[Image](start)(Ordering.by((i: Image) => (i.createdMs, i.hash)))
     val out = Vector.newBuilder[LogEntry]

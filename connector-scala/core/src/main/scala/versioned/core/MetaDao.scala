@@ -44,9 +44,15 @@ private[core] object MetaDao {
   def nextSeq(c: Connection, repo: String): Long =
     Sql.query(c, "SELECT MAX(seq) FROM vc_images WHERE repo = ?", repo)(_.getLong(1)).headOption.getOrElse(0L) + 1
 
-  def insertImage(c: Connection, img: Image, seq: Long): Unit =
-    Sql.update(c, "INSERT INTO vc_images (repo, hash, parents, created_ms, author, message, seq) VALUES (?,?,?,?,?,?,?)",
-      img.repo, img.hash, Json.write(img.parents), img.createdMs, img.author, img.message, seq)
+  def insertImage(c: Connection, img: Image, seq: Long, changedTables: Seq[String]): Unit =
+    Sql.update(c, "INSERT INTO vc_images (repo, hash, parents, created_ms, author, message, seq, changed_tables) " +
+      "VALUES (?,?,?,?,?,?,?,?)",
+      img.repo, img.hash, Json.write(img.parents), img.createdMs, img.author, img.message, seq, Json.write(changedTables))
+
+  /** Every image of a repository with the tables it changed against its first parent. */
+  def allImagesWithChanges(c: Connection, repo: String): Vector[(Image, Seq[String])] =
+    Sql.query(c, s"SELECT $imageCols, changed_tables FROM vc_images WHERE repo = ?", repo)(rs =>
+      (image(repo)(rs), Json.readStrings(rs.getString("changed_tables"))))
 
   // ---- tables of an image
   private def fragmentsToJson(fs: Seq[Fragment]): String =
@@ -83,11 +89,6 @@ private[core] object MetaDao {
   def setCompacted(c: Connection, repo: String, image: String, name: String, compacted: Option[Seq[Fragment]]): Unit =
     Sql.update(c, "UPDATE vc_tables SET compacted = ? WHERE repo = ? AND image_hash = ? AND name = ?",
       compacted.map(fragmentsToJson).orNull, repo, image, name)
-
-  /** (image, table) pairs flagged as changed against the first parent, for the whole repository. */
-  def changedTables(c: Connection, repo: String): Vector[(String, String)] =
-    Sql.query(c, "SELECT image_hash, name FROM vc_tables WHERE repo = ? AND changed = 1", repo)(r =>
-      (r.getString(1), r.getString(2)))
 
   /** Every object id referenced by any table row of any repository (logical or compacted). */
   def referencedFragmentJson(c: Connection): Vector[(String, Option[String])] =

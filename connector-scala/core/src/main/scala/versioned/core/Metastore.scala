@@ -48,7 +48,15 @@ final class Metastore(val url: String) {
     finally c.close()
   }
 
-  def init(): this.type = { tx(c => MetastoreSchema.migrate(c, isSqlite)); this }
+  def init(): this.type = {
+    if (isSqlite) { // journal mode is persistent but cannot change inside a transaction
+      val c = connect()
+      try { val st = c.createStatement(); try st.execute("PRAGMA journal_mode=WAL") finally st.close() }
+      catch { case _: java.sql.SQLException => () } finally c.close()
+    }
+    tx(c => MetastoreSchema.migrate(c, isSqlite))
+    this
+  }
 }
 
 /** Small JDBC helpers shared by the DAOs. */
@@ -97,7 +105,7 @@ object MetastoreSchema {
       default_branch VARCHAR(200) NOT NULL)""",
     """CREATE TABLE vc_images (repo VARCHAR(128) NOT NULL, hash CHAR(64) NOT NULL, parents TEXT NOT NULL,
       created_ms BIGINT NOT NULL, author TEXT NOT NULL, message TEXT NOT NULL, seq BIGINT NOT NULL,
-      PRIMARY KEY (repo, hash))""",
+      changed_tables TEXT NOT NULL, PRIMARY KEY (repo, hash))""",
     """CREATE INDEX vc_images_seq ON vc_images (repo, seq)""",
     """CREATE TABLE vc_tables (repo VARCHAR(128) NOT NULL, image_hash CHAR(64) NOT NULL, name VARCHAR(128) NOT NULL,
       schema_json TEXT NOT NULL, primary_key TEXT NOT NULL, hidden_key INT NOT NULL, table_hash CHAR(64) NOT NULL,
@@ -105,7 +113,7 @@ object MetastoreSchema {
     """CREATE TABLE vc_objects (id CHAR(64) PRIMARY KEY, kind VARCHAR(8) NOT NULL, parents TEXT NOT NULL,
       row_count BIGINT NOT NULL, size_bytes BIGINT NOT NULL, format VARCHAR(16) NOT NULL, min_values TEXT NOT NULL,
       max_values TEXT NOT NULL, null_counts TEXT NOT NULL, created_ms BIGINT NOT NULL)""",
-    """CREATE TABLE vc_refs (repo VARCHAR(128) NOT NULL, name VARCHAR(256) NOT NULL, kind VARCHAR(16) NOT NULL,
+    """CREATE TABLE vc_refs (repo VARCHAR(128) NOT NULL, name VARCHAR(512) NOT NULL, kind VARCHAR(16) NOT NULL,
       image_hash CHAR(64) NOT NULL, created_ms BIGINT NOT NULL, PRIMARY KEY (repo, name))""",
     """CREATE TABLE vc_upstreams (repo VARCHAR(128) NOT NULL, remote VARCHAR(128) NOT NULL, url TEXT NOT NULL,
       PRIMARY KEY (repo, remote))""",
@@ -116,10 +124,6 @@ object MetastoreSchema {
   private val migrations: Seq[(Int, Seq[String])] = Seq(1 -> v1)
 
   def migrate(c: Connection, sqlite: Boolean): Unit = {
-    if (sqlite) {
-      val st = c.createStatement()
-      try st.execute("PRAGMA journal_mode=WAL") catch { case _: Throwable => () } finally st.close()
-    }
     val current = currentVersion(c)
     if (current > CurrentVersion)
       throw Errors.metastore(s"Metastore schema version $current is newer than this build supports ($CurrentVersion). " +

@@ -12,6 +12,7 @@ object Names {
   case object Remote extends Kind { val label = "remote" }
 
   private val Identifier = "[A-Za-z_][A-Za-z0-9_-]{0,127}".r
+  private val ReservedPrefixes = Seq("heads/", "tags/", "locks/", "remotes/")
   private val ForbiddenRefChars = Set(' ', '~', '^', ':', '?', '*', '[', '\\', '\u007f')
 
   /** Returns the name unchanged when valid, else throws [[InvalidNameException]] saying why. */
@@ -26,7 +27,7 @@ object Names {
       case _ =>
         if (name.length > 200) fail("it is longer than 200 characters")
         if (name.exists(c => c < 0x20)) fail("it contains a control character")
-        name.find(ForbiddenRefChars.contains).foreach(c => fail(s"it contains '$c'"))
+        name.find(ForbiddenRefChars.contains).foreach(c => fail(s"it contains '${printable(c.toString)}'"))
         if (name.contains("..")) fail("it contains '..'")
         if (name.contains("@{") || name == "@") fail("it contains '@{' or is '@'")
         if (name.startsWith("-")) fail("it starts with '-'")
@@ -34,7 +35,9 @@ object Names {
         if (name.endsWith(".") || name.endsWith(".lock")) fail("it ends with '.' or '.lock'")
         if (name.split('/').exists(_.startsWith("."))) fail("a path component starts with '.'")
         if ((kind == LockNamespace || kind == LockName) && name.contains('/')) fail("it contains '/'")
-        if (kind == Branch && Hashing.looksLikeFullHash(name)) fail("it looks like an image hash")
+        if ((kind == Branch || kind == Tag) && Hashing.looksLikeFullHash(name.toLowerCase)) fail("it looks like an image hash")
+        if ((kind == Branch || kind == Tag) && ReservedPrefixes.exists(name.startsWith))
+          fail(s"it starts with a reserved prefix (${ReservedPrefixes.mkString(", ")})")
     }
     name
   }

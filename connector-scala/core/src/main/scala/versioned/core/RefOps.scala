@@ -66,9 +66,11 @@ final class RefOps(engine: Engine) {
     ms.tx { c =>
       requireRepo(c, repo)
       val full = Ref.branch(name)
-      val cur = MetaDao.getRef(c, repo, full).getOrElse(throw new RefNotFoundException(
-        MetaDao.getRef(c, repo, Ref.tag(name)).map(_ => s"'$name' is a tag; tags cannot be reset.")
-          .getOrElse(s"Branch '$name' does not exist in '$repo'.")))
+      val cur = MetaDao.getRef(c, repo, full).getOrElse {
+        if (MetaDao.getRef(c, repo, Ref.tag(name)).isDefined)
+          throw new ImmutableRefException(s"'$name' is a tag of '$repo'; tags never move. Reset a branch instead.")
+        throw new RefNotFoundException(s"Branch '$name' does not exist in '$repo'.")
+      }
       val target = engine.resolver.resolve(c, repo, to)
       val old = expected.getOrElse(cur.image)
       if (!MetaDao.casRef(c, repo, full, old, target.hash)) throw new RefConflictException(

@@ -62,7 +62,8 @@ final class Resolver(ms: Metastore) {
     val Ancestry(base, steps) = spec.trim
     var img = image(c, repo, resolveBase(c, repo, base, spec))
     Step.findAllMatchIn(steps).foreach { m =>
-      val n = if (m.group(2).isEmpty) 1 else m.group(2).toInt
+      val n = if (m.group(2).isEmpty) 1 else m.group(2).toIntOption.getOrElse(throw new InvalidInputException(
+        ErrorClass.InvalidRevision, s"Ancestry count in '$spec' is too large."))
       if (m.group(1) == "~") (1 to n).foreach(_ => img = parent(c, repo, img, 1, spec))
       else img = parent(c, repo, img, n, spec)
     }

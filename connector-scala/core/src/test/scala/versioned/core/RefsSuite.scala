@@ -103,7 +103,7 @@ class RefsSuite extends CoreFixture {
     assert(engine.resolve("r", spec("v1.0")).hash == cs(0).image.hash, "tags do not follow commits")
     failsUnchanged[ImmutableRefException](ErrorClass.ImmutableRef)(
       engine.commit("r", "v1.0", None, Map(putFresh("t")), "a", "m"))
-    failsUnchanged[RefNotFoundException](ErrorClass.RefNotFound)(refs.resetBranch("r", "v1.0", spec("main")))
+    failsUnchanged[ImmutableRefException](ErrorClass.ImmutableRef)(refs.resetBranch("r", "v1.0", spec("main")))
     failsUnchanged[RefNotFoundException](ErrorClass.RefNotFound)(refs.deleteBranch("r", "v1.0"))
     assert(refs.tags("r").map(_.shortName) == Seq("v1.0"))
     refs.deleteTag("r", "v1.0")
