@@ -29,6 +29,7 @@ final class Engine(val config: WarehouseConfig) {
   val resolver = new Resolver(metastore)
   val refs = new RefOps(this)
   val history = new History(this)
+  val maintenance = new Maintenance(this)
 
   private[core] def now(): Long = System.currentTimeMillis()
 

@@ -6,11 +6,16 @@ object ObjectKind {
   val Diff = "DIFF"
 }
 
-/** Change kinds stored in the `_change` column of DIFF objects (Splitgraph's numbering). */
+/**
+ * Change kinds stored in the `_vchange` column of DIFF objects: Splitgraph's numbering, plus Upsert
+ * ("the row now has these values", written by upserts without reading the table; whether it was an
+ * insert or an update follows from the previous version).
+ */
 object ChangeKind {
   val Insert: Byte = 0
   val Delete: Byte = 1
   val Update: Byte = 2
+  val Upsert: Byte = 3
 }
 
 /**

@@ -18,25 +18,20 @@ private[versioned] object ChangeSets {
   private def inDiffLayout(df: DataFrame, layout: TableLayout): DataFrame =
     df.select(layout.diffSchema.fieldNames.map(col).toIndexedSeq: _*)
 
-  /** Rows of `input` as inserts; fails if any key already exists unless `upsert` (then existing keys update). */
+  /**
+   * Rows of `input` as inserts; fails if any key already exists. With `upsert` the table is not read
+   * at all: every row is written as an Upsert, so the cost follows the size of the change.
+   */
   def append(input: DataFrame, current: Option[DataFrame], layout: TableLayout, upsert: Boolean): DataFrame = {
     val keys = layout.primaryKey
-    current match {
-      case None => inDiffLayout(input.withColumn(ChangeColumn, kind(ChangeKind.Insert)), layout)
-      case Some(cur) =>
-        val existing = cur.select(keys.map(col): _*).withColumn("_vexists", lit(true))
-        if (!upsert) {
-          val clash = input.select(keys.map(col): _*).join(existing, keys, "left_semi").limit(1).collect()
-          if (clash.nonEmpty) throw new DataValidationException(ErrorClass.KeyExists,
-            s"Key (${keys.zip(clash.head.toSeq).map { case (k, v) => s"$k=$v" }.mkString(", ")}) already exists in the " +
-              "table. Nothing was committed. Use mode 'overwrite', or upsert=true to update existing rows.")
-          inDiffLayout(input.withColumn(ChangeColumn, kind(ChangeKind.Insert)), layout)
-        } else {
-          val j = input.join(existing, keys, "left_outer")
-          inDiffLayout(j.withColumn(ChangeColumn,
-            when(col("_vexists"), kind(ChangeKind.Update)).otherwise(kind(ChangeKind.Insert))), layout)
-        }
+    if (upsert) return inDiffLayout(input.withColumn(ChangeColumn, kind(ChangeKind.Upsert)), layout)
+    current.foreach { cur =>
+      val clash = input.select(keys.map(col): _*).join(cur.select(keys.map(col): _*), keys, "left_semi").limit(1).collect()
+      if (clash.nonEmpty) throw new DataValidationException(ErrorClass.KeyExists,
+        s"Key (${keys.zip(clash.head.toSeq).map { case (k, v) => s"$k=$v" }.mkString(", ")}) already exists in the " +
+          "table. Nothing was committed. Use mode 'overwrite', or upsert=true to update existing rows.")
     }
+    inDiffLayout(input.withColumn(ChangeColumn, kind(ChangeKind.Insert)), layout)
   }
 
   /** Keyed overwrite: full outer join by key; unchanged rows produce nothing. */

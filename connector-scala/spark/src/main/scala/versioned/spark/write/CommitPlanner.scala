@@ -65,7 +65,7 @@ private[versioned] object CommitPlanner {
         val cur = current.get
         val changes = req.mode match {
           case WriteMode.Append if layout.hidden => ChangeSets.appendHidden(input, readCurrent(), layout)
-          case WriteMode.Append => ChangeSets.append(input, readCurrent(), layout, req.upsert)
+          case WriteMode.Append => ChangeSets.append(input, if (req.upsert) None else readCurrent(), layout, req.upsert)
           case WriteMode.Overwrite if layout.hidden => ChangeSets.overwriteHidden(input, readCurrent().get, layout)
           case WriteMode.Overwrite => ChangeSets.overwrite(input, readCurrent().get, layout)
           case WriteMode.Changes => input

@@ -9,11 +9,14 @@ import versioned.spark.TableLayout
 private[versioned] object Validation {
   def check(input: DataFrame, layout: TableLayout): Unit = if (!layout.hidden) {
     val keys = layout.primaryKey
-    val nullKey = input.filter(keys.map(k => col(k).isNull).reduce(_ || _)).limit(1).count()
-    if (nullKey > 0) throw new DataValidationException(ErrorClass.NullPrimaryKey,
+    // One pass: rows per key, flagging null keys; only the first offending group comes back.
+    val nullFlag = keys.map(k => col(k).isNull).reduce(_ || _)
+    val bad = input.groupBy(keys.map(col): _*).agg(count(lit(1)).as("count"), max(nullFlag).as("_vnull"))
+      .filter(col("count") > 1 || col("_vnull")).orderBy(col("_vnull").desc).limit(1).collect()
+    if (bad.nonEmpty && bad.head.getAs[Boolean]("_vnull")) throw new DataValidationException(ErrorClass.NullPrimaryKey,
       s"The data has rows with a null primary key (${keys.mkString(", ")}). Primary key values must not be null; " +
         "filter or fill them. Nothing was committed.")
-    val dup = input.groupBy(keys.map(col): _*).count().filter(col("count") > 1).limit(1).collect()
+    val dup = bad
     if (dup.nonEmpty) throw new DataValidationException(ErrorClass.DuplicateKey,
       s"The data has ${dup.head.getLong(keys.size)} rows with key (" +
         keys.zipWithIndex.map { case (k, i) => s"$k=${dup.head.get(i)}" }.mkString(", ") +
