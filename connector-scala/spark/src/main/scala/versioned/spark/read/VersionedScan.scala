@@ -55,6 +55,11 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
 
   override def planInputPartitions(): Array[InputPartition] = partitions.map(p => p: InputPartition)
 
+  override def supportedCustomMetrics(): Array[org.apache.spark.sql.connector.metric.CustomMetric] = ScanMetrics.supported
+
+  override def reportDriverMetrics(): Array[org.apache.spark.sql.connector.metric.CustomTaskMetric] =
+    ScanMetrics.values(snapshot.version.effectiveFragments.size, partitions.toSeq)
+
   override def createReaderFactory(): PartitionReaderFactory = {
     val spark = SparkSession.active
     val keyCols = layout.keyColumns
