@@ -1,0 +1,63 @@
+package versioned.spark.api
+
+import scala.jdk.CollectionConverters._
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import versioned.spark.api.ApiSupport._
+
+/**
+ * Repositories, branches, tags and locks. Every revision argument is resolved by the engine's
+ * resolver; every name is validated by the core. Methods that create or move a ref return the full
+ * hash of the image it points to.
+ */
+object RefsApi {
+  type Opts = java.util.Map[String, String]
+
+  def repositories(spark: SparkSession, options: Opts): java.util.List[String] =
+    engine(spark, options).repositories().sorted.asJava
+
+  /** The full image hash a revision resolves to. */
+  def resolve(spark: SparkSession, options: Opts, repo: String, revision: String): String =
+    engine(spark, options).resolve(ApiSupport.repo(repo), spec(revision)).hash
+
+  // ---- branches
+  def branches(spark: SparkSession, options: Opts, repo: String): DataFrame =
+    refsFrame(spark, engine(spark, options).refs.branches(ApiSupport.repo(repo)))
+
+  def createBranch(spark: SparkSession, options: Opts, repo: String, name: String, fromRef: String): String =
+    engine(spark, options).refs.createBranch(ApiSupport.repo(repo), name, spec(fromRef)).image
+
+  def deleteBranch(spark: SparkSession, options: Opts, repo: String, name: String): Unit =
+    engine(spark, options).refs.deleteBranch(ApiSupport.repo(repo), name)
+
+  def renameBranch(spark: SparkSession, options: Opts, repo: String, from: String, to: String): Unit =
+    engine(spark, options).refs.renameBranch(ApiSupport.repo(repo), from,
+      to)
+
+  /** Moves a branch to the image `ref` resolves to (history is kept); returns the new head hash. */
+  def resetBranch(spark: SparkSession, options: Opts, repo: String, branch: String, ref: String): String =
+    engine(spark, options).refs.resetBranch(ApiSupport.repo(repo), branch, spec(ref)).image
+
+  // ---- tags
+  def tags(spark: SparkSession, options: Opts, repo: String): DataFrame =
+    refsFrame(spark, engine(spark, options).refs.tags(ApiSupport.repo(repo)))
+
+  def createTag(spark: SparkSession, options: Opts, repo: String, name: String, ref: String): String =
+    engine(spark, options).refs.createTag(ApiSupport.repo(repo), name, spec(ref)).image
+
+  def deleteTag(spark: SparkSession, options: Opts, repo: String, name: String): Unit =
+    engine(spark, options).refs.deleteTag(ApiSupport.repo(repo), name)
+
+  // ---- locks
+  /** Locks of a repository; `namespace` null lists every namespace. Names are `namespace:name`. */
+  def locks(spark: SparkSession, options: Opts, repo: String, namespace: String): DataFrame =
+    refsFrame(spark, engine(spark, options).refs.locks(ApiSupport.repo(repo), Option(namespace)))
+
+  def createLock(spark: SparkSession, options: Opts, repo: String, namespace: String, name: String,
+                 ref: String): String =
+    engine(spark, options).refs.createLock(ApiSupport.repo(repo), namespace,
+      name, spec(ref)).image
+
+  def releaseLock(spark: SparkSession, options: Opts, repo: String, namespace: String, name: String): Unit =
+    engine(spark, options).refs.releaseLock(ApiSupport.repo(repo), namespace,
+      name)
+}

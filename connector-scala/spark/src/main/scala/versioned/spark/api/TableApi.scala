@@ -1,0 +1,70 @@
+package versioned.spark.api
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.functions.{expr, lit}
+import org.apache.spark.sql.types.ByteType
+import versioned.core._
+import versioned.spark.{TableIdent, VersionedOptions}
+import versioned.spark.api.ApiSupport._
+import versioned.spark.write.{CommitPlanner, WriteMode, WriteRequest}
+
+/** Row-level writes that are not plain appends: delete by condition and upsert by primary key. */
+object TableApi {
+  type Opts = java.util.Map[String, String]
+
+  /**
+   * Deletes the rows of `table` ("repo.table") on `branch` (null: the default branch) that match the
+   * SQL `condition`, as one commit of a DIFF of deletes. Returns the number of rows deleted; when no
+   * row matches, nothing is committed and 0 is returned.
+   */
+  def deleteWhere(spark: SparkSession, options: Opts, table: String, condition: String, branch: String,
+                  message: String, author: String): Long = {
+    val opts = ApiSupport.options(options)
+    val ident = TableIdent.parse(table)
+    if (condition == null || condition.trim.isEmpty) throw Errors.invalidOption(
+      "deleteWhere needs a SQL condition, e.g. \"id < 10\". To delete every row, pass \"true\".")
+    val e = engine(spark, options)
+    if (!e.repositoryExists(ident.repo)) throw new RepositoryNotFoundException(ident.repo)
+    val b = Option(branch).getOrElse(e.defaultBranch(ident.repo))
+    val head = e.writableHead(ident.repo, b).getOrElse(throw new RefNotFoundException(
+      s"Branch '$b' does not exist in repository '${ident.repo}'."))
+    e.table(ident.repo, head, ident.table) // TableNotFound when the table is not on the branch
+    val location = locationOptions(opts)
+    // The head version, pinned by hash, with the hidden duplicate ordinal of key-less tables.
+    val current = spark.read.format("versioned").options(location)
+      .option(VersionedOptions.Image, head.hash)
+      .option(VersionedOptions.IncludeHidden, "true")
+      .load(ident.toString)
+    val matched = current.filter(expr(condition))
+    val deleted = matched.count()
+    if (deleted == 0) return 0L
+    val changes = matched.withColumn(VersionedOptions.ChangeColumn, lit(ChangeKind.Delete).cast(ByteType))
+    val msg = Option(message).filter(_.nonEmpty).getOrElse(s"delete from ${ident.table} where $condition")
+    val req = WriteRequest(ident, Some(b), WriteMode.Changes, None, upsert = false, ApiSupport.author(spark, author),
+      msg, location)
+    CommitPlanner.commit(e, req, changes)
+    deleted
+  }
+
+  /**
+   * Inserts the rows of `df` into `table` on `branch` (null: the default branch), updating rows whose
+   * primary key already exists, as one commit. `primaryKey` (comma-separated, null to keep the
+   * table's key) is required when the table does not exist yet. Returns the new head hash.
+   */
+  def upsert(spark: SparkSession, options: Opts, df: DataFrame, table: String, branch: String, message: String,
+             author: String, primaryKey: String): String = {
+    val opts = ApiSupport.options(options)
+    val ident = TableIdent.parse(table)
+    val e = engine(spark, options)
+    val b = Option(branch).getOrElse(e.defaultBranchOrConfig(ident.repo))
+    val w = df.write.format("versioned").options(locationOptions(opts))
+      .option(VersionedOptions.Upsert, "true")
+      .option(VersionedOptions.Branch, b)
+      .option(VersionedOptions.Author, ApiSupport.author(spark, author))
+      .option(VersionedOptions.Message, Option(message).filter(_.nonEmpty).getOrElse(s"upsert into ${ident.table}"))
+    Option(primaryKey).filter(_.nonEmpty).fold(w)(w.option(VersionedOptions.PrimaryKey, _)).mode("append")
+      .save(ident.toString)
+    e.branchHeadOption(ident.repo, b).map(_.hash).getOrElse(throw new RefNotFoundException(
+      s"Branch '$b' of '${ident.repo}' disappeared after the upsert."))
+  }
+}

@@ -1,0 +1,65 @@
+package versioned.spark.api
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+
+/**
+ * Entry point for Python (through py4j) and Java/Scala callers: static, Java-friendly methods.
+ * `options` (may be null) override where the warehouse is for one call: `warehouse`, `metastoreUrl`;
+ * by default they come from the Spark conf (`spark.versioned.warehouse`, `spark.versioned.metastore.url`).
+ * Revisions (`ref`, `fromRef`, `spec`) are anything the engine's resolver accepts: a branch, tag,
+ * lock (`namespace:name`), full hash or unique prefix of at least 4 hex digits, optionally followed by
+ * `~N` or `^N`. Errors are `versioned.core.VersionedException`s with a stable `getErrorClass`.
+ *
+ * {{{
+ *   VersionedApi.createBranch(spark, null, "sales", "dev", "main")
+ *   VersionedApi.log(spark, null, "sales", "dev", 10).show()
+ * }}}
+ */
+object VersionedApi {
+  type Opts = java.util.Map[String, String]
+
+  // ---- repositories and revisions
+  def repositories(spark: SparkSession, options: Opts): java.util.List[String] = RefsApi.repositories(spark, options)
+  def resolve(spark: SparkSession, options: Opts, repo: String, spec: String): String =
+    RefsApi.resolve(spark, options, repo, spec)
+
+  // ---- branches
+  def branches(spark: SparkSession, options: Opts, repo: String): DataFrame = RefsApi.branches(spark, options, repo)
+  def createBranch(spark: SparkSession, options: Opts, repo: String, name: String, fromRef: String): String =
+    RefsApi.createBranch(spark, options, repo, name, fromRef)
+  def deleteBranch(spark: SparkSession, options: Opts, repo: String, name: String): Unit =
+    RefsApi.deleteBranch(spark, options, repo, name)
+  def renameBranch(spark: SparkSession, options: Opts, repo: String, from: String, to: String): Unit =
+    RefsApi.renameBranch(spark, options, repo, from, to)
+  def resetBranch(spark: SparkSession, options: Opts, repo: String, branch: String, ref: String): String =
+    RefsApi.resetBranch(spark, options, repo, branch, ref)
+
+  // ---- tags
+  def tags(spark: SparkSession, options: Opts, repo: String): DataFrame = RefsApi.tags(spark, options, repo)
+  def createTag(spark: SparkSession, options: Opts, repo: String, name: String, ref: String): String =
+    RefsApi.createTag(spark, options, repo, name, ref)
+  def deleteTag(spark: SparkSession, options: Opts, repo: String, name: String): Unit =
+    RefsApi.deleteTag(spark, options, repo, name)
+
+  // ---- locks
+  def locks(spark: SparkSession, options: Opts, repo: String, namespace: String): DataFrame =
+    RefsApi.locks(spark, options, repo, namespace)
+  def createLock(spark: SparkSession, options: Opts, repo: String, namespace: String, name: String, ref: String): String =
+    RefsApi.createLock(spark, options, repo, namespace, name, ref)
+  def releaseLock(spark: SparkSession, options: Opts, repo: String, namespace: String, name: String): Unit =
+    RefsApi.releaseLock(spark, options, repo, namespace, name)
+
+  // ---- history
+  def log(spark: SparkSession, options: Opts, repo: String, ref: String, limit: Int): DataFrame =
+    HistoryApi.log(spark, options, repo, ref, limit)
+  def show(spark: SparkSession, options: Opts, repo: String, ref: String): String =
+    HistoryApi.show(spark, options, repo, ref)
+
+  // ---- row-level writes
+  def deleteWhere(spark: SparkSession, options: Opts, table: String, condition: String, branch: String,
+                  message: String, author: String): Long =
+    TableApi.deleteWhere(spark, options, table, condition, branch, message, author)
+  def upsert(spark: SparkSession, options: Opts, df: DataFrame, table: String, branch: String, message: String,
+             author: String, primaryKey: String): String =
+    TableApi.upsert(spark, options, df, table, branch, message, author, primaryKey)
+}

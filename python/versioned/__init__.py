@@ -1,0 +1,104 @@
+"""versioned: git-like version control for tables on Spark.
+
+Build a session with the connector jar, optionally add ``df.write.versioned`` /
+``spark.read.versioned``, and manage refs and history through :class:`Repository`::
+
+    from pyspark.sql import SparkSession
+    import versioned
+
+    spark = versioned.configure_spark_with_versioned(
+        SparkSession.builder.master("local[2]"), warehouse="/tmp/warehouse"
+    ).getOrCreate()
+    versioned.install()
+
+    df = spark.createDataFrame([(1, "a"), (2, "b")], "id long, name string")
+    df.write.versioned("sales.orders", primary_key="id", message="first load")
+
+    repo = versioned.Repository(spark, "sales")
+    repo.create_tag("v1", "main")
+    repo.delete_where("orders", "id = 2", message="drop order 2")
+    spark.read.versioned("sales.orders", ref="v1").count()   # 2
+    repo.log("main").select("hash", "message").show()
+
+Errors are :class:`versioned.errors.VersionedError` subclasses with the engine's stable
+``error_class`` (e.g. :class:`RefNotFound`, :class:`ImmutableRef`).
+
+The plain format works too, without :func:`install`::
+
+    df.write.format("versioned").option("primaryKey", "id").mode("append").save("sales.orders")
+    spark.read.format("versioned").option("ref", "main~1").load("sales.orders")
+"""
+
+from versioned.errors import (
+    AmbiguousRef,
+    DataValidationError,
+    DuplicateKey,
+    ImageNotFound,
+    ImmutableRef,
+    InvalidInputError,
+    InvalidName,
+    InvalidOption,
+    InvalidRevision,
+    KeyExists,
+    MergeCardinalityViolation,
+    MetastoreError,
+    MissingKeyColumn,
+    NotFoundError,
+    NullPrimaryKey,
+    ProtectedRef,
+    RefConflict,
+    RefExists,
+    RefNotFound,
+    RefStateError,
+    RepositoryExists,
+    RepositoryNotFound,
+    SchemaMismatch,
+    StorageError,
+    TableExists,
+    TableNotFound,
+    UnsupportedOperation,
+    VersionedError,
+)
+from versioned.install import install, is_installed, uninstall
+from versioned.repository import Repository, repositories
+from versioned.session import configure_spark_with_versioned, jar_path
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "configure_spark_with_versioned",
+    "jar_path",
+    "install",
+    "uninstall",
+    "is_installed",
+    "Repository",
+    "repositories",
+    "VersionedError",
+    "NotFoundError",
+    "InvalidInputError",
+    "DataValidationError",
+    "RefStateError",
+    "RepositoryNotFound",
+    "RepositoryExists",
+    "TableNotFound",
+    "TableExists",
+    "RefNotFound",
+    "RefExists",
+    "ImageNotFound",
+    "AmbiguousRef",
+    "InvalidName",
+    "InvalidRevision",
+    "InvalidOption",
+    "ImmutableRef",
+    "RefConflict",
+    "ProtectedRef",
+    "SchemaMismatch",
+    "NullPrimaryKey",
+    "DuplicateKey",
+    "KeyExists",
+    "MissingKeyColumn",
+    "MergeCardinalityViolation",
+    "UnsupportedOperation",
+    "MetastoreError",
+    "StorageError",
+]

@@ -1,0 +1,152 @@
+"""The only module that talks to the JVM (py4j, ``_jvm``, ``_jdf``, ``_jsparkSession``).
+
+It calls the static facade ``versioned.spark.api.VersionedApi`` and turns Java exceptions into
+:mod:`versioned.errors` exceptions by reading ``getErrorClass()`` anywhere in the cause chain.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator, List, Mapping, Optional
+
+from py4j.java_collections import JavaList
+from py4j.java_gateway import JavaClass, JavaObject, is_instance_of
+from py4j.protocol import Py4JError, Py4JJavaError
+from pyspark.errors.exceptions.captured import CapturedException, UnknownException, convert_exception
+from pyspark.sql import DataFrame, SparkSession
+
+from versioned.errors import UnsupportedOperation, VersionedError, error_for_class, known_error_classes
+
+API_CLASS = "versioned.spark.api.VersionedApi"
+_EXCEPTION_CLASS = "versioned.core.VersionedException"
+_MAX_CAUSES = 32
+
+
+def _gateway(spark: SparkSession) -> Any:
+    jsc = getattr(spark, "_sc", None)
+    gw = getattr(jsc, "_gateway", None)
+    if gw is None:
+        raise UnsupportedOperation(
+            "versioned needs a classic (JVM-backed) SparkSession; Spark Connect sessions are not supported.")
+    return gw
+
+
+def _api(spark: SparkSession) -> Any:
+    cls = getattr(_gateway(spark).jvm, API_CLASS)
+    if not isinstance(cls, JavaClass):
+        raise UnsupportedOperation(
+            f"The JVM does not have {API_CLASS}: the versioned jar is not on the classpath. Build the session "
+            "with versioned.configure_spark_with_versioned(SparkSession.builder).getOrCreate().")
+    return cls
+
+
+def _java_options(spark: SparkSession, options: Optional[Mapping[str, str]]) -> Any:
+    m = _gateway(spark).jvm.java.util.HashMap()
+    for k, v in (options or {}).items():
+        if v is not None:
+            m.put(str(k), str(v))
+    return m
+
+
+def _to_java(arg: Any) -> Any:
+    if isinstance(arg, DataFrame):
+        return arg._jdf
+    return arg
+
+
+def _versioned_cause(spark_gateway: Any, throwable: Any) -> Optional[VersionedError]:
+    """The first versioned error in a Java cause chain, as a Python exception, or None."""
+    t = throwable
+    for _ in range(_MAX_CAUSES):
+        if t is None:
+            return None
+        error_class = None
+        try:
+            error_class = t.getErrorClass()
+        except Py4JError:
+            error_class = None
+        if error_class is not None:
+            known = error_class in known_error_classes()
+            if known or (spark_gateway is not None and is_instance_of(spark_gateway, t, _EXCEPTION_CLASS)):
+                return error_for_class(str(error_class), str(t.getMessage()))
+        try:
+            t = t.getCause()
+        except Py4JError:
+            return None
+    return None
+
+
+def _java_throwable(exc: BaseException) -> Any:
+    if isinstance(exc, Py4JJavaError):
+        return exc.java_exception
+    origin = getattr(exc, "_origin", None)
+    return origin if isinstance(origin, JavaObject) else None
+
+
+@contextlib.contextmanager
+def translated_errors() -> Iterator[None]:
+    """Runs a block, raising :mod:`versioned.errors` exceptions for versioned errors from the JVM.
+
+    Other JVM errors are raised as PySpark raises them (e.g. ``AnalysisException``).
+    """
+    try:
+        yield
+    except (Py4JJavaError, CapturedException) as exc:
+        throwable = _java_throwable(exc)
+        if throwable is None:
+            raise
+        from pyspark import SparkContext
+
+        converted = _versioned_cause(SparkContext._gateway, throwable)
+        if converted is not None:
+            raise converted from None
+        if isinstance(exc, Py4JJavaError):
+            spark_exc = convert_exception(throwable)
+            if not isinstance(spark_exc, UnknownException):
+                raise spark_exc from None
+        raise
+
+
+def call(spark: SparkSession, options: Optional[Mapping[str, str]], method: str, *args: Any) -> Any:
+    """Calls ``VersionedApi.<method>(spark, options, *args)`` and converts the result.
+
+    Java DataFrames come back as :class:`pyspark.sql.DataFrame`, Java lists as Python lists.
+    """
+    api = _api(spark)
+    with translated_errors():
+        result = getattr(api, method)(spark._jsparkSession, _java_options(spark, options), *map(_to_java, args))
+    return _from_java(spark, result)
+
+
+def _from_java(spark: SparkSession, value: Any) -> Any:
+    if isinstance(value, JavaList):
+        return list(value)
+    if isinstance(value, JavaObject) and is_instance_of(_gateway(spark), value, "org.apache.spark.sql.Dataset"):
+        return DataFrame(value, spark)
+    return value
+
+
+Options = Optional[Mapping[str, str]]
+
+
+def call_frame(spark: SparkSession, options: Options, method: str, *args: Any) -> DataFrame:
+    """:func:`call` for methods returning a DataFrame."""
+    result = call(spark, options, method, *args)
+    if not isinstance(result, DataFrame):
+        raise TypeError(f"{API_CLASS}.{method} returned {type(result).__name__}, not a DataFrame")
+    return result
+
+
+def call_str(spark: SparkSession, options: Options, method: str, *args: Any) -> str:
+    """:func:`call` for methods returning a string."""
+    return str(call(spark, options, method, *args))
+
+
+def call_strings(spark: SparkSession, options: Options, method: str, *args: Any) -> List[str]:
+    """:func:`call` for methods returning a list of strings."""
+    return [str(v) for v in call(spark, options, method, *args)]
+
+
+def call_int(spark: SparkSession, options: Options, method: str, *args: Any) -> int:
+    """:func:`call` for methods returning a number."""
+    return int(call(spark, options, method, *args))

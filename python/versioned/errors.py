@@ -1,0 +1,268 @@
+"""Exceptions raised by :mod:`versioned`.
+
+Every exception is a :class:`VersionedError` carrying the engine's stable ``error_class`` string
+(the same value the JVM side exposes through ``VersionedException.getErrorClass``). Catch a
+specific class, a family (:class:`NotFoundError`, :class:`InvalidInputError`,
+:class:`RefStateError`, :class:`DataValidationError`) or :class:`VersionedError` for all of them.
+
+Example::
+
+    from versioned.errors import RefNotFound
+    try:
+        repo.resolve("no-such-branch")
+    except RefNotFound as e:
+        print(e.error_class)   # REF_NOT_FOUND
+"""
+
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, Optional, Type
+
+__all__ = [
+    "VersionedError",
+    "NotFoundError",
+    "InvalidInputError",
+    "DataValidationError",
+    "RefStateError",
+    "RepositoryNotFound",
+    "RepositoryExists",
+    "TableNotFound",
+    "TableExists",
+    "RefNotFound",
+    "RefExists",
+    "ImageNotFound",
+    "AmbiguousRef",
+    "InvalidName",
+    "InvalidRevision",
+    "InvalidOption",
+    "ImmutableRef",
+    "RefConflict",
+    "ProtectedRef",
+    "SchemaMismatch",
+    "NullPrimaryKey",
+    "DuplicateKey",
+    "KeyExists",
+    "MissingKeyColumn",
+    "MergeCardinalityViolation",
+    "UnsupportedOperation",
+    "MetastoreError",
+    "StorageError",
+    "error_for_class",
+    "known_error_classes",
+]
+
+
+class VersionedError(Exception):
+    """Base of every versioned error.
+
+    Attributes:
+        error_class: the engine's stable error class, e.g. ``"REF_NOT_FOUND"``.
+        message: the engine's message, which says what to do next.
+
+    Example::
+
+        try:
+            repo.create_branch("main")
+        except VersionedError as e:
+            print(e.error_class, e.message)
+    """
+
+    error_class: Optional[str] = None
+
+    def __init__(self, message: str, error_class: Optional[str] = None) -> None:
+        prefix = f"[{error_class or self.error_class}] "
+        self.message: str = message[len(prefix):] if message.startswith(prefix) else message
+        if error_class is not None:
+            self.error_class = error_class
+        super().__init__(f"[{self.error_class}] {self.message}" if self.error_class else self.message)
+
+
+class NotFoundError(VersionedError, LookupError):
+    """A repository, table, ref or image does not exist."""
+
+
+class InvalidInputError(VersionedError, ValueError):
+    """An argument, option, name, revision or the data itself is not acceptable."""
+
+
+class DataValidationError(InvalidInputError):
+    """The data of a write breaks a table rule (keys); nothing was committed."""
+
+
+class RefStateError(VersionedError):
+    """A ref cannot be changed in the requested way (exists, immutable, protected, moved)."""
+
+
+class RepositoryNotFound(NotFoundError):
+    """The repository does not exist. Example: ``Repository(spark, "nope").branches()``."""
+
+    error_class = "REPOSITORY_NOT_FOUND"
+
+
+class RepositoryExists(VersionedError):
+    """The repository already exists."""
+
+    error_class = "REPOSITORY_EXISTS"
+
+
+class TableNotFound(NotFoundError):
+    """The table does not exist at the requested version. Example: ``spark.read.versioned("r.nope")``."""
+
+    error_class = "TABLE_NOT_FOUND"
+
+
+class TableExists(VersionedError):
+    """The table already exists."""
+
+    error_class = "TABLE_EXISTS"
+
+
+class RefNotFound(NotFoundError):
+    """No branch, tag, lock or image matches. Example: ``repo.resolve("no-such-branch")``."""
+
+    error_class = "REF_NOT_FOUND"
+
+
+class ImageNotFound(NotFoundError):
+    """No image matches, e.g. ``main~99`` past the root or ``as_of`` before the first commit."""
+
+    error_class = "IMAGE_NOT_FOUND"
+
+
+class AmbiguousRef(InvalidInputError):
+    """A hash prefix matches more than one image; give more characters."""
+
+    error_class = "AMBIGUOUS_REF"
+
+
+class InvalidName(InvalidInputError):
+    """A repository, table, branch, tag or lock name is invalid. Example: ``repo.create_branch("a..b")``."""
+
+    error_class = "INVALID_NAME"
+
+
+class InvalidRevision(InvalidInputError):
+    """A revision or timestamp cannot be parsed. Example: ``repo.resolve("")``."""
+
+    error_class = "INVALID_REVISION"
+
+
+class InvalidOption(InvalidInputError):
+    """An option has an invalid value or options conflict."""
+
+    error_class = "INVALID_OPTION"
+
+
+class ImmutableRef(RefStateError):
+    """Tags and locks never move; writing to a tag raises this."""
+
+    error_class = "IMMUTABLE_REF"
+
+
+class RefConflict(RefStateError):
+    """A branch moved concurrently; nothing was committed. Retry."""
+
+    error_class = "REF_CONFLICT"
+
+
+class ProtectedRef(RefStateError):
+    """The ref is protected, e.g. the repository's default branch cannot be deleted."""
+
+    error_class = "PROTECTED_REF"
+
+
+class RefExists(RefStateError):
+    """A branch, tag or lock with that name already exists."""
+
+    error_class = "REF_EXISTS"
+
+
+class SchemaMismatch(InvalidInputError):
+    """The data's schema does not fit the table."""
+
+    error_class = "SCHEMA_MISMATCH"
+
+
+class NullPrimaryKey(DataValidationError):
+    """The data has rows with a null primary key."""
+
+    error_class = "NULL_PRIMARY_KEY"
+
+
+class DuplicateKey(DataValidationError):
+    """The data has two rows with the same primary key."""
+
+    error_class = "DUPLICATE_KEY"
+
+
+class KeyExists(DataValidationError):
+    """An appended key already exists (use ``upsert=True`` to update it)."""
+
+    error_class = "KEY_EXISTS"
+
+
+class MissingKeyColumn(DataValidationError):
+    """A primary key column is not in the data."""
+
+    error_class = "MISSING_KEY_COLUMN"
+
+
+class MergeCardinalityViolation(DataValidationError):
+    """A MERGE matched one target row with several source rows."""
+
+    error_class = "MERGE_CARDINALITY_VIOLATION"
+
+
+class UnsupportedOperation(VersionedError):
+    """The operation is not supported."""
+
+    error_class = "UNSUPPORTED_OPERATION"
+
+
+class MetastoreError(VersionedError):
+    """The metastore (SQLite/PostgreSQL) failed."""
+
+    error_class = "METASTORE_ERROR"
+
+
+class StorageError(VersionedError):
+    """Object storage failed."""
+
+    error_class = "STORAGE_ERROR"
+
+
+def _subclasses(cls: Type[VersionedError]) -> Dict[str, Type[VersionedError]]:
+    out: Dict[str, Type[VersionedError]] = {}
+    for sub in cls.__subclasses__():
+        if sub.__dict__.get("error_class"):
+            out[sub.__dict__["error_class"]] = sub
+        out.update(_subclasses(sub))
+    return out
+
+
+_BY_CLASS: Dict[str, Type[VersionedError]] = _subclasses(VersionedError)
+
+
+def error_for_class(error_class: str, message: str) -> VersionedError:
+    """Builds the Python exception for an engine error class (unknown classes give a plain VersionedError).
+
+    Example::
+
+        >>> type(error_for_class("REF_NOT_FOUND", "[REF_NOT_FOUND] no such ref")).__name__
+        'RefNotFound'
+    """
+    cls = _BY_CLASS.get(error_class)
+    if cls is None:
+        return VersionedError(message, error_class)
+    return cls(message)
+
+
+def known_error_classes() -> FrozenSet[str]:
+    """The engine error classes that map to a dedicated Python exception.
+
+    Example::
+
+        >>> "AMBIGUOUS_REF" in known_error_classes()
+        True
+    """
+    return frozenset(_BY_CLASS)

@@ -1,0 +1,149 @@
+"""Optional convenience methods on PySpark's reader and writer: ``df.write.versioned(...)`` and
+``spark.read.versioned(...)``. Nothing is patched until :func:`install` is called."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Optional, Sequence, Union
+
+from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter
+
+from versioned._jvm import translated_errors
+from versioned.errors import InvalidOption
+
+__all__ = ["install", "uninstall", "is_installed"]
+
+_MODES = ("append", "overwrite")
+AsOf = Union[str, int, _dt.datetime, _dt.date]
+
+
+def _as_of_string(as_of: AsOf) -> str:
+    if isinstance(as_of, bool):
+        raise InvalidOption(f"as_of={as_of!r} is not a timestamp.")
+    if isinstance(as_of, int):
+        return str(as_of)
+    if isinstance(as_of, _dt.datetime):
+        if as_of.tzinfo is None:
+            as_of = as_of.replace(tzinfo=_dt.timezone.utc)
+        return as_of.astimezone(_dt.timezone.utc).isoformat().replace("+00:00", "Z")
+    if isinstance(as_of, _dt.date):
+        return as_of.isoformat()
+    return str(as_of)
+
+
+def _writer_versioned(
+    self: DataFrameWriter,
+    table: str,
+    *,
+    branch: str = "main",
+    message: Optional[str] = None,
+    author: Optional[str] = None,
+    mode: str = "append",
+    primary_key: Optional[Union[str, Sequence[str]]] = None,
+    upsert: bool = False,
+) -> None:
+    """Writes the DataFrame to ``table`` ("repository.table") as one commit on ``branch``.
+
+    Args:
+        table: ``"<repository>.<table>"``; the repository and table are created by the first write.
+        branch: the branch to commit to (a tag raises :class:`~versioned.errors.ImmutableRef`).
+        message: commit message (default: "append to <table>" / "overwrite <table>").
+        author: commit author (default: ``spark.versioned.author`` or the OS user).
+        mode: ``"append"`` (new rows; existing keys raise ``KeyExists`` unless ``upsert``) or
+            ``"overwrite"`` (the data becomes the table's content).
+        primary_key: key column name(s) when the table is created (keep the table's key otherwise).
+        upsert: with ``mode="append"``, update rows whose key already exists.
+
+    Example::
+
+        versioned.install()
+        df.write.versioned("sales.orders", primary_key="id", message="load orders")
+    """
+    if mode not in _MODES:
+        raise InvalidOption(f"mode={mode!r} is not supported; use 'append' or 'overwrite'.")
+    w = self.format("versioned").option("branch", branch).option("upsert", "true" if upsert else "false")
+    if message is not None:
+        w = w.option("message", message)
+    if author is not None:
+        w = w.option("author", author)
+    if primary_key is not None:
+        keys = [primary_key] if isinstance(primary_key, str) else list(primary_key)
+        w = w.option("primaryKey", ",".join(keys))
+    with translated_errors():
+        w.mode(mode).save(table)
+
+
+def _reader_versioned(
+    self: DataFrameReader,
+    table: str,
+    *,
+    ref: Optional[str] = None,
+    image: Optional[str] = None,
+    as_of: Optional[AsOf] = None,
+) -> DataFrame:
+    """Reads ``table`` ("repository.table") at a version (default: head of the default branch).
+
+    Args:
+        table: ``"<repository>.<table>"``.
+        ref: branch, tag, lock (``ns:name``) or hash prefix, optionally with ``~N``/``^N``; with
+            ``as_of`` it names the branch to search.
+        image: a full image hash or a prefix of at least 4 hex digits.
+        as_of: the newest image at or before this time: ISO-8601 string, epoch milliseconds,
+            or a ``datetime`` (naive values are UTC).
+
+    Example::
+
+        versioned.install()
+        old = spark.read.versioned("sales.orders", ref="main~1")
+        then = spark.read.versioned("sales.orders", as_of="2026-01-31T12:00:00Z")
+    """
+    r = self.format("versioned")
+    if ref is not None:
+        r = r.option("ref", ref)
+    if image is not None:
+        r = r.option("image", image)
+    if as_of is not None:
+        r = r.option("asOf", _as_of_string(as_of))
+    with translated_errors():
+        return r.load(table)
+
+
+def install() -> None:
+    """Adds ``DataFrameWriter.versioned`` and ``DataFrameReader.versioned``. Idempotent.
+
+    Example::
+
+        import versioned
+        versioned.install()
+        versioned.install()  # no-op
+        spark.range(3).write.versioned("demo.numbers", primary_key="id")
+        spark.read.versioned("demo.numbers").count()
+    """
+    DataFrameWriter.versioned = _writer_versioned  # type: ignore[attr-defined]
+    DataFrameReader.versioned = _reader_versioned  # type: ignore[attr-defined]
+
+
+def uninstall() -> None:
+    """Removes the methods added by :func:`install` (no-op when not installed).
+
+    Example::
+
+        versioned.uninstall()
+        assert not hasattr(spark.read, "versioned")
+    """
+    if getattr(DataFrameWriter, "versioned", None) is _writer_versioned:
+        del DataFrameWriter.versioned  # type: ignore[attr-defined]
+    if getattr(DataFrameReader, "versioned", None) is _reader_versioned:
+        del DataFrameReader.versioned  # type: ignore[attr-defined]
+
+
+def is_installed() -> bool:
+    """Whether :func:`install` has added the reader and writer methods.
+
+    Example::
+
+        versioned.install()
+        assert versioned.is_installed()
+    """
+    return (getattr(DataFrameWriter, "versioned", None) is _writer_versioned
+            and getattr(DataFrameReader, "versioned", None) is _reader_versioned)

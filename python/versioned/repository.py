@@ -1,0 +1,250 @@
+"""Repositories: branches, tags, locks, history and row-level writes, backed by the JVM engine."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from pyspark.sql import DataFrame, SparkSession
+
+from versioned import _jvm
+
+__all__ = ["Repository", "repositories"]
+
+
+def _location(warehouse: Optional[str], metastore_url: Optional[str]) -> Dict[str, str]:
+    opts: Dict[str, str] = {}
+    if warehouse is not None:
+        opts["warehouse"] = warehouse
+    if metastore_url is not None:
+        opts["metastoreUrl"] = metastore_url
+    return opts
+
+
+def repositories(spark: SparkSession, *, warehouse: Optional[str] = None,
+                 metastore_url: Optional[str] = None) -> List[str]:
+    """Names of the repositories in the warehouse, sorted.
+
+    Args:
+        spark: a session built with :func:`~versioned.configure_spark_with_versioned`.
+        warehouse: overrides ``spark.versioned.warehouse`` for this call.
+        metastore_url: overrides ``spark.versioned.metastore.url`` for this call.
+
+    Example::
+
+        >>> versioned.repositories(spark)
+        ['sales']
+    """
+    return _jvm.call_strings(spark, _location(warehouse, metastore_url), "repositories")
+
+
+class Repository:
+    """A repository of versioned tables. Cheap to create; every call goes to the metastore.
+
+    Revisions (``ref``, ``from_ref``, ``spec``) are resolved by the engine: a branch, a tag, a lock
+    (``"namespace:name"``), a full image hash or a unique prefix of at least 4 hex digits, each
+    optionally followed by ``~N`` (N-th first-parent ancestor) or ``^N`` (N-th parent).
+
+    Example::
+
+        repo = Repository(spark, "sales")
+        repo.create_branch("dev", from_ref="main")
+        repo.log("dev", limit=5).show()
+    """
+
+    def __init__(self, spark: SparkSession, name: str, *, warehouse: Optional[str] = None,
+                 metastore_url: Optional[str] = None) -> None:
+        """Binds a repository name to a session (nothing is checked or created yet).
+
+        Example::
+
+            repo = Repository(spark, "sales", warehouse="/data/warehouse")
+        """
+        self.spark = spark
+        self.name = name
+        self._options = _location(warehouse, metastore_url)
+
+    def __repr__(self) -> str:
+        return f"Repository({self.name!r})"
+
+    def _call(self, method: str, *args: Any) -> None:
+        _jvm.call(self.spark, self._options, method, self.name, *args)
+
+    def _str(self, method: str, *args: Any) -> str:
+        return _jvm.call_str(self.spark, self._options, method, self.name, *args)
+
+    def _frame(self, method: str, *args: Any) -> DataFrame:
+        return _jvm.call_frame(self.spark, self._options, method, self.name, *args)
+
+    def _table(self, table: str) -> str:
+        return f"{self.name}.{table}"
+
+    # ---- revisions
+    def resolve(self, spec: str) -> str:
+        """The full image hash ``spec`` resolves to.
+
+        Example::
+
+            >>> repo.resolve("main~1")
+            '3f1c...'
+        """
+        return self._str("resolve", spec)
+
+    # ---- branches
+    def branches(self) -> DataFrame:
+        """Branches as a DataFrame (name, kind, image, created), sorted by name.
+
+        Example::
+
+            >>> [r.name for r in repo.branches().collect()]
+            ['dev', 'main']
+        """
+        return self._frame("branches")
+
+    def create_branch(self, name: str, from_ref: str = "main") -> str:
+        """Creates branch ``name`` at ``from_ref``; returns the image hash it points to.
+
+        Raises :class:`~versioned.errors.RefExists` if the branch exists.
+
+        Example::
+
+            repo.create_branch("dev", from_ref="main")
+        """
+        return self._str("createBranch", name, from_ref)
+
+    def delete_branch(self, name: str) -> None:
+        """Deletes a branch (its images stay reachable from other refs). The default branch is protected.
+
+        Example::
+
+            repo.delete_branch("dev")
+        """
+        self._call("deleteBranch", name)
+
+    def rename_branch(self, name: str, new_name: str) -> None:
+        """Renames a branch (renaming the default branch makes the new name the default).
+
+        Example::
+
+            repo.rename_branch("dev", "develop")
+        """
+        self._call("renameBranch", name, new_name)
+
+    def reset(self, branch: str, ref: str) -> str:
+        """Moves ``branch`` to the image ``ref`` resolves to; returns the new head hash.
+
+        Example::
+
+            repo.reset("main", "main~1")   # undo the last commit on main
+        """
+        return self._str("resetBranch", branch, ref)
+
+    # ---- tags
+    def tags(self) -> DataFrame:
+        """Tags as a DataFrame (name, kind, image, created), sorted by name.
+
+        Example::
+
+            repo.tags().show()
+        """
+        return self._frame("tags")
+
+    def create_tag(self, name: str, ref: str = "main") -> str:
+        """Tags the image ``ref`` resolves to; returns its hash. Tags never move.
+
+        Example::
+
+            repo.create_tag("v1", "main")
+        """
+        return self._str("createTag", name, ref)
+
+    def delete_tag(self, name: str) -> None:
+        """Deletes a tag.
+
+        Example::
+
+            repo.delete_tag("v1")
+        """
+        self._call("deleteTag", name)
+
+    # ---- locks
+    def locks(self, namespace: Optional[str] = None) -> DataFrame:
+        """Locks as a DataFrame (name ``namespace:name``, kind, image, created), optionally of one namespace.
+
+        Example::
+
+            repo.locks("etl").show()
+        """
+        return self._frame("locks", namespace)
+
+    def create_lock(self, namespace: str, name: str, ref: str = "main") -> str:
+        """Pins the image ``ref`` resolves to under ``namespace:name``; returns its hash. Locks never move.
+
+        Example::
+
+            repo.create_lock("etl", "run-42", "main")
+            spark.read.versioned("sales.orders", ref="etl:run-42")
+        """
+        return self._str("createLock", namespace, name, ref)
+
+    def release_lock(self, namespace: str, name: str) -> None:
+        """Releases (deletes) a lock.
+
+        Example::
+
+            repo.release_lock("etl", "run-42")
+        """
+        self._call("releaseLock", namespace, name)
+
+    # ---- history
+    def log(self, ref: str = "main", limit: Optional[int] = None) -> DataFrame:
+        """History reachable from ``ref``, newest first, as a DataFrame with columns
+        hash, parents (array), author, message, created (timestamp), tables_changed (array).
+
+        Example::
+
+            repo.log("main", limit=10).select("hash", "message").show()
+        """
+        return self._frame("log", ref, -1 if limit is None else int(limit))
+
+    def show(self, ref: str = "main") -> Dict[str, Any]:
+        """One image as a dict: image, parents, author, message, created (ISO-8601), created_ms,
+        tables (name, schema, columns, primary_key, fragments with objects: id, kind, rows, bytes),
+        changed_tables and dropped_tables.
+
+        Example::
+
+            >>> repo.show("main")["changed_tables"]
+            ['orders']
+        """
+        info: Dict[str, Any] = json.loads(self._str("show", ref))
+        return info
+
+    # ---- row-level writes
+    def delete_where(self, table: str, condition: str, *, branch: Optional[str] = None,
+                     message: Optional[str] = None, author: Optional[str] = None) -> int:
+        """Deletes rows of ``table`` matching the SQL ``condition`` on ``branch`` (default branch if None)
+        as one commit; returns the number of rows deleted (0: nothing matched, nothing committed).
+
+        Example::
+
+            repo.delete_where("orders", "status = 'cancelled'", message="purge cancelled")
+        """
+        return _jvm.call_int(self.spark, self._options, "deleteWhere", self._table(table), condition, branch,
+                             message, author)
+
+    def upsert(self, df: DataFrame, table: str, *, branch: Optional[str] = None, message: Optional[str] = None,
+               author: Optional[str] = None, primary_key: Optional[Union[str, Sequence[str]]] = None) -> str:
+        """Inserts rows of ``df`` into ``table``, updating rows whose primary key exists, as one commit on
+        ``branch`` (default branch if None); returns the new head hash. ``primary_key`` is needed when
+        the table is created by this call.
+
+        Example::
+
+            repo.upsert(changes_df, "orders", message="nightly sync")
+        """
+        keys: Optional[str] = None
+        if primary_key is not None:
+            keys = primary_key if isinstance(primary_key, str) else ",".join(primary_key)
+        return _jvm.call_str(self.spark, self._options, "upsert", df, self._table(table), branch, message, author,
+                             keys)

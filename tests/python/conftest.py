@@ -1,0 +1,87 @@
+"""Shared fixtures: one real SparkSession (local[2]) built with configure_spark_with_versioned, and a fresh
+warehouse directory per test."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Dict, Iterator, List, Tuple
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import versioned  # noqa: E402
+from versioned import Repository  # noqa: E402
+
+SCHEMA = "id long, name string"
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    builder = (SparkSession.builder.master("local[2]").appName("versioned-python-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.default.parallelism", "2")
+               .config("spark.sql.adaptive.enabled", "false")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=error"))
+    session = versioned.configure_spark_with_versioned(builder).getOrCreate()
+    session.sparkContext.setLogLevel("FATAL")
+    versioned.install()
+    yield session
+    session.stop()
+
+
+@pytest.fixture(autouse=True)
+def warehouse(spark: SparkSession, tmp_path: Any) -> str:
+    """A fresh warehouse (and SQLite metastore) for every test."""
+    path = str(tmp_path / "warehouse")
+    spark.conf.set("spark.versioned.warehouse", path)
+    versioned.install()
+    return path
+
+
+def frame(spark: SparkSession, rows: List[Tuple[Any, ...]], schema: str = SCHEMA) -> DataFrame:
+    return spark.createDataFrame(rows, schema)
+
+
+def rows_of(df: DataFrame) -> List[Tuple[Any, ...]]:
+    return sorted(tuple(r) for r in df.collect())
+
+
+@pytest.fixture
+def repo(spark: SparkSession) -> Repository:
+    """Repository 'r' with table 't' (key id) after two commits on main: {1:a,2:b} then +{3:c}."""
+    frame(spark, [(1, "a"), (2, "b")]).write.versioned("r.t", primary_key="id", message="first", author="alice")
+    frame(spark, [(3, "c")]).write.versioned("r.t", message="second", author="bob")
+    return Repository(spark, "r")
+
+
+def refs_state(repo: Repository) -> Dict[str, Any]:
+    """Everything a failed call must leave untouched: refs of every kind and the history of each branch."""
+    def refs(df: DataFrame) -> List[Tuple[str, str, str]]:
+        return sorted((r["name"], r["kind"], r["image"]) for r in df.collect())
+    branches = refs(repo.branches())
+    return {
+        "branches": branches,
+        "tags": refs(repo.tags()),
+        "locks": refs(repo.locks()),
+        "history": {b[0]: [r["hash"] for r in repo.log(b[0]).collect()] for b in branches},
+    }
+
+
+def empty_commits(spark: SparkSession, repo: str, branch: str, count: int) -> Iterator[str]:
+    """Test scaffolding only: commits without table changes straight through the core engine (a Spark
+    write per commit would make the ambiguous-prefix test take minutes). Yields each new image hash."""
+    jvm = spark._jvm
+    engine = jvm.versioned.core.Engine.apply(
+        jvm.versioned.core.WarehouseConfig.embedded(spark.conf.get("spark.versioned.warehouse")))
+    no_updates = getattr(getattr(jvm, "scala.collection.immutable.Map$"), "MODULE$").empty()
+    head = Repository(spark, repo).resolve(branch)
+    for i in range(count):
+        result = engine.commit(repo, branch, jvm.scala.Some(head), no_updates, "tester", f"empty {i}")
+        head = result.image().hash()
+        yield head
