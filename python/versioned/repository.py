@@ -248,3 +248,40 @@ class Repository:
             keys = primary_key if isinstance(primary_key, str) else ",".join(primary_key)
         return _jvm.call_str(self.spark, self._options, "upsert", df, self._table(table), branch, message, author,
                              keys)
+
+    # ---- diffs and maintenance
+    def diff(self, table: str, from_ref: str, to_ref: str) -> DataFrame:
+        """Row-level diff of ``table`` between two revisions: a DataFrame with ``_change``
+        ('insert', 'delete', 'update'), the key columns and ``<column>_before`` / ``<column>_after``.
+        Only fragments whose objects differ are read, so the cost follows the size of the change.
+
+        Example::
+
+            repo.diff("orders", "v1", "main").filter("_change = 'update'").show()
+        """
+        return _jvm.call_frame(self.spark, self._options, "diff", self._table(table), from_ref, to_ref)
+
+    def materialize(self) -> DataFrame:
+        """Ref-driven snapshots (MMS5): compacts every image a branch, tag or lock points at so each ref
+        reads as a plain scan, and evicts compacted forms no ref needs any more. Returns what was
+        compacted (image, table, fragments, objects).
+
+        Example::
+
+            repo.create_lock("reports", "q3", "main")
+            repo.materialize().show()
+        """
+        return self._frame("materialize")
+
+    def gc(self, older_than_seconds: float = 3600.0) -> int:
+        """Deletes objects no table version refers to, and stray files older than ``older_than_seconds``
+        (in-flight writes are younger). History stays readable. Returns the number of files deleted.
+
+        Example::
+
+            repo.release_lock("reports", "q3")
+            repo.materialize()
+            repo.gc(older_than_seconds=0)
+        """
+        return _jvm.call_int(self.spark, self._options, "collectGarbage", int(older_than_seconds * 1000))
+

@@ -41,7 +41,7 @@ object TableApi {
     val changes = matched.withColumn(VersionedOptions.ChangeColumn, lit(ChangeKind.Delete).cast(ByteType))
     val msg = Option(message).filter(_.nonEmpty).getOrElse(s"delete from ${ident.table} where $condition")
     val req = WriteRequest(ident, Some(b), WriteMode.Changes, None, upsert = false, ApiSupport.author(spark, author),
-      msg, location)
+      msg, location, expectedHead = Some(head.hash))
     CommitPlanner.commit(e, req, changes)
     deleted
   }

@@ -62,4 +62,13 @@ object VersionedApi {
   def upsert(spark: SparkSession, options: Opts, df: DataFrame, table: String, branch: String, message: String,
              author: String, primaryKey: String): String =
     TableApi.upsert(spark, options, df, table, branch, message, author, primaryKey)
+
+  // ---- diffs and maintenance
+  def diff(spark: SparkSession, options: Opts, table: String, fromRef: String, toRef: String): DataFrame =
+    MaintenanceApi.diff(spark, options, table, fromRef, toRef)
+  def materialize(spark: SparkSession, options: Opts, repo: String): DataFrame =
+    MaintenanceApi.materialize(spark, options, repo)
+  def evict(spark: SparkSession, options: Opts, repo: String): Int = MaintenanceApi.evict(spark, options, repo)
+  def collectGarbage(spark: SparkSession, options: Opts, olderThanMs: Long): Int =
+    MaintenanceApi.collectGarbage(spark, options, olderThanMs)
 }

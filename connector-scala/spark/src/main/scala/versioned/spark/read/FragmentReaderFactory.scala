@@ -6,6 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjecti
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 import org.apache.spark.sql.execution.datasources.PartitionedFile
 import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.vectorized.ColumnarBatch
 
 /**
  * Builds readers for fragment partitions on executors. `readSnap` and `readDiff` are Spark's Parquet
@@ -19,7 +20,22 @@ private[read] final class FragmentReaderFactory(
     readDiff: PartitionedFile => Iterator[InternalRow],
     mergedSchema: StructType,
     keyCount: Int,
-    outputOrdinals: Array[Int]) extends PartitionReaderFactory {
+    outputOrdinals: Array[Int],
+    readBatches: Option[PartitionedFile => Iterator[InternalRow]]) extends PartitionReaderFactory {
+
+  /** Chains that are a single SNAP are read as columnar batches straight from Parquet (when all are). */
+  override def supportColumnarReads(partition: InputPartition): Boolean = readBatches.isDefined
+
+  override def createColumnarReader(partition: InputPartition): PartitionReader[ColumnarBatch] = {
+    val p = partition.asInstanceOf[FragmentPartition]
+    val it = p.snap.map(open(readBatches.get, _)).getOrElse(Iterator.empty)
+    new PartitionReader[ColumnarBatch] {
+      private var current: ColumnarBatch = _
+      override def next(): Boolean = if (it.hasNext) { current = it.next().asInstanceOf[Any].asInstanceOf[ColumnarBatch]; true } else false
+      override def get(): ColumnarBatch = current
+      override def close(): Unit = it match { case c: AutoCloseable => c.close(); case _ => () }
+    }
+  }
 
   private def open(read: PartitionedFile => Iterator[InternalRow], f: ObjectFile): Iterator[InternalRow] =
     read(PartitionedFile(InternalRow.empty, SparkPath.fromUrlString(f.uri), 0L, f.size, Array.empty[String], 0L, f.size,

@@ -9,16 +9,8 @@ private[versioned] object ScanMetrics {
   val ObjectsScanned = "versionedObjectsScanned"
   val BytesScanned = "versionedBytesScanned"
 
-  private final class Sum(n: String, d: String) extends CustomSumMetric {
-    override def name(): String = n
-    override def description(): String = d
-  }
-
-  def supported: Array[CustomMetric] = Array(
-    new Sum(FragmentsTotal, "fragments in the table version"),
-    new Sum(FragmentsScanned, "fragments left after pruning"),
-    new Sum(ObjectsScanned, "objects left after pruning"),
-    new Sum(BytesScanned, "bytes of objects left after pruning"))
+  def supported: Array[CustomMetric] =
+    Array(new FragmentsTotalMetric, new FragmentsScannedMetric, new ObjectsScannedMetric, new BytesScannedMetric)
 
   def values(total: Long, parts: Seq[FragmentPartition]): Array[CustomTaskMetric] = Seq(
     FragmentsTotal -> total,
@@ -28,3 +20,13 @@ private[versioned] object ScanMetrics {
     new CustomTaskMetric { override def name(): String = n; override def value(): Long = v }: CustomTaskMetric
   }.toArray
 }
+
+/** Spark instantiates metric classes by name, so each is a top-level class with a no-argument constructor. */
+private[versioned] abstract class NamedSumMetric(n: String, d: String) extends CustomSumMetric {
+  override def name(): String = n
+  override def description(): String = d
+}
+private[versioned] class FragmentsTotalMetric extends NamedSumMetric(ScanMetrics.FragmentsTotal, "fragments in the table version")
+private[versioned] class FragmentsScannedMetric extends NamedSumMetric(ScanMetrics.FragmentsScanned, "fragments left after pruning")
+private[versioned] class ObjectsScannedMetric extends NamedSumMetric(ScanMetrics.ObjectsScanned, "objects left after pruning")
+private[versioned] class BytesScannedMetric extends NamedSumMetric(ScanMetrics.BytesScanned, "bytes of objects left after pruning")

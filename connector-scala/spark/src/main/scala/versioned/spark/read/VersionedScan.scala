@@ -74,7 +74,11 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     val readDiff = format.buildReaderWithPartitionValues(spark, layout.diffSchema, new StructType(), diffRead,
       keyFilters, opts, conf)
     val outputOrdinals = readSchema0.fieldNames.map(n => merged.fieldIndex(n))
-    new FragmentReaderFactory(readSnap, readDiff, merged, keyCols.size, outputOrdinals)
+    val columnar = partitions.nonEmpty && partitions.forall(p => p.diffs.isEmpty && p.snap.isDefined) &&
+      readSchema0.nonEmpty && format.supportBatch(spark, readSchema0)
+    val readBatches = if (!columnar) None else Some(format.buildReaderWithPartitionValues(spark, layout.physicalSchema,
+      new StructType(), readSchema0, filters, Map(FileFormat.OPTION_RETURNING_BATCH -> "true"), conf))
+    new FragmentReaderFactory(readSnap, readDiff, merged, keyCols.size, outputOrdinals, readBatches)
   }
 
   override def estimateStatistics(): Statistics = {

@@ -23,7 +23,8 @@ private[versioned] final case class WriteRequest(
     upsert: Boolean,
     author: String,
     message: String,
-    options: Map[String, String]) {
+    options: Map[String, String],
+    expectedHead: Option[String] = None) {
   /** Only the options that locate the warehouse, for internal re-reads of the table. */
   def locationOptions: Map[String, String] = options.filter { case (k, _) =>
     k.equalsIgnoreCase(VersionedOptions.Warehouse) || k.equalsIgnoreCase(VersionedOptions.MetastoreUrl)
@@ -43,6 +44,10 @@ private[versioned] object CommitPlanner {
     val table = req.ident.table
     val branch = req.branch.getOrElse(engine.defaultBranchOrConfig(repo))
     val head = engine.writableHead(repo, branch)
+    req.expectedHead.foreach { e =>
+      if (!head.map(_.hash).contains(e)) throw new RefConflictException(s"Branch '$branch' of '$repo' moved to " +
+        s"${head.map(_.shortHash).getOrElse("nothing")} since ${e.take(12)} was read. Nothing was committed; retry.")
+    }
     val current = head.flatMap(h => engine.tableOption(repo, h.hash, table))
     val pk = req.primaryKey.orElse(current.map(_.primaryKey)).getOrElse(Seq.empty)
     val userSchema = if (req.mode == WriteMode.Changes) dropInternal(input).schema else input.schema
@@ -110,7 +115,7 @@ private[versioned] object CommitPlanner {
     val sorted = routed.repartition(parts, col(FragmentWriter.FragColumn))
       .sortWithinPartitions((FragmentWriter.FragColumn +: keys).map(col): _*)
     val written = FragmentWriter.write(sorted, layout.diffSchema, keys, ObjectKind.Diff, config)
-    if (written.isEmpty) return (cur.copy(fragments = base, compacted = None), Seq.empty)
+    if (written.isEmpty) return (cur, Seq.empty) // no change: link the parent's objects, same table hash
     val byFrag = written.map(w => w.fragment -> w).toMap
     val metas = written.map { w => w.meta.copy(parents = base(w.fragment).objects.lastOption.toSeq) }
     val frags = base.zipWithIndex.map { case (f, i) =>
