@@ -19,6 +19,8 @@ object VersionedOptions {
   val IncludeHidden = "versioned.internal.includeHidden"
   // ---- internal: restricts a scan to some fragment indexes (compaction)
   val OnlyFragments = "versioned.internal.fragments"
+  // ---- internal: marks tables loaded through the SQL catalog (strict schema on INSERT)
+  val CatalogTable = "versioned.internal.catalog"
 
   // ---- Spark conf keys
   val ConfWarehouse = "spark.versioned.warehouse"
@@ -36,4 +38,6 @@ object VersionedOptions {
   val DupColumn = "_vdup"
   /** Name of the change-kind column inside DIFF objects. */
   val ChangeColumn = "_vchange"
+  /** Metadata column of key-less tables: struct of all user columns and `_vdup` (their row id). */
+  val RowIdColumn = "_vrowid"
 }

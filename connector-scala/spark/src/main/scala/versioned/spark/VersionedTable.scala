@@ -3,13 +3,16 @@ package versioned.spark
 import java.util
 import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.connector.catalog.{SupportsRead, SupportsWrite, Table, TableCapability}
+import org.apache.spark.sql.connector.catalog.{MetadataColumn, SupportsMetadataColumns, SupportsRead,
+  SupportsRowLevelOperations, SupportsWrite, Table, TableCapability}
+import org.apache.spark.sql.connector.catalog.constraints.Constraint
 import org.apache.spark.sql.connector.read.ScanBuilder
-import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
+import org.apache.spark.sql.connector.write.{LogicalWriteInfo, RowLevelOperationBuilder, RowLevelOperationInfo, WriteBuilder}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import versioned.core._
 import versioned.spark.read.VersionedScanBuilder
+import versioned.spark.rowlevel.{RowIdScanBuilder, VersionedRowLevelOperationBuilder}
 import versioned.spark.write.VersionedWriteBuilder
 
 /**
@@ -24,13 +27,17 @@ private[versioned] final case class VersionedTable(
     revision: Revision,
     branch: Option[String],
     options: Map[String, String],
-    newSchema: Option[StructType] = None) extends Table with SupportsRead with SupportsWrite {
+    newSchema: Option[StructType] = None) extends Table with SupportsRead with SupportsWrite
+  with SupportsRowLevelOperations with SupportsMetadataColumns {
 
   def engine: Engine = Engine(config)
   def withRevision(r: Revision): VersionedTable = copy(revision = r)
   def withBranch(b: String): VersionedTable = copy(branch = Some(b), revision = Revision.Spec(Ref.branch(b)))
 
-  private def includeHidden = options.exists { case (k, v) => k.equalsIgnoreCase(VersionedOptions.IncludeHidden) && v == "true" }
+  private def flag(key: String) = options.exists { case (k, v) => k.equalsIgnoreCase(key) && v == "true" }
+  private def includeHidden = flag(VersionedOptions.IncludeHidden)
+  /** Loaded through the SQL catalog: Spark aligns INSERT data with the table's columns. */
+  def fromCatalog: Boolean = flag(VersionedOptions.CatalogTable)
 
   /** The resolved table, or None when a write creates it. Resolution happens once per value. */
   lazy val snapshot: Option[TableSnapshot] = {
@@ -61,19 +68,37 @@ private[versioned] final case class VersionedTable(
 
   override def name(): String = ident.toString
 
-  override def schema(): StructType = snapshot.map(s => if (includeHidden) s.layout.physicalSchema else s.layout.schema)
-    .orElse(newSchema).getOrElse(requireSnapshot.layout.schema)
+  /** Key columns are never null, so they are reported non-nullable (Spark requires that of row ids). */
+  override def schema(): StructType = snapshot.map { s =>
+    val keys = s.layout.primaryKey.toSet
+    val st = if (includeHidden) s.layout.physicalSchema else s.layout.schema
+    StructType(st.fields.map(f => if (keys(f.name)) f.copy(nullable = false) else f))
+  }.orElse(newSchema).getOrElse(requireSnapshot.layout.schema)
 
   override def properties(): util.Map[String, String] = snapshot.map { s =>
     Map("image" -> s.image.hash, "primaryKey" -> s.layout.primaryKey.mkString(","), "provider" -> "versioned")
   }.getOrElse(Map("provider" -> "versioned")).asJava
 
-  override def capabilities(): util.Set[TableCapability] = Set(
-    TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
-    TableCapability.ACCEPT_ANY_SCHEMA).asJava
+  override def capabilities(): util.Set[TableCapability] = (Set(
+    TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE) ++
+    (if (fromCatalog) None else Some(TableCapability.ACCEPT_ANY_SCHEMA))).asJava
 
-  override def newScanBuilder(opts: CaseInsensitiveStringMap): ScanBuilder =
-    new VersionedScanBuilder(requireSnapshot, schema())
+  override def constraints(): Array[Constraint] = snapshot.filterNot(_.layout.hidden).map { s =>
+    Array[Constraint](Constraint.primaryKey(s"${ident.table}_pk",
+      s.layout.primaryKey.map(c => org.apache.spark.sql.connector.expressions.Expressions.column(s"`${c.replace("`", "``")}`")).toArray).build())
+  }.getOrElse(Array.empty)
+
+  /** Key-less tables expose their row identity as the metadata column `_vrowid`. */
+  override def metadataColumns(): Array[MetadataColumn] =
+    snapshot.filter(_.layout.hidden).map(s => Array[MetadataColumn](RowIdScanBuilder.column(s.layout))).getOrElse(Array.empty)
+
+  override def newScanBuilder(opts: CaseInsensitiveStringMap): ScanBuilder = {
+    val s = requireSnapshot
+    if (s.layout.hidden && !includeHidden) new RowIdScanBuilder(s, schema()) else new VersionedScanBuilder(s, schema())
+  }
+
+  override def newRowLevelOperationBuilder(info: RowLevelOperationInfo): RowLevelOperationBuilder =
+    new VersionedRowLevelOperationBuilder(this, info)
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new VersionedWriteBuilder(this, info)
 }

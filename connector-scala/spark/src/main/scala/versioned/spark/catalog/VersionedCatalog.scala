@@ -1,0 +1,222 @@
+package versioned.spark.catalog
+
+import java.util
+import scala.jdk.CollectionConverters._
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.analysis.{NoSuchNamespaceException, NoSuchTableException, TableAlreadyExistsException}
+import org.apache.spark.sql.connector.catalog._
+import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+import versioned.core._
+import versioned.spark.{TableIdent, VersionedOptions, VersionedTable, Warehouses}
+import versioned.spark.catalog.procedures.Procedures
+
+/**
+ * The SQL catalog: `spark.sql.catalog.<name>=versioned.spark.catalog.VersionedCatalog`, with optional
+ * catalog options `warehouse`, `metastoreUrl` and `defaultBranch` (each falls back to the session's
+ * `spark.versioned.*` conf). Namespaces are repositories; tables resolve to the same
+ * [[VersionedTable]] the `versioned` format uses, through the same resolver. See docs/SQL.md.
+ */
+class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with ProcedureCatalog {
+  private var catalogName: String = "versioned"
+  private var catalogOptions: Map[String, String] = Map.empty
+
+  override def initialize(name: String, options: CaseInsensitiveStringMap): Unit = {
+    catalogName = name
+    catalogOptions = options.asCaseSensitiveMap().asScala.toMap
+  }
+
+  override def name(): String = catalogName
+
+  /** Resolved on every call, so a session's `spark.versioned.*` conf changes are picked up. */
+  private[catalog] def config: WarehouseConfig = Warehouses.config(SparkSession.active, catalogOptions)
+  private[catalog] def engine: Engine = Engine(config)
+  private def locationOptions(c: WarehouseConfig): Map[String, String] =
+    Map(VersionedOptions.Warehouse -> c.warehouse, VersionedOptions.MetastoreUrl -> c.metastoreUrl)
+  private def ddl: TableDdl = new TableDdl(engine, locationOptions(config))
+
+  override def capabilities(): util.Set[TableCatalogCapability] =
+    Set(TableCatalogCapability.SUPPORT_TABLE_CONSTRAINT).asJava
+
+  // ---------------------------------------------------------------- tables
+
+  private def tableTarget(ident: Identifier): TableTarget = CatalogNames.parse(ident) match {
+    case t: TableTarget => t
+    case m: MetaTarget => throw Errors.unsupported(s"'${ident.name()}' is a read-only metadata table.")
+  }
+
+  private def baseTable(t: TableTarget): VersionedTable = {
+    val c = config
+    val table = VersionedTable(TableIdent(t.repo, t.table), c, Revision.DefaultBranch, None,
+      locationOptions(c) + (VersionedOptions.CatalogTable -> "true"))
+    t.ref match {
+      case None => table
+      case Some(b) if engine.branchHeadOption(t.repo, b).isDefined => table.withBranch(b)
+      case Some(r) => table.copy(revision = Revision.Spec(r), branch = Some(r))
+    }
+  }
+
+  /** Loads a table or metadata table; `travel` (given the `@ref` of the name) selects a version. */
+  private def load(ident: Identifier, travel: Option[Option[String] => Revision]): org.apache.spark.sql.connector.catalog.Table = {
+    val target = try CatalogNames.parse(ident) catch {
+      case _: InvalidNameException if travel.isEmpty && !ident.name().contains('$') => throw new NoSuchTableException(ident)
+    }
+    if (!engine.repositoryExists(target.repo)) throw new NoSuchTableException(ident)
+    target match {
+      case m: MetaTarget =>
+        val rev = travel.map(_(m.ref)).orElse(m.ref.map(Revision.Spec)).getOrElse(Revision.DefaultBranch)
+        MetadataTable.load(engine, m, rev)
+      case t: TableTarget =>
+        val table = travel.map(f => baseTable(t).withRevision(f(t.ref))).getOrElse(baseTable(t))
+        if (table.snapshot.isEmpty) {
+          if (travel.isEmpty) throw new NoSuchTableException(ident)
+          table.requireSnapshot
+        }
+        table
+    }
+  }
+
+  override def loadTable(ident: Identifier): Table = load(ident, None)
+
+  override def loadTable(ident: Identifier, version: String): Table = {
+    if (version == null || version.trim.isEmpty) throw new InvalidInputException(ErrorClass.InvalidRevision,
+      "VERSION AS OF needs a branch, tag, lock ('namespace:name'), image hash or prefix, optionally with ~N or ^N.")
+    load(ident, Some(_ => Revision.Spec(version.trim)))
+  }
+
+  /** TIMESTAMP AS OF: Spark passes microseconds; the newest image at or before it on the (qualified) branch. */
+  override def loadTable(ident: Identifier, timestamp: Long): Table =
+    load(ident, Some(ref => Revision.AsOf(Math.floorDiv(timestamp, 1000L), ref)))
+
+  override def tableExists(ident: Identifier): Boolean =
+    try { loadTable(ident); true } catch {
+      case _: NoSuchTableException | _: NotFoundException => false
+    }
+
+  override def listTables(namespace: Array[String]): Array[Identifier] = {
+    val repo = requireRepo(namespace)
+    val e = engine
+    e.branchHeadOption(repo, e.defaultBranch(repo)).toSeq
+      .flatMap(h => e.tables(repo, h.hash)).map(t => Identifier.of(namespace, t.name)).toArray
+  }
+
+  override def createTable(ident: Identifier, info: TableInfo): Table = {
+    val t = createTarget(ident, info.partitions(), info.properties())
+    ddl.createEmpty(t, info.schema(), TableDdl.primaryKeyOf(info.constraints(), info.properties()), replace = false)
+    loadTable(ident)
+  }
+
+  override def createTable(ident: Identifier, columns: Array[Column], partitions: Array[org.apache.spark.sql.connector.expressions.Transform],
+                           properties: util.Map[String, String]): Table =
+    createTable(ident, new TableInfo.Builder().withColumns(columns).withPartitions(partitions)
+      .withProperties(properties).build())
+
+  private def createTarget(ident: Identifier, partitions: Array[org.apache.spark.sql.connector.expressions.Transform],
+                           properties: util.Map[String, String]): TableTarget = {
+    val t = tableTarget(ident)
+    if (!engine.repositoryExists(t.repo)) throw new NoSuchNamespaceException(ident.namespace())
+    if (partitions != null && partitions.nonEmpty) throw Errors.unsupported(
+      "PARTITIONED BY is not supported: versioned tables are range-partitioned by primary key automatically.")
+    Option(properties).flatMap(p => Option(p.get(TableCatalog.PROP_PROVIDER))).filterNot(_.equalsIgnoreCase("versioned"))
+      .foreach(p => throw Errors.unsupported(s"Catalog $catalogName only holds versioned tables, not USING $p."))
+    if (tableExists(ident)) throw new TableAlreadyExistsException(ident)
+    t
+  }
+
+  private def staged(ident: Identifier, info: TableInfo, replace: Boolean): StagedTable = {
+    val t = tableTarget(ident)
+    if (!replace) createTarget(ident, info.partitions(), info.properties())
+    else if (!engine.repositoryExists(t.repo)) throw new NoSuchNamespaceException(ident.namespace())
+    val pk = TableDdl.primaryKeyOf(info.constraints(), info.properties())
+    versioned.spark.TableLayout.create(info.schema(), pk)
+    new StagedVersionedTable(baseTable(t), t, info.schema(), pk, replace, ddl)
+  }
+
+  override def stageCreate(ident: Identifier, info: TableInfo): StagedTable = staged(ident, info, replace = false)
+
+  override def stageReplace(ident: Identifier, info: TableInfo): StagedTable = {
+    if (!tableExists(ident)) throw new NoSuchTableException(ident)
+    staged(ident, info, replace = true)
+  }
+
+  override def stageCreateOrReplace(ident: Identifier, info: TableInfo): StagedTable = staged(ident, info, replace = true)
+
+  override def alterTable(ident: Identifier, changes: TableChange*): Table = {
+    val t = tableTarget(ident)
+    if (!tableExists(ident)) throw new NoSuchTableException(ident)
+    ddl.alter(t, changes)
+    loadTable(ident)
+  }
+
+  override def dropTable(ident: Identifier): Boolean = CatalogNames.parse(ident) match {
+    case t: TableTarget => engine.repositoryExists(t.repo) && ddl.drop(t)
+    case _: MetaTarget => throw Errors.unsupported(s"'${ident.name()}' is a read-only metadata table.")
+  }
+
+  override def renameTable(oldIdent: Identifier, newIdent: Identifier): Unit = {
+    if (!tableExists(oldIdent)) throw new NoSuchTableException(oldIdent)
+    val ns = newIdent.namespace() match {
+      case Array() => oldIdent.namespace()
+      case Array(c, r) if c.equalsIgnoreCase(catalogName) => Array(r)
+      case other => other
+    }
+    val to = tableTarget(Identifier.of(ns, newIdent.name()))
+    ddl.rename(tableTarget(oldIdent), to)
+  }
+
+  // ---------------------------------------------------------------- namespaces (repositories)
+
+  private def requireRepo(namespace: Array[String]): String = {
+    val repo = try CatalogNames.repoOf(namespace) catch { case _: InvalidNameException => throw new NoSuchNamespaceException(namespace) }
+    if (!engine.repositoryExists(repo)) throw new NoSuchNamespaceException(namespace)
+    repo
+  }
+
+  override def listNamespaces(): Array[Array[String]] = engine.repositories().map(r => Array(r)).toArray
+
+  override def listNamespaces(namespace: Array[String]): Array[Array[String]] =
+    if (namespace.isEmpty) listNamespaces() else { requireRepo(namespace); Array.empty }
+
+  override def namespaceExists(namespace: Array[String]): Boolean =
+    namespace.length == 1 && scala.util.Try(engine.repositoryExists(namespace(0))).getOrElse(false)
+
+  override def loadNamespaceMetadata(namespace: Array[String]): util.Map[String, String] = {
+    val repo = requireRepo(namespace)
+    Map("defaultBranch" -> engine.defaultBranch(repo), "branches" -> engine.refs.branches(repo).map(_.shortName).mkString(","),
+      SupportsNamespaces.PROP_LOCATION -> config.warehouse).asJava
+  }
+
+  override def createNamespace(namespace: Array[String], metadata: util.Map[String, String]): Unit = {
+    val repo = CatalogNames.repoOf(namespace)
+    if (engine.repositoryExists(repo)) throw new org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException(namespace)
+    val branch = Option(metadata).flatMap(m => m.asScala.collectFirst { case (k, v) if k.equalsIgnoreCase("defaultBranch") => v })
+    engine.createRepository(repo, branch.getOrElse(config.defaultBranch))
+  }
+
+  override def alterNamespace(namespace: Array[String], changes: NamespaceChange*): Unit = {
+    requireRepo(namespace)
+    throw Errors.unsupported("ALTER NAMESPACE is not supported for repositories; manage branches with CALL system procedures.")
+  }
+
+  override def dropNamespace(namespace: Array[String], cascade: Boolean): Boolean = {
+    val repo = requireRepo(namespace)
+    val e = engine
+    val tables = e.refs.branches(repo).flatMap(b => e.tables(repo, b.image).map(_.name)).distinct
+    if (tables.nonEmpty && !cascade) throw new org.apache.spark.sql.catalyst.analysis.NonEmptyNamespaceException(
+      namespace, s"Repository '$repo' has tables (${tables.sorted.mkString(", ")}) on some branch; use CASCADE.", None)
+    e.dropRepository(repo)
+    true
+  }
+
+  // ---------------------------------------------------------------- procedures
+
+  override def loadProcedure(ident: Identifier): UnboundProcedure =
+    if (ident.namespace().sameElements(Array(CatalogNames.SystemNamespace))) Procedures.load(() => engine, ident.name())
+    else throw Errors.unsupported(s"Procedures live in namespace '${CatalogNames.SystemNamespace}': " +
+      s"CALL $catalogName.${CatalogNames.SystemNamespace}.${ident.name()}(...). Available: ${Procedures.names.mkString(", ")}.")
+
+  override def listProcedures(namespace: Array[String]): Array[Identifier] =
+    if (namespace.sameElements(Array(CatalogNames.SystemNamespace)))
+      Procedures.names.map(n => Identifier.of(namespace, n)).toArray
+    else Array.empty
+}

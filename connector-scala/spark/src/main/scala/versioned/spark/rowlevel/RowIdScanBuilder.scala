@@ -1,0 +1,98 @@
+package versioned.spark.rowlevel
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, CreateNamedStruct, Expression, Literal, UnsafeProjection}
+import org.apache.spark.sql.connector.catalog.MetadataColumn
+import org.apache.spark.sql.connector.read._
+import org.apache.spark.sql.sources.Filter
+import org.apache.spark.sql.types.{DataType, StructField, StructType}
+import versioned.spark.{TableLayout, TableSnapshot}
+import versioned.spark.VersionedOptions.RowIdColumn
+import versioned.spark.read.VersionedScanBuilder
+
+/**
+ * Scans of key-less tables. Such a table's row identity is the whole row plus the hidden `_vdup`
+ * ordinal; Spark requires row ids to be non-nullable, so the identity is exposed as one non-null
+ * metadata column `_vrowid` (a struct of every user column and `_vdup`). When `_vrowid` is not
+ * requested this is exactly the plain scan.
+ */
+private[versioned] final class RowIdScanBuilder(snapshot: TableSnapshot, tableSchema: StructType)
+  extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownFilters {
+
+  private val layout = snapshot.layout
+  private var required: StructType = tableSchema
+  private var pushed: Array[Filter] = Array.empty
+
+  override def pruneColumns(requiredSchema: StructType): Unit = required = requiredSchema
+
+  override def pushFilters(filters: Array[Filter]): Array[Filter] = {
+    pushed = filters.filterNot(_.references.exists(_.startsWith(RowIdColumn)))
+    filters
+  }
+
+  override def pushedFilters(): Array[Filter] = pushed
+
+  override def build(): Scan = {
+    val withRowId = required.fieldNames.contains(RowIdColumn)
+    val inner = new VersionedScanBuilder(snapshot, layout.physicalSchema)
+    inner.pruneColumns(if (withRowId) layout.physicalSchema else required)
+    inner.pushFilters(pushed)
+    val scan = inner.build()
+    if (withRowId) new RowIdScan(scan, required, layout) else scan
+  }
+}
+
+private[versioned] object RowIdScanBuilder {
+  def rowIdType(layout: TableLayout): StructType = layout.physicalSchema
+
+  /** The `_vrowid` metadata column of a key-less table. */
+  def column(layout: TableLayout): MetadataColumn = new MetadataColumn {
+    override def name(): String = RowIdColumn
+    override def dataType(): DataType = rowIdType(layout)
+    override def isNullable: Boolean = false
+    override def comment(): String = "row identity of a table without primary key: all columns and _vdup"
+  }
+}
+
+/** Adds `_vrowid` to the rows of a scan that reads every physical column. */
+private[rowlevel] final class RowIdScan(inner: Scan, output: StructType, layout: TableLayout)
+  extends Scan with Batch with SupportsReportStatistics {
+  private val physical = layout.physicalSchema
+
+  override def readSchema(): StructType = output
+  override def description(): String = s"${inner.description()} with $RowIdColumn"
+  override def toBatch: Batch = this
+  override def planInputPartitions(): Array[InputPartition] = inner.toBatch.planInputPartitions()
+
+  override def estimateStatistics(): Statistics = inner match {
+    case s: SupportsReportStatistics => s.estimateStatistics()
+    case _ => new Statistics {
+      override def sizeInBytes(): java.util.OptionalLong = java.util.OptionalLong.empty()
+      override def numRows(): java.util.OptionalLong = java.util.OptionalLong.empty()
+    }
+  }
+
+  override def createReaderFactory(): PartitionReaderFactory = {
+    def ref(name: String): Expression = {
+      val i = physical.fieldIndex(name); BoundReference(i, physical(i).dataType, physical(i).nullable)
+    }
+    val exprs = output.fields.toSeq.map { f =>
+      if (f.name == RowIdColumn) CreateNamedStruct(physical.fields.toSeq.flatMap(p => Seq(Literal(p.name), ref(p.name))))
+      else ref(f.name)
+    }
+    new RowIdReaderFactory(inner.toBatch.createReaderFactory(), exprs)
+  }
+}
+
+private[rowlevel] final class RowIdReaderFactory(inner: PartitionReaderFactory, exprs: Seq[Expression])
+  extends PartitionReaderFactory {
+  override def createReader(partition: InputPartition): PartitionReader[InternalRow] = {
+    val reader = inner.createReader(partition)
+    val project = UnsafeProjection.create(exprs)
+    new PartitionReader[InternalRow] {
+      override def next(): Boolean = reader.next()
+      override def get(): InternalRow = project(reader.get())
+      override def close(): Unit = reader.close()
+    }
+  }
+}

@@ -1,0 +1,36 @@
+package versioned.spark.rowlevel
+
+import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference}
+import org.apache.spark.sql.connector.read.ScanBuilder
+import org.apache.spark.sql.connector.write.{DeltaWriteBuilder, LogicalWriteInfo, RowLevelOperation, SupportsDelta}
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+import versioned.spark.{TableSnapshot, VersionedTable}
+import versioned.spark.VersionedOptions.RowIdColumn
+
+/**
+ * A row-level operation in delta form: Spark hands over only the rows to delete, update or insert,
+ * identified by their row id. The row id is the primary key, or for key-less tables the `_vrowid`
+ * metadata column (all columns and the duplicate ordinal). Updates are passed as updates (not as a
+ * delete plus an insert), so a write carries the old key of every changed row.
+ */
+private[rowlevel] final class VersionedDeltaOperation(
+    table: VersionedTable,
+    snapshot: TableSnapshot,
+    cmd: RowLevelOperation.Command) extends SupportsDelta {
+
+  override def command(): RowLevelOperation.Command = cmd
+
+  override def description(): String = s"versioned $cmd on ${table.ident} @ ${snapshot.image.shortHash}"
+
+  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = table.newScanBuilder(options)
+
+  override def rowId(): Array[NamedReference] =
+    (if (snapshot.layout.hidden) Seq(RowIdColumn) else snapshot.layout.primaryKey)
+      .map(k => Expressions.column(s"`${k.replace("`", "``")}`")).toArray
+
+  override def representUpdateAsDeleteAndInsert(): Boolean = false
+
+  override def newWriteBuilder(info: LogicalWriteInfo): DeltaWriteBuilder = new DeltaWriteBuilder {
+    override def build(): StagedDeltaWrite = new StagedDeltaWrite(table, snapshot, cmd, info)
+  }
+}
