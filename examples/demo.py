@@ -16,7 +16,8 @@ def main() -> None:
     warehouse = tempfile.mkdtemp(prefix="versioned-demo-")
     spark = (versioned.configure_spark_with_versioned(
         SparkSession.builder.master("local[2]").appName("versioned-demo")
-        .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4"),
+        .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "4"),
         warehouse=warehouse).getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     versioned.install()
