@@ -31,4 +31,16 @@ class SmokeSuite extends VersionedSparkSuite {
     assert(sortedRows(read("r.nk")) == Seq(Row("a", 1), Row("c", 3)))
     assert(sortedRows(read("r.nk", "ref" -> "main~1")).size == 4)
   }
+
+  test("limit is pushed to partitions and results stay correct under DIFFs") {
+    val session = spark; import session.implicits._
+    write((1 to 300).map(i => (i, i)).toDF("id", "v"), "r.l", "primaryKey" -> "id")
+    write((1 to 300 by 7).map(i => (i, -i)).toDF("id", "v"), "r.l", "upsert" -> "true")
+    val df = read("r.l").limit(5)
+    assert(df.queryExecution.executedPlan.toString.contains("limit=5"))
+    val got = df.collect()
+    assert(got.length == 5)
+    val all = read("r.l").collect().map(r => r.getInt(0) -> r.getInt(1)).toMap
+    got.foreach(r => assert(all(r.getInt(0)) == r.getInt(1)))
+  }
 }

@@ -21,7 +21,8 @@ private[read] final class FragmentReaderFactory(
     mergedSchema: StructType,
     keyCount: Int,
     outputOrdinals: Array[Int],
-    readBatches: Option[PartitionedFile => Iterator[InternalRow]]) extends PartitionReaderFactory {
+    readBatches: Option[PartitionedFile => Iterator[InternalRow]],
+    limit: Option[Int]) extends PartitionReaderFactory {
 
   /** Chains that are a single SNAP are read as columnar batches straight from Parquet (when all are). */
   override def supportColumnarReads(partition: InputPartition): Boolean = readBatches.isDefined
@@ -48,11 +49,13 @@ private[read] final class FragmentReaderFactory(
     })
     val sources = (p.snap.map(open(readSnap, _)).toSeq ++ p.diffs.map(open(readDiff, _))).toArray
     val close = () => sources.foreach { case c: AutoCloseable => c.close(); case _ => () }
-    if (p.diffs.isEmpty && sources.length == 1) new SnapshotReader(sources.head, project, close)
-    else {
-      val isDiff = (p.snap.map(_ => false).toSeq ++ p.diffs.map(_ => true)).toArray
-      val keyTypes = mergedSchema.fields.take(keyCount).map(_.dataType).toSeq
-      new MergingReader(sources, isDiff, mergedSchema.length, new KeyComparator(keyTypes), project, close)
-    }
+    val reader =
+      if (p.diffs.isEmpty && sources.length == 1) new SnapshotReader(sources.head, project, close)
+      else {
+        val isDiff = (p.snap.map(_ => false).toSeq ++ p.diffs.map(_ => true)).toArray
+        val keyTypes = mergedSchema.fields.take(keyCount).map(_.dataType).toSeq
+        new MergingReader(sources, isDiff, mergedSchema.length, new KeyComparator(keyTypes), project, close)
+      }
+    limit.fold(reader)(n => new LimitedReader(reader, n))
   }
 }

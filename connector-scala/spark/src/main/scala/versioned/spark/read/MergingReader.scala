@@ -62,3 +62,11 @@ private[read] final class SnapshotReader(source: Iterator[InternalRow], project:
   override def get(): InternalRow = current
   override def close(): Unit = onClose()
 }
+
+/** Stops a partition after `n` rows (LIMIT pushdown; Spark still applies the global limit). */
+private[read] final class LimitedReader(inner: PartitionReader[InternalRow], n: Int) extends PartitionReader[InternalRow] {
+  private var seen = 0
+  override def next(): Boolean = seen < n && inner.next() && { seen += 1; true }
+  override def get(): InternalRow = inner.get()
+  override def close(): Unit = inner.close()
+}

@@ -18,7 +18,8 @@ import java.util.OptionalLong
  * chain); other filters may prune only the SNAP, because a DIFF row that no longer matches must still
  * supersede the base row it replaces. Deletes carry no values, so DIFFs are never value-filtered.
  */
-private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema0: StructType, filters: Seq[Filter])
+private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema0: StructType, filters: Seq[Filter],
+                                             limit: Option[Int] = None)
   extends Scan with Batch with SupportsReportStatistics {
 
   private val layout = snapshot.layout
@@ -29,7 +30,8 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
   override def readSchema(): StructType = readSchema0
   override def toBatch: Batch = this
   override def description(): String =
-    s"versioned ${snapshot.repo}.${snapshot.table} @ ${snapshot.image.shortHash} filters=[${filters.mkString(", ")}]"
+    s"versioned ${snapshot.repo}.${snapshot.table} @ ${snapshot.image.shortHash} filters=[${filters.mkString(", ")}]" +
+      limit.map(n => s" limit=$n").getOrElse("")
 
   /** Fragments and objects that survive pruning, computed once per scan. */
   lazy val partitions: Array[FragmentPartition] = {
@@ -74,11 +76,11 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     val readDiff = format.buildReaderWithPartitionValues(spark, layout.diffSchema, new StructType(), diffRead,
       keyFilters, opts, conf)
     val outputOrdinals = readSchema0.fieldNames.map(n => merged.fieldIndex(n))
-    val columnar = partitions.nonEmpty && partitions.forall(p => p.diffs.isEmpty && p.snap.isDefined) &&
+    val columnar = limit.isEmpty && partitions.nonEmpty && partitions.forall(p => p.diffs.isEmpty && p.snap.isDefined) &&
       readSchema0.nonEmpty && format.supportBatch(spark, readSchema0)
     val readBatches = if (!columnar) None else Some(format.buildReaderWithPartitionValues(spark, layout.physicalSchema,
       new StructType(), readSchema0, filters, Map(FileFormat.OPTION_RETURNING_BATCH -> "true"), conf))
-    new FragmentReaderFactory(readSnap, readDiff, merged, keyCols.size, outputOrdinals, readBatches)
+    new FragmentReaderFactory(readSnap, readDiff, merged, keyCols.size, outputOrdinals, readBatches, limit)
   }
 
   override def estimateStatistics(): Statistics = {

@@ -1,6 +1,7 @@
 package versioned.spark.read
 
-import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownFilters, SupportsPushDownRequiredColumns}
+import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownFilters, SupportsPushDownLimit,
+  SupportsPushDownRequiredColumns}
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.StructType
 import versioned.spark.TableSnapshot
@@ -11,10 +12,11 @@ import versioned.spark.TableSnapshot
  * correct under DIFFs (see [[VersionedScan]]).
  */
 private[versioned] final class VersionedScanBuilder(snapshot: TableSnapshot, tableSchema: StructType)
-  extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownFilters {
+  extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownFilters with SupportsPushDownLimit {
 
   private var required: StructType = tableSchema
   private var filters: Array[Filter] = Array.empty
+  private var limit: Option[Int] = None
 
   override def pruneColumns(requiredSchema: StructType): Unit = required = requiredSchema
 
@@ -22,5 +24,8 @@ private[versioned] final class VersionedScanBuilder(snapshot: TableSnapshot, tab
 
   override def pushedFilters(): Array[Filter] = filters
 
-  override def build(): Scan = new VersionedScan(snapshot, required, filters.toSeq)
+  /** Each partition stops after `n` merged rows; Spark still applies the limit (partially pushed). */
+  override def pushLimit(n: Int): Boolean = { limit = Some(n); true }
+
+  override def build(): Scan = new VersionedScan(snapshot, required, filters.toSeq, limit)
 }
