@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.{BoundReference, CreateNamedStr
 import org.apache.spark.sql.connector.catalog.MetadataColumn
 import org.apache.spark.sql.connector.read._
 import org.apache.spark.sql.sources.Filter
-import org.apache.spark.sql.types.{DataType, StructField, StructType}
+import org.apache.spark.sql.types.{DataType, StructType}
 import versioned.spark.{TableLayout, TableSnapshot}
 import versioned.spark.VersionedOptions.RowIdColumn
 import versioned.spark.read.VersionedScanBuilder

@@ -1,20 +1,22 @@
 package versioned.spark.rowlevel
 
 import java.util.UUID
-import org.apache.spark.sql.{Row, SparkSession}
+import scala.jdk.CollectionConverters._
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.types.{ByteType, StructField, StructType}
 import org.apache.spark.storage.StorageLevel
-import versioned.core.{CommitResult, TableUpdate}
-import versioned.spark.{TableSnapshot, VersionedTable, Warehouses}
+import versioned.core.CommitResult
+import versioned.spark.{TableSnapshot, VersionedOptions, VersionedTable}
 import versioned.spark.write._
 
 /**
  * The write of a DELETE / UPDATE / MERGE. Tasks stage the delta rows Spark sends (delete, update,
  * insert, each with the old row id) as Parquet; on commit the driver turns them into conflated DIFF
- * rows ([[DeltaChanges]]), validates them, writes one DIFF object per touched fragment and records one
- * image whose parent is the image the operation read. Only changed rows are written; an operation that
- * changes nothing records no image. Staging files are removed whatever the outcome.
+ * rows ([[DeltaChanges]]), validates them, and hands them to [[CommitPlanner]] in `Changes` mode: one
+ * DIFF object per touched fragment, one image whose parent must be the image the operation read.
+ * Only changed rows are written; an operation that changes nothing records no image. Staging files
+ * are removed whatever the outcome.
  */
 private[rowlevel] final class StagedDeltaWrite(
     table: VersionedTable,
@@ -37,8 +39,6 @@ private[rowlevel] final class StagedDeltaWrite(
       (idSchema.fields.map(f => StructField(DeltaChanges.Old + f.name, f.dataType, nullable = true)) ++
         rowSchema.fields.map(f => StructField(DeltaChanges.New + f.name, f.dataType, nullable = true))).toSeq)
 
-  @volatile private var lastResult: Option[CommitResult] = None
-
   override def description(): String = s"versioned $cmd on ${table.ident}"
   override def toBatch: DeltaBatchWrite = this
 
@@ -51,30 +51,24 @@ private[rowlevel] final class StagedDeltaWrite(
     val files = messages.collect { case f: StagedFile if f.rows > 0 => f.path }
     if (files.nonEmpty) {
       val staged = spark.read.schema(stagedSchema).parquet(files.toIndexedSeq: _*)
-      val options = table.options ++ scala.jdk.CollectionConverters.MapHasAsScala(info.options().asCaseSensitiveMap()).asScala
+      val options = table.options ++ info.options().asCaseSensitiveMap().asScala
       val req = WriteRequests.from(table, options, WriteMode.Changes)
       val current = spark.read.format("versioned").options(req.locationOptions)
-        .option(versioned.spark.VersionedOptions.Image, snapshot.image.hash)
-        .option(versioned.spark.VersionedOptions.IncludeHidden, "true")
+        .option(VersionedOptions.Image, snapshot.image.hash)
+        .option(VersionedOptions.IncludeHidden, "true")
         .load(table.ident.toString)
       val changes = DeltaChanges.compute(staged, current, snapshot.layout, cmd).persist(StorageLevel.MEMORY_AND_DISK)
       try {
-        if (!changes.isEmpty) lastResult = Some(record(spark, req, changes))
+        if (!changes.isEmpty) record(req, changes)
       } finally changes.unpersist()
     }
   } finally cleanup()
 
-  private def record(spark: SparkSession, req: WriteRequest, changes: org.apache.spark.sql.DataFrame): CommitResult = {
-    val engine = table.engine
-    val repo = table.ident.repo
-    val branch = req.branch.getOrElse(engine.defaultBranch(repo))
-    val (version, objects) = CommitPlanner.writeDiffs(engine.config, snapshot.layout, snapshot.version, changes)
-    val message = req.options.collectFirst { case (k, v) if k.equalsIgnoreCase(versioned.spark.VersionedOptions.Message) => v }
+  /** One DIFF commit through the shared commit path, moving the branch only from the image that was read. */
+  private def record(req: WriteRequest, changes: DataFrame): CommitResult = {
+    val message = req.options.collectFirst { case (k, v) if k.equalsIgnoreCase(VersionedOptions.Message) => v }
       .getOrElse(s"${DeltaChanges.verb(cmd)} ${table.ident.table}")
-    val result = engine.commit(repo, branch, Some(snapshot.image.hash),
-      Map(table.ident.table -> TableUpdate.Put(version, objects)), req.author, message)
-    Compactor.maybeCompact(spark, engine, req, result.image, Warehouses.maxChain(spark))
-    result
+    CommitPlanner.commit(table.engine, req.copy(message = message, expectedHead = Some(snapshot.image.hash)), changes)
   }
 
   override def abort(messages: Array[WriterCommitMessage]): Unit = cleanup()
