@@ -1,0 +1,165 @@
+"""Read-only statistics from the embedded SQLite metastore, and fabrication of a long history.
+
+Both follow docs/FORMAT.md (metastore schema version 1). Fabrication is the benchmark's way to get a
+100,000-commit history in seconds: engine commits through py4j cost tens of milliseconds each (measured
+and reported by run.py), so the rest are written as a second writer would, per FORMAT.md: one
+``vc_images`` row and one ``vc_tables`` row per image (the table unchanged, linking the parent's objects),
+correct image hashes, increasing ``seq``, then the branch moves by compare-and-swap. The engine then
+resolves, logs and commits on top of that history like any other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import struct
+from typing import Dict, List, Sequence
+
+
+def db_path(warehouse: str) -> str:
+    return os.path.join(warehouse, "metastore.db")
+
+
+def _connect(warehouse: str) -> sqlite3.Connection:
+    c = sqlite3.connect(db_path(warehouse), timeout=60)
+    c.execute("PRAGMA busy_timeout = 60000")
+    return c
+
+
+def H(*parts: str) -> str:
+    """FORMAT.md: SHA-256 over each part as a 4-byte big-endian length and its UTF-8 bytes."""
+    md = hashlib.sha256()
+    for p in parts:
+        b = p.encode("utf-8")
+        md.update(struct.pack(">I", len(b)))
+        md.update(b)
+    return md.hexdigest()
+
+
+def image_hash(parents: Sequence[str], author: str, message: str, created_ms: int,
+               tables: Dict[str, str]) -> str:
+    return H("image", ",".join(parents), author, message, str(created_ms),
+             *[f"{n}={h}" for n, h in sorted(tables.items())])
+
+
+def _json(v) -> str:
+    return json.dumps(v, separators=(",", ":"))
+
+
+def object_stats(warehouse: str, ids: Sequence[str]) -> Dict[str, Dict[str, int]]:
+    """{kind: {objects, rows, bytes}} over the given object ids."""
+    out: Dict[str, Dict[str, int]] = {}
+    c = _connect(warehouse)
+    try:
+        ids = list(set(ids))
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            q = f"SELECT kind, COUNT(*), SUM(row_count), SUM(size_bytes) FROM vc_objects WHERE id IN ({','.join('?' * len(chunk))}) GROUP BY kind"
+            for kind, n, rows, size in c.execute(q, chunk):
+                s = out.setdefault(kind, {"objects": 0, "rows": 0, "bytes": 0})
+                s["objects"] += n
+                s["rows"] += rows or 0
+                s["bytes"] += size or 0
+    finally:
+        c.close()
+    return out
+
+
+def repo_object_ids(warehouse: str, repo: str) -> List[str]:
+    """Every object id any table version of ``repo`` refers to (logical or compacted)."""
+    c = _connect(warehouse)
+    try:
+        ids = set()
+        for frags, comp in c.execute("SELECT fragments, compacted FROM vc_tables WHERE repo = ?", (repo,)):
+            for js in (frags, comp):
+                if js:
+                    for f in json.loads(js):
+                        ids.update(f["objects"])
+        return sorted(ids)
+    finally:
+        c.close()
+
+
+def head_objects(warehouse: str, repo: str, image: str, table: str) -> Dict[str, List[str]]:
+    """{"fragments": [...ids], "compacted": [...ids]} of one table version."""
+    c = _connect(warehouse)
+    try:
+        row = c.execute("SELECT fragments, compacted FROM vc_tables WHERE repo = ? AND image_hash = ? AND name = ?",
+                        (repo, image, table)).fetchone()
+    finally:
+        c.close()
+    frags = [o for f in json.loads(row[0]) for o in f["objects"]]
+    comp = [o for f in json.loads(row[1]) for o in f["objects"]] if row[1] else []
+    return {"fragments": frags, "compacted": comp}
+
+
+def verify_image_hash(warehouse: str, repo: str, image: str) -> bool:
+    """Recomputes an engine-written image hash with :func:`image_hash` (checks this writer's hashing)."""
+    c = _connect(warehouse)
+    try:
+        parents, created, author, message = c.execute(
+            "SELECT parents, created_ms, author, message FROM vc_images WHERE repo = ? AND hash = ?",
+            (repo, image)).fetchone()
+        tables = dict(c.execute("SELECT name, table_hash FROM vc_tables WHERE repo = ? AND image_hash = ?",
+                                (repo, image)).fetchall())
+    finally:
+        c.close()
+    return image_hash(json.loads(parents), author, message, int(created), tables) == image
+
+
+def fabricate_history(warehouse: str, repo: str, branch: str, count: int, batch: int = 20000) -> str:
+    """Appends ``count`` images to ``branch`` that leave every table unchanged. Returns the new head."""
+    c = _connect(warehouse)
+    try:
+        full = f"heads/{branch}"
+        head, = c.execute("SELECT image_hash FROM vc_refs WHERE repo = ? AND name = ?", (repo, full)).fetchone()
+        created, = c.execute("SELECT created_ms FROM vc_images WHERE repo = ? AND hash = ?", (repo, head)).fetchone()
+        seq, = c.execute("SELECT MAX(seq) FROM vc_images WHERE repo = ?", (repo,)).fetchone()
+        cols = ("name", "schema_json", "primary_key", "hidden_key", "table_hash", "fragments", "compacted")
+        tables = [dict(zip(cols, r)) for r in c.execute(
+            f"SELECT {', '.join(cols)} FROM vc_tables WHERE repo = ? AND image_hash = ?", (repo, head))]
+        table_hashes = {t["name"]: t["table_hash"] for t in tables}
+        author = "bench"
+        start = head
+        cur = head
+        done = 0
+        while done < count:
+            images, rows = [], []
+            for _ in range(min(batch, count - done)):
+                done += 1
+                seq += 1
+                created += 1
+                msg = f"fabricated commit {done}"
+                h = image_hash([cur], author, msg, created, table_hashes)
+                images.append((repo, h, _json([cur]), created, author, msg, seq, "[]"))
+                for t in tables:
+                    rows.append((repo, h, t["name"], t["schema_json"], t["primary_key"], t["hidden_key"],
+                                 t["table_hash"], t["fragments"], None, 0))
+                cur = h
+            c.execute("BEGIN IMMEDIATE")
+            c.executemany("INSERT INTO vc_images (repo, hash, parents, created_ms, author, message, seq, changed_tables)"
+                          " VALUES (?,?,?,?,?,?,?,?)", images)
+            c.executemany("INSERT INTO vc_tables (repo, image_hash, name, schema_json, primary_key, hidden_key,"
+                          " table_hash, fragments, compacted, changed) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+            c.execute("COMMIT")
+        c.execute("BEGIN IMMEDIATE")
+        moved = c.execute("UPDATE vc_refs SET image_hash = ? WHERE repo = ? AND name = ? AND image_hash = ?",
+                          (cur, repo, full, start)).rowcount
+        c.execute("COMMIT")
+        if moved != 1:
+            raise RuntimeError(f"branch {branch} of {repo} moved while fabricating history")
+        return cur
+    finally:
+        c.close()
+
+
+def sizes(warehouse: str) -> int:
+    """Bytes of the metastore files (db + WAL)."""
+    total = 0
+    for suffix in ("", "-wal", "-shm"):
+        p = db_path(warehouse) + suffix
+        if os.path.exists(p):
+            total += os.path.getsize(p)
+    return total

@@ -1,0 +1,829 @@
+#!/usr/bin/env python3
+"""Benchmark suite of the versioned connector against plain Parquet, in one SparkSession.
+
+    python3 bench/run.py              # N = 10,000,000 rows (< 20 min on 2 cores)
+    python3 bench/run.py --quick      # N = 200,000 rows, shorter histories (smoke run)
+    python3 bench/run.py --rows 2000000 --hist-commits 50
+
+Writes bench/results/results.json and bench/results/results.md (see bench/README.md for the method).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import hashlib
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(1, os.path.join(ROOT, "python"))
+
+import _metastore as MS  # noqa: E402
+import datagen as G  # noqa: E402
+
+T0 = time.perf_counter()
+
+
+def log(msg: str) -> None:
+    print(f"[{time.perf_counter() - T0:7.1f}s] {msg}", flush=True)
+
+
+# ----------------------------------------------------------------------------------------- helpers
+def parquet_bytes(path: str) -> Tuple[int, int]:
+    """(bytes, files) of the Parquet files under ``path`` (checksum and marker files excluded)."""
+    total = files = 0
+    for d, _, names in os.walk(path):
+        for n in names:
+            if n.endswith(".parquet") and not n.startswith("."):
+                total += os.path.getsize(os.path.join(d, n))
+                files += 1
+    return total, files
+
+
+def timed(fn: Callable[[], Any]) -> Tuple[float, Any]:
+    t = time.perf_counter()
+    r = fn()
+    return time.perf_counter() - t, r
+
+
+def median(xs: List[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def noop(df) -> None:
+    """Forces full execution of every column of ``df`` without writing anything."""
+    df.write.format("noop").mode("overwrite").save()
+
+
+def fmt_s(x: Optional[float]) -> str:
+    if x is None:
+        return "—"
+    if x < 0.1:
+        return f"{x * 1000:.1f} ms"
+    return f"{x:.2f} s"
+
+
+def fmt_b(x: Optional[float]) -> str:
+    if x is None:
+        return "—"
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(x) < 1024 or unit == "GB":
+            return f"{x:.0f} {unit}" if unit == "B" else f"{x:.1f} {unit}"
+        x /= 1024.0
+    return str(x)
+
+
+def find_jar() -> str:
+    cands = [os.environ.get("VERSIONED_JAR"),
+             os.path.join(ROOT, "python", "versioned", "jars", "versioned-spark-assembly.jar"),
+             os.path.join(ROOT, "connector-scala", "spark", "target", "scala-2.13", "versioned-spark-assembly.jar")]
+    for c in cands:
+        if c and os.path.isfile(c):
+            return c
+    raise SystemExit("No connector jar: run bin/build-jar (or bin/sbt spark/assembly), or use bin/bench.")
+
+
+def sha256_file(path: str) -> str:
+    md = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            md.update(chunk)
+    return md.hexdigest()
+
+
+def git_head() -> str:
+    try:
+        return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+# ----------------------------------------------------------------------------------------- suite
+class Suite:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.n = args.rows
+        self.work = os.path.abspath(args.work)
+        self.results_dir = os.path.abspath(args.results)
+        self.rows: List[Dict[str, Any]] = []
+        self.meta: Dict[str, Any] = {}
+        self.wh = os.path.join(self.work, "wh")          # main warehouse: repos bench (N) and hist (N_h)
+        self.wh_log = os.path.join(self.work, "wh-log")  # long history for refs/log
+        self.pq = os.path.join(self.work, "parquet")
+        self.objects = os.path.join(self.wh, "objects")
+        self.scan_reps = args.scan_reps or (3 if self.n <= 2_000_000 else 1)
+        self.full_verify = self.n <= 2_000_000
+        self.state: Dict[str, Any] = {}
+
+    # ---- session
+    def start(self) -> None:
+        if os.path.exists(self.work):
+            shutil.rmtree(self.work)
+        os.makedirs(self.work)
+        os.makedirs(self.results_dir, exist_ok=True)
+        src = find_jar()
+        jar = os.path.join(self.work, "versioned-spark-assembly.jar")
+        shutil.copyfile(src, jar)  # a private copy: the jar may be rebuilt while the benchmark runs
+        from pyspark.sql import SparkSession
+        import pyspark
+
+        self.spark = (SparkSession.builder.master(f"local[{self.args.cores}]")
+                      .appName("versioned-bench")
+                      .config("spark.driver.memory", self.args.driver_memory)
+                      .config("spark.jars", jar)
+                      .config("spark.ui.enabled", "false")
+                      .config("spark.ui.showConsoleProgress", "false")
+                      .config("spark.sql.shuffle.partitions", str(self.args.shuffle_partitions))
+                      .config("spark.versioned.warehouse", self.wh)
+                      .config("spark.sql.catalog.vc", "versioned.spark.catalog.VersionedCatalog")
+                      .config("spark.versioned.author", "bench")
+                      .config("spark.local.dir", os.path.join(self.work, "spark-local"))
+                      .getOrCreate())
+        self.spark.sparkContext.setLogLevel("ERROR")
+        from _jvm_bridge import Bridge
+        self.bridge = Bridge(self.spark)
+        try:
+            import versioned  # the package under python/ (being written concurrently)
+            self.vpkg = versioned
+            self.vpkg.Repository  # noqa: B018
+        except Exception as e:  # noqa: BLE001
+            log(f"python package 'versioned' not usable ({e}); using the format API and the JVM bridge")
+            self.vpkg = None
+        n_h = self.args.hist_rows
+        self.meta.update({
+            "started": _dt.datetime.now().isoformat(timespec="seconds"),
+            "loadavg_1m_at_start": round(os.getloadavg()[0], 1),
+            "git_head": git_head(),
+            "jar": os.path.relpath(src, ROOT) if src.startswith(ROOT) else src,
+            "jar_sha256": sha256_file(jar)[:16],
+            "jar_mtime": _dt.datetime.fromtimestamp(os.path.getmtime(src)).isoformat(timespec="seconds"),
+            "spark": pyspark.__version__,
+            "python": platform.python_version(),
+            "master": f"local[{self.args.cores}]",
+            "driver_memory": self.args.driver_memory,
+            "host_cpus": os.cpu_count(),
+            "rows": self.n,
+            "hist_rows": n_h,
+            "hist_commits": self.args.hist_commits,
+            "log_commits": self.args.log_commits,
+            "k": self.args.k,
+            "main_fragment_target_rows": self.frag_rows(self.n),
+            "hist_fragment_target_rows": self.frag_rows(n_h),
+            "scan_reps": self.scan_reps,
+            "python_package": self.vpkg is not None,
+        })
+        log(f"Spark {pyspark.__version__} local[{self.args.cores}], N={self.n:,}, N_h={n_h:,}, jar {self.meta['jar']}")
+
+    @staticmethod
+    def frag_rows(n: int) -> int:
+        """Fragment size: ~10 fragments per table, 1,000,000 rows (the connector default) at N = 10M."""
+        return max(1000, n // 10)
+
+    def set_fragment_rows(self, n: int) -> None:
+        self.spark.conf.set("spark.versioned.fragment.targetRows", str(self.frag_rows(n)))
+
+    def objects_bytes(self) -> Tuple[int, int]:
+        return parquet_bytes(self.objects)
+
+    # ---- API adapter: the Python package when present, else the engine through the bridge
+    def repo_api(self, repo: str, warehouse: Optional[str] = None):
+        if self.vpkg is None:
+            return None
+        return self.vpkg.Repository(self.spark, repo, warehouse=warehouse)
+
+    def create_branch(self, repo: str, name: str, from_ref: str, warehouse: Optional[str] = None) -> str:
+        r = self.repo_api(repo, warehouse)
+        if r is not None:
+            return r.create_branch(name, from_ref=from_ref)
+        return self.bridge.create_branch(warehouse or self.wh, repo, name, from_ref)
+
+    def read(self, table: str, ref: Optional[str] = None, warehouse: Optional[str] = None):
+        r = self.spark.read.format("versioned")
+        if ref:
+            r = r.option("ref", ref)
+        if warehouse:
+            r = r.option("warehouse", warehouse)
+        return r.load(table)
+
+    def write_versioned(self, df, table: str, mode: str = "append", upsert: bool = False, pk: Optional[str] = None,
+                        branch: Optional[str] = None, warehouse: Optional[str] = None, message: Optional[str] = None):
+        w = df.write.format("versioned").option("upsert", "true" if upsert else "false")
+        if pk:
+            w = w.option("primaryKey", pk)
+        if branch:
+            w = w.option("branch", branch)
+        if warehouse:
+            w = w.option("warehouse", warehouse)
+        if message:
+            w = w.option("message", message)
+        w.mode(mode).save(table)
+
+    def delete_where(self, repo: str, table: str, condition: str, branch: Optional[str] = None) -> int:
+        r = self.repo_api(repo)
+        if r is None or not hasattr(r, "delete_where"):
+            raise RuntimeError("no delete function in the python package")
+        return r.delete_where(table, condition, branch=branch)
+
+    def merge_changes(self, changes, repo: str, table: str, branch: str) -> None:
+        """One SQL MERGE (through the catalog) applying upserts and deletes: one commit, public API."""
+        changes.createOrReplaceTempView("bench_changes")
+        self.spark.sql(
+            f"MERGE INTO vc.{repo}.`{table}@{branch}` AS t USING bench_changes AS s ON t.id = s.id "
+            "WHEN MATCHED AND s._vchange = 1 THEN DELETE "
+            "WHEN MATCHED THEN UPDATE SET a = s.a, b = s.b, s = s.s, d = s.d "
+            "WHEN NOT MATCHED AND s._vchange = 3 THEN INSERT (id, a, b, s, d) VALUES (s.id, s.a, s.b, s.s, s.d)")
+
+    # ---- results
+    def add(self, wid: str, workload: str, connector_s: Optional[float], parquet_s: Optional[float],
+            ratio: Optional[float], target: str, passed: Optional[bool], notes: str, **details: Any) -> None:
+        row = {"id": wid, "workload": workload, "connector_s": connector_s, "parquet_s": parquet_s,
+               "ratio": ratio, "target": target, "pass": passed, "notes": notes, "details": details}
+        self.rows.append(row)
+        verdict = {True: "PASS", False: "FAIL", None: "info"}[passed]
+        log(f"RESULT {wid}: connector {fmt_s(connector_s)}, parquet {fmt_s(parquet_s)}, ratio "
+            f"{'—' if ratio is None else f'{ratio:.2f}'} [{verdict}] {notes}")
+        self.save()
+
+    def save(self) -> None:
+        self.meta["elapsed_s"] = round(time.perf_counter() - T0, 1)
+        with open(os.path.join(self.results_dir, "results.json"), "w") as f:
+            json.dump({"meta": self.meta, "workloads": self.rows}, f, indent=2, default=str)
+        with open(os.path.join(self.results_dir, "results.md"), "w") as f:
+            f.write(self.markdown())
+
+    def markdown(self) -> str:
+        m = self.meta
+        lines = [
+            "# versioned benchmark results",
+            "",
+            f"N = {m.get('rows', 0):,} rows (history table N_h = {m.get('hist_rows', 0):,}, "
+            f"{m.get('hist_commits')} commits; log on {m.get('log_commits', 0):,} commits), "
+            f"{m.get('master')}, driver memory {m.get('driver_memory')}, Spark {m.get('spark')}, "
+            f"git {m.get('git_head')}, jar sha256 {m.get('jar_sha256')}, started {m.get('started')}, "
+            f"wall time {m.get('elapsed_s', 0):.0f} s.",
+            "",
+            "Connector and Parquet run in the same SparkSession; times are wall clock (`time.perf_counter`) around "
+            "actions that materialize every column (`write.format(\"noop\")` for scans). Ratio is connector ÷ "
+            "Parquet unless the notes say otherwise. Bytes count `.parquet` files only (no `.crc`).",
+            "",
+            "| workload | connector | parquet baseline | ratio | target | result | notes |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for r in self.rows:
+            verdict = {True: "pass", False: "**FAIL**", None: "info"}[r["pass"]]
+            ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}"
+            notes = r["notes"].replace("|", "\\|")
+            lines.append(f"| {r['workload']} | {fmt_s(r['connector_s'])} | {fmt_s(r['parquet_s'])} | {ratio} | "
+                         f"{r['target']} | {verdict} | {notes} |")
+        fails = [r["workload"] for r in self.rows if r["pass"] is False]
+        lines += ["", f"Failing targets: {len(fails)} of {sum(1 for r in self.rows if r['pass'] is not None)}."]
+        if m.get("step_s"):
+            load = m.get("loadavg_1m_after_step", {})
+            lines += ["", "Wall time per step (1-minute load average of the host after it): " + ", ".join(
+                f"{k} {v:.0f} s ({load.get(k, '?')})" for k, v in m["step_s"].items())
+                + f". Load average at start: {m.get('loadavg_1m_at_start')} on {m.get('host_cpus')} CPUs "
+                "(other processes share the host; absolute times vary with it, ratios less so)."]
+        if m.get("errors"):
+            lines += ["", "Errors:", ""] + [f"* {e}" for e in m["errors"]]
+        return "\n".join(lines) + "\n"
+
+    def run_step(self, name: str, fn: Callable[[], None]) -> None:
+        log(f"== {name}")
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 - keep going, report the error
+            traceback.print_exc()
+            self.meta.setdefault("errors", []).append(f"{name}: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
+            self.save()
+
+    # ---- measurement helpers
+    def scan_pair(self, dv, dp, reps: Optional[int] = None) -> Dict[str, Any]:
+        """Checks equality (count + checksum, which also warms both paths up), then times noop scans,
+        alternating connector and Parquet. Returns medians, checksums and the connector's scan metrics."""
+        reps = reps or self.scan_reps
+        if not self.args.scan_reps:
+            rows = self.state.get("scan_rows", self.n)
+            reps = max(reps, 5 if rows <= 500_000 else 3 if rows <= 2_000_000 else 1)
+        tv_w, cv = timed(lambda: G.checksum(dv))
+        tp_w, cp = timed(lambda: G.checksum(dp))
+        tv, tp = [], []
+        for _ in range(reps):
+            tv.append(timed(lambda: noop(dv))[0])
+            tp.append(timed(lambda: noop(dp))[0])
+        return {"v": median(tv), "p": median(tp), "v_all": tv, "p_all": tp, "ok": cv == cp,
+                "checksum_v": cv, "checksum_p": cp, "warm_v": tv_w, "warm_p": tp_w,
+                "metrics": self.bridge.scan_metrics(dv)}
+
+    def write_expected(self, df, path: str, n: int) -> Tuple[float, int]:
+        """Writes an independent Parquet copy sorted by key in ~10 files (like the connector's fragments)."""
+        frags = max(1, round(n / self.frag_rows(n)))
+        t, _ = timed(lambda: df.repartitionByRange(frags, "id").sortWithinPartitions("id").write.mode("overwrite")
+                     .parquet(path))
+        return t, parquet_bytes(path)[0]
+
+    def per_file_overhead(self) -> int:
+        """Bytes of a one-row Parquet file in the DIFF layout: the fixed cost of one more object."""
+        p = os.path.join(self.pq, "one-row")
+        G.Stream(1000, 10).changes(self.spark, 0).limit(1).coalesce(1).write.mode("overwrite").parquet(p)
+        return parquet_bytes(p)[0]
+
+    # ================================================================================== workloads
+    def warmup(self) -> None:
+        """Exercises every code path once on a small table (JIT, codegen, metastore, class loading)."""
+        n = 20000
+        self.set_fragment_rows(n)
+        sp = self.spark
+        st = G.Stream(n, 100)
+        t, _ = timed(lambda: self.write_versioned(G.base(sp, n), "warm.t", pk="id"))
+        self.meta["warmup_first_write_s"] = round(t, 2)
+        self.write_versioned(st.upserts(sp, 0), "warm.t", upsert=True)
+        if self.vpkg is not None:
+            self.delete_where("warm", "t", "id IN (" + ",".join(map(str, st.deleted_keys(0))) + ")")
+            r = self.repo_api("warm")
+            r.create_branch("w1", from_ref="main"); r.create_tag("w1t", "main"); r.resolve("main")
+            r.log("main").count()
+        self.bridge.commit_changes(self.wh, "warm.t", st.changes(sp, 1))
+        self.create_branch("warm", "wm", "main")
+        self.merge_changes(st.changes(sp, 2), "warm", "t", "wm")
+        self.write_versioned(self.read("warm.t").withColumn("a", G.F.col("a") + 1), "warm.t", mode="overwrite")
+        p = os.path.join(self.pq, "warm")
+        G.base(sp, n).write.mode("overwrite").parquet(p)
+        for df in (self.read("warm.t"), sp.read.parquet(p)):
+            G.checksum(df); noop(df); noop(df.filter("id = 5")); noop(df.filter("a < 1000"))
+        self.bridge.scan_metrics(self.read("warm.t").filter("id = 5"))
+        self.per_file_overhead()
+
+    def main_load(self) -> None:
+        n = self.n
+        self.set_fragment_rows(n)
+        before = self.objects_bytes()
+        t, _ = timed(lambda: self.write_versioned(G.base(self.spark, n), "bench.t", pk="id", message="load"))
+        after = self.objects_bytes()
+        self.state["main_load"] = {"s": t, "bytes": after[0] - before[0], "objects": after[1] - before[1]}
+        self.state["main_base"] = MS_resolve(self, "bench", "main")
+        log(f"main table loaded: {n:,} rows in {t:.1f} s, {fmt_b(after[0] - before[0])} in {after[1] - before[1]} objects")
+
+    def k_commit(self) -> None:
+        """k changed rows (60% updates, 20% inserts, 20% deletes) into the N-row table, on branches from the
+        loaded version: once through the public API (upsert write + delete_where = 2 commits) and once as one
+        DIFF commit of mixed changes through the engine."""
+        sp, n, k = self.spark, self.n, self.args.k
+        ks = G.Stream(n, k)
+        footer = self.per_file_overhead()
+        # Parquet baseline: write the k rows (deletes as key-only rows), warm once, median of 3.
+        rows_df = ks.changes(sp, 0, with_op=False).coalesce(1)
+        rows_df.write.mode("overwrite").parquet(os.path.join(self.pq, "k-warm"))
+        tps = []
+        for i in range(3):
+            path = os.path.join(self.pq, f"k-{i}")
+            tps.append(timed(lambda: rows_df.write.mode("overwrite").parquet(path))[0])
+        t_pq = median(tps)
+        pk_bytes = parquet_bytes(os.path.join(self.pq, "k-0"))[0]
+        meta_before = MS.sizes(self.wh)
+
+        # Public API: upserts (no table read) then delete_where (scans the table to find the rows).
+        self.create_branch("bench", "kc", "main")
+        b0 = self.objects_bytes()
+        t_up, _ = timed(lambda: self.write_versioned(ks.upserts(sp, 0), "bench.t", upsert=True, branch="kc",
+                                                     message="k upserts"))
+        b1 = self.objects_bytes()
+        cond = "id IN (" + ",".join(map(str, ks.deleted_keys(0))) + ")"
+        t_del, deleted = timed(lambda: self.delete_where("bench", "t", cond, branch="kc"))
+        b2 = self.objects_bytes()
+        meta_after = MS.sizes(self.wh)
+        t_pub = t_up + t_del
+        bytes_pub, objs_pub = b2[0] - b0[0], b2[1] - b0[1]
+        verified = None
+        if self.full_verify:
+            verified = G.checksum(self.read("bench.t", ref="kc")) == G.checksum(ks.expected(sp, 1))
+        allow = 1.5 * pk_bytes + objs_pub * footer
+        time_target = 1.5 * t_pq + 0.3
+        ok = t_pub <= time_target and bytes_pub <= allow
+        self.add("k_commit_public", f"commit k={k:,} changed rows (upserts + deletes) into N rows — public API "
+                 "(upsert write + delete_where: 2 commits)", t_pub, t_pq, t_pub / t_pq,
+                 "time ≤ 1.5× Parquet + 0.3 s; bytes ≤ 1.5× Parquet(k rows) + metadata", ok,
+                 f"upsert commit {fmt_s(t_up)} + delete_where {fmt_s(t_del)} ({deleted} rows); time target "
+                 f"{fmt_s(time_target)}; wrote {fmt_b(bytes_pub)} in {objs_pub} objects vs Parquet(k rows) "
+                 f"{fmt_b(pk_bytes)} → allowed {fmt_b(allow)} (1.5× + {objs_pub} × {fmt_b(footer)} per-object "
+                 f"Parquet footer); bytes ratio {bytes_pub / pk_bytes:.2f}×; metastore +{fmt_b(meta_after - meta_before)}"
+                 + ("" if verified is None else f"; content {'verified' if verified else 'MISMATCH'}"),
+                 upsert_s=t_up, delete_s=t_del, bytes=bytes_pub, objects=objs_pub, upsert_bytes=b1[0] - b0[0],
+                 delete_bytes=b2[0] - b1[0], parquet_k_bytes=pk_bytes, parquet_write_all=tps,
+                 footer_bytes=footer, verified=verified, metastore_growth=meta_after - meta_before)
+
+        # SQL MERGE through the catalog: one commit, public API (joins the changes with the table).
+        self.create_branch("bench", "kc3", "main")
+        m0 = self.objects_bytes()
+        t_merge, _ = timed(lambda: self.merge_changes(ks.changes(sp, 0), "bench", "t", "kc3"))
+        m1 = self.objects_bytes()
+        bytes_m, objs_m = m1[0] - m0[0], m1[1] - m0[1]
+        verified = None
+        if self.full_verify:
+            verified = G.checksum(self.read("bench.t", ref="kc3")) == G.checksum(ks.expected(sp, 1))
+        allow = 1.5 * pk_bytes + objs_m * footer
+        ok = t_merge <= time_target and bytes_m <= allow
+        self.add("k_commit_merge", f"commit k={k:,} changed rows (upserts + deletes) into N rows — SQL MERGE "
+                 "through the catalog (1 commit)", t_merge, t_pq, t_merge / t_pq,
+                 "time ≤ 1.5× Parquet + 0.3 s; bytes ≤ 1.5× Parquet(k rows) + metadata", ok,
+                 f"wrote {fmt_b(bytes_m)} in {objs_m} objects (allowed {fmt_b(allow)}); bytes ratio "
+                 f"{bytes_m / pk_bytes:.2f}×; time target {fmt_s(time_target)}"
+                 + ("" if verified is None else f"; content {'verified' if verified else 'MISMATCH'}"),
+                 bytes=bytes_m, objects=objs_m, parquet_k_bytes=pk_bytes, verified=verified)
+
+        # Engine: the same changes as one DIFF commit (deletes carry only the key).
+        self.create_branch("bench", "kc2", "main")
+        c0 = self.objects_bytes()
+        t_eng, _ = timed(lambda: self.bridge.commit_changes(self.wh, "bench.t", ks.changes(sp, 0), branch="kc2",
+                                                            message="k changes"))
+        c1 = self.objects_bytes()
+        bytes_eng, objs_eng = c1[0] - c0[0], c1[1] - c0[1]
+        if self.full_verify:
+            verified = G.checksum(self.read("bench.t", ref="kc2")) == G.checksum(ks.expected(sp, 1))
+        allow = 1.5 * pk_bytes + objs_eng * footer
+        ok = t_eng <= time_target and bytes_eng <= allow
+        self.add("k_commit_engine", f"commit k={k:,} changed rows (upserts + deletes) into N rows — one DIFF "
+                 "commit via the engine (internal API, no table read)", t_eng, t_pq, t_eng / t_pq,
+                 "time ≤ 1.5× Parquet + 0.3 s; bytes ≤ 1.5× Parquet(k rows) + metadata", ok,
+                 f"wrote {fmt_b(bytes_eng)} in {objs_eng} objects (allowed {fmt_b(allow)}); bytes ratio "
+                 f"{bytes_eng / pk_bytes:.2f}×; time target {fmt_s(time_target)}"
+                 + ("" if verified is None else f"; content {'verified' if verified else 'MISMATCH'}"),
+                 bytes=bytes_eng, objects=objs_eng, parquet_k_bytes=pk_bytes, verified=verified)
+
+    def main_churn(self) -> None:
+        """10 DIFF commits of 1% churn on the N-row table. The compaction threshold is raised for this table
+        so the head really has 10 DIFFs per fragment to merge (with the default of 10 the 10th commit
+        re-snapshots; that default behaviour is measured on the history table)."""
+        sp, n = self.spark, self.n
+        cs = G.Stream(n, max(10, n // 100))
+        commits = self.args.churn_commits
+        self.spark.conf.set("spark.versioned.compaction.maxChainLength", "1000")
+        times, sizes = [], []
+        try:
+            for i in range(commits):
+                b0 = self.objects_bytes()
+                t, _ = timed(lambda: self.bridge.commit_changes(self.wh, "bench.t", cs.changes(sp, i),
+                                                                message=f"churn {i}"))
+                b1 = self.objects_bytes()
+                times.append(t)
+                sizes.append(b1[0] - b0[0])
+                log(f"churn commit {i + 1}/{commits}: {t:.2f} s, {fmt_b(b1[0] - b0[0])}")
+        finally:
+            self.spark.conf.unset("spark.versioned.compaction.maxChainLength")
+        rows = cs.changes(sp, 0, with_op=False)
+        p = os.path.join(self.pq, "churn-rows")
+        rows.coalesce(1).write.mode("overwrite").parquet(p)
+        t_pq = median([timed(lambda: rows.coalesce(1).write.mode("overwrite").parquet(p))[0] for _ in range(2)])
+        pq_b = parquet_bytes(p)[0]
+        self.state["churn"] = cs
+        self.add("churn_commit", f"churn commit of 1% ({cs.c:,} rows: upserts + deletes) into N rows, one DIFF "
+                 "commit via the engine", median(times), t_pq, median(times) / t_pq, "— (context)", None,
+                 f"median of {commits} commits (min {fmt_s(min(times))}, max {fmt_s(max(times))}); "
+                 f"{fmt_b(median(sizes))} written per commit vs Parquet(changed rows) {fmt_b(pq_b)}",
+                 commit_s=times, bytes=sizes, parquet_rows_bytes=pq_b)
+
+    def main_scans(self) -> None:
+        sp, n = self.spark, self.n
+        cs: G.Stream = self.state["churn"]
+        commits = self.args.churn_commits
+        path = os.path.join(self.pq, "main-head")
+        t_w, size_p = self.write_expected(cs.expected(sp, commits), path, n)
+        log(f"expected head written independently as Parquet in {t_w:.1f} s ({fmt_b(size_p)})")
+        dv, dp = self.read("bench.t"), sp.read.parquet(path)
+        r = self.scan_pair(dv, dp)
+        m = r["metrics"] or {}
+        head = MS_resolve(self, "bench", "main")
+        objs = MS.head_objects(self.wh, "bench", head, "t")
+        st = MS.object_stats(self.wh, objs["compacted"] or objs["fragments"])
+        self.state["main_full_scan"] = r["v"]
+        self.state["main_head_stats"] = st
+        self.state["main_head_metrics"] = m
+        ratio = r["v"] / r["p"]
+        self.add("scan_head_10", f"scan the head after {commits} DIFF commits of 1% churn each", r["v"], r["p"], ratio,
+                 "≤ 1.2×", ratio <= 1.2 and r["ok"],
+                 f"compaction threshold raised for this table so all {commits} DIFFs are merged at read time; "
+                 f"{m.get('versionedFragmentsScanned', '?')} fragments, {m.get('versionedObjectsScanned', '?')} objects "
+                 f"({st.get('SNAP', {}).get('objects', 0)} SNAP + {st.get('DIFF', {}).get('objects', 0)} DIFF), "
+                 f"{fmt_b(m.get('versionedBytesScanned'))} read vs Parquet {fmt_b(size_p)}; result "
+                 f"{'= independent Parquet copy' if r['ok'] else 'MISMATCH'} ({r['checksum_v'][0]:,} rows)",
+                 **{k: r[k] for k in ("v_all", "p_all", "ok", "warm_v", "warm_p")}, metrics=m, object_stats=st)
+
+    def lookups(self) -> None:
+        sp, n = self.spark, self.n
+        dv_all, dp_all = self.read("bench.t"), sp.read.parquet(os.path.join(self.pq, "main-head"))
+        full = self.state["main_full_scan"]
+        total_objs = (self.state.get("main_head_metrics") or {}).get("versionedObjectsScanned")
+        # point lookups: 5 keys spread over the key space
+        keys = [int(n * f) + 17 for f in (0.05, 0.27, 0.5, 0.73, 0.95)]
+        ok = True
+        for key in keys[:2]:
+            a = sorted(map(tuple, dv_all.filter(f"id = {key}").collect()))
+            b = sorted(map(tuple, dp_all.filter(f"id = {key}").collect()))
+            ok = ok and a == b
+        tv = [timed(lambda: noop(dv_all.filter(f"id = {key}")))[0] for key in keys]
+        tp = [timed(lambda: noop(dp_all.filter(f"id = {key}")))[0] for key in keys]
+        m = self.bridge.scan_metrics(dv_all.filter(f"id = {keys[2]}")) or {}
+        v = median(tv)
+        self.add("point_lookup", "primary-key point lookup (id = x) on the head with DIFFs", v, median(tp), v / full,
+                 "only overlapping fragments; ≤ 10% of full scan", v / full <= 0.10 and ok,
+                 f"ratio = lookup ÷ connector full scan ({fmt_s(full)}); read "
+                 f"{m.get('versionedFragmentsScanned', '?')}/{m.get('versionedFragmentsTotal', '?')} fragments, "
+                 f"{m.get('versionedObjectsScanned', '?')}/{total_objs} objects, {fmt_b(m.get('versionedBytesScanned'))}; "
+                 f"median of {len(keys)} keys; vs Parquet lookup {v / median(tp):.1f}×; rows "
+                 f"{'match' if ok else 'MISMATCH'}", v_all=tv, p_all=tp, metrics=m)
+        # 0.1% key range
+        lo = n // 3
+        hi = lo + max(1, n // 1000) - 1
+        cond = f"id BETWEEN {lo} AND {hi}"
+        fv, fp = dv_all.filter(cond), dp_all.filter(cond)
+        r = self.scan_pair(fv, fp, reps=max(3, self.scan_reps))
+        m = r["metrics"] or {}
+        v = r["v"]
+        self.add("range_lookup", "0.1% primary-key range filter on the head with DIFFs", v, r["p"], v / full,
+                 "only overlapping fragments; ≤ 10% of full scan", v / full <= 0.10 and r["ok"],
+                 f"ratio = range scan ÷ connector full scan; read {m.get('versionedFragmentsScanned', '?')}/"
+                 f"{m.get('versionedFragmentsTotal', '?')} fragments, {m.get('versionedObjectsScanned', '?')}/"
+                 f"{total_objs} objects, {fmt_b(m.get('versionedBytesScanned'))}; {r['checksum_v'][0]:,} rows "
+                 f"{'match' if r['ok'] else 'MISMATCH'}; vs Parquet range {v / r['p']:.1f}×",
+                 v_all=r["v_all"], p_all=r["p_all"], metrics=m)
+
+    def nonkey_filters(self) -> None:
+        sp, n = self.spark, self.n
+        dv_all, dp_all = self.read("bench.t"), sp.read.parquet(os.path.join(self.pq, "main-head"))
+        st = self.state.get("main_head_stats", {})
+        snaps, diffs = st.get("SNAP", {}).get("objects", 0), st.get("DIFF", {}).get("objects", 0)
+        lo = n // 2
+        cases = [
+            ("filter_b", f"b BETWEEN {10 * lo} AND {10 * (lo + n // 100)}",
+             "non-key filter on b (correlated with the key, ~1% of rows) with DIFFs present"),
+            ("filter_a", "a < 10000", "non-key filter on a (uncorrelated, ~1% of rows) with DIFFs present"),
+        ]
+        for wid, cond, label in cases:
+            r = self.scan_pair(dv_all.filter(cond), dp_all.filter(cond), reps=1)
+            m = r["metrics"] or {}
+            scanned = m.get("versionedObjectsScanned")
+            snap_read = None if scanned is None else max(0, scanned - diffs)
+            self.add(wid, f"{label}: `{cond}`", r["v"], r["p"], r["v"] / r["p"], "correct results; report pruning",
+                     r["ok"], f"{r['checksum_v'][0]:,} rows, {'= Parquet result' if r['ok'] else 'MISMATCH vs Parquet'}; "
+                     f"min/max pruning: {snap_read}/{snaps} SNAPs read (DIFFs are never value-pruned: {diffs} read), "
+                     f"{m.get('versionedFragmentsScanned', '?')}/{m.get('versionedFragmentsTotal', '?')} fragments, "
+                     f"{fmt_b(m.get('versionedBytesScanned'))} read",
+                     metrics=m, checksum_v=r["checksum_v"], checksum_p=r["checksum_p"])
+
+    def history(self) -> None:
+        """The N_h-row table: initial load, C commits of 0.1% churn with the default compaction, storage,
+        head and time-travel scans, then a full-table overwrite with 0.1% changed."""
+        sp, n, C = self.spark, self.args.hist_rows, self.args.hist_commits
+        self.set_fragment_rows(n)
+        self.state["scan_rows"] = n
+        hs = G.Stream(n, max(10, n // 1000))
+        b0 = self.objects_bytes()
+        t_v, _ = timed(lambda: self.write_versioned(G.base(sp, n), "hist.t", pk="id", message="load"))
+        b1 = self.objects_bytes()
+        pbase = os.path.join(self.pq, "hist-base")
+        t_p, _ = timed(lambda: G.base(sp, n).write.mode("overwrite").parquet(pbase))
+        base_bytes = parquet_bytes(pbase)[0]
+        ml = self.state.get("main_load")
+        self.add("initial_load", f"initial load (first commit = SNAP) of {n:,} rows", t_v, t_p, t_v / t_p,
+                 "— (context)", None,
+                 f"{fmt_b(b1[0] - b0[0])} in {b1[1] - b0[1]} objects vs Parquet {fmt_b(base_bytes)}"
+                 + (f"; the N-row main table took {ml['s']:.1f} s ({fmt_b(ml['bytes'])})" if ml else ""),
+                 bytes=b1[0] - b0[0], parquet_bytes=base_bytes)
+
+        times = []
+        for i in range(C):
+            t, _ = timed(lambda: self.bridge.commit_changes(self.wh, "hist.t", hs.changes(sp, i), message=f"h{i}"))
+            times.append(t)
+            if (i + 1) % 10 == 0 or i + 1 == C:
+                log(f"history commit {i + 1}/{C}: last {t:.2f} s")
+        b2 = self.objects_bytes()
+        self.state["hist_commit_s"] = times
+
+        # storage
+        pch = os.path.join(self.pq, "hist-changes")
+        hs.changes(sp, 0, C, with_op=False).coalesce(1).write.mode("overwrite").parquet(pch)
+        ch_bytes = parquet_bytes(pch)[0]
+        stored = b2[0] - b0[0]
+        ids = MS.repo_object_ids(self.wh, "hist")
+        st = MS.object_stats(self.wh, ids)
+        ratio = stored / (base_bytes + ch_bytes)
+        self.add("storage", f"storage after {C} commits of 0.1% churn ({hs.c:,} rows each) on the {n:,}-row history table", None, None, ratio,
+                 "≤ 1.1× (base Parquet + changed rows)", ratio <= 1.1,
+                 f"ratio of bytes: objects {fmt_b(stored)} vs Parquet base {fmt_b(base_bytes)} + changed rows "
+                 f"{fmt_b(ch_bytes)}; objects: {st.get('SNAP', {}).get('objects', 0)} SNAP "
+                 f"({fmt_b(st.get('SNAP', {}).get('bytes', 0))}, base + automatic re-snapshots) and "
+                 f"{st.get('DIFF', {}).get('objects', 0)} DIFF ({fmt_b(st.get('DIFF', {}).get('bytes', 0))}); "
+                 f"commit median {fmt_s(median(times))}, max {fmt_s(max(times))} (re-snapshot commits)",
+                 stored_bytes=stored, parquet_base=base_bytes, parquet_changes=ch_bytes, object_stats=st,
+                 commit_s=times)
+
+        # head after C commits
+        ph = os.path.join(self.pq, "hist-head")
+        self.write_expected(hs.expected(sp, C), ph, n)
+        r = self.scan_pair(self.read("hist.t"), sp.read.parquet(ph))
+        m = r["metrics"] or {}
+        ratio = r["v"] / r["p"]
+        self.add("scan_head_100", f"scan after {C} commits of 0.1% churn on the {n:,}-row history table (automatic re-snapshotting)", r["v"],
+                 r["p"], ratio, "≤ 1.2×", ratio <= 1.2 and r["ok"],
+                 f"{m.get('versionedObjectsScanned', '?')} objects in {m.get('versionedFragmentsScanned', '?')} "
+                 f"fragments; result {'= independent Parquet copy' if r['ok'] else 'MISMATCH'}",
+                 metrics=m, v_all=r["v_all"], p_all=r["p_all"])
+
+        # time travel C commits back (= the loaded SNAP version); baseline laid out like the other copies
+        pb10 = os.path.join(self.pq, "hist-base-sorted")
+        self.write_expected(hs.expected(sp, 0), pb10, n)
+        r = self.scan_pair(self.read("hist.t", ref=f"main~{C}"), sp.read.parquet(pb10))
+        m = r["metrics"] or {}
+        ratio = r["v"] / r["p"]
+        self.add("time_travel", f"time-travel scan of the version {C} commits back (main~{C}, history table)", r["v"], r["p"], ratio,
+                 "≤ 1.2×", ratio <= 1.2 and r["ok"],
+                 f"{m.get('versionedObjectsScanned', '?')} objects; result "
+                 f"{'= Parquet base' if r['ok'] else 'MISMATCH'}",
+                 metrics=m, v_all=r["v_all"], p_all=r["p_all"])
+
+        # time travel to the longest chain: the version before the first automatic re-snapshot
+        chain = 9
+        if C > chain:
+            p9 = os.path.join(self.pq, "hist-9")
+            self.write_expected(hs.expected(sp, chain), p9, n)
+            r = self.scan_pair(self.read("hist.t", ref=f"main~{C - chain}"), sp.read.parquet(p9))
+            m = r["metrics"] or {}
+            ratio = r["v"] / r["p"]
+            self.add("time_travel_chain", f"time-travel scan of the version with the longest chain (main~{C - chain}: "
+                     f"SNAP + {chain} DIFFs per fragment)", r["v"], r["p"], ratio, "≤ 1.2× (same bound as head)",
+                     ratio <= 1.2 and r["ok"],
+                     f"{m.get('versionedObjectsScanned', '?')} objects, {fmt_b(m.get('versionedBytesScanned'))}; "
+                     f"result {'= independent Parquet copy' if r['ok'] else 'MISMATCH'}",
+                     metrics=m, v_all=r["v_all"], p_all=r["p_all"])
+
+        # full-table overwrite with 0.1% of rows changed
+        changed = G.F.pmod(G.F.xxhash64(G.F.col("id"), G.F.lit(4242)), G.F.lit(1000)) == 0
+        modify = lambda df: df.withColumn("a", G.F.when(changed, G.F.col("a") + 1).otherwise(G.F.col("a")))  # noqa: E731
+        footer = self.per_file_overhead()
+        pchg = os.path.join(self.pq, "ow-changed")
+        sp.read.parquet(ph).filter(changed).coalesce(1).write.mode("overwrite").parquet(pchg)
+        chg_bytes = parquet_bytes(pchg)[0]
+        n_changed = sp.read.parquet(pchg).count()
+        c0 = self.objects_bytes()
+        t_v, _ = timed(lambda: self.write_versioned(modify(self.read("hist.t")), "hist.t", mode="overwrite",
+                                                    message="overwrite 0.1%"))
+        c1 = self.objects_bytes()
+        pow_ = os.path.join(self.pq, "ow-out")
+        t_p, _ = timed(lambda: modify(sp.read.parquet(ph)).write.mode("overwrite").parquet(pow_))
+        full_bytes = parquet_bytes(pow_)[0]
+        wrote, objs = c1[0] - c0[0], c1[1] - c0[1]
+        head = MS_resolve(self, "hist", "main")
+        ho = MS.head_objects(self.wh, "hist", head, "t")
+        prev = MS.head_objects(self.wh, "hist", MS_resolve(self, "hist", "main~1"), "t")
+        new_ids = set(ho["fragments"]) - set(prev["compacted"] or prev["fragments"])
+        new_st = MS.object_stats(self.wh, list(new_ids))
+        diff_rows = new_st.get("DIFF", {}).get("rows", 0)
+        ok_content = G.checksum(self.read("hist.t")) == G.checksum(sp.read.parquet(pow_))
+        allow = 1.5 * chg_bytes + objs * footer
+        ok = wrote <= allow and diff_rows == n_changed and ok_content
+        self.add("overwrite", f"commit with overwrite of the full table ({n:,} rows) where 0.1% of rows changed",
+                 t_v, t_p, t_v / t_p, "only changed rows written; time reported vs full Parquet overwrite", ok,
+                 f"wrote {fmt_b(wrote)} in {objs} objects ({diff_rows:,} DIFF rows for {n_changed:,} changed rows) vs "
+                 f"Parquet full overwrite {fmt_b(full_bytes)} and Parquet(changed rows) {fmt_b(chg_bytes)} "
+                 f"(allowed {fmt_b(allow)}); content {'= Parquet result' if ok_content else 'MISMATCH'}",
+                 bytes=wrote, objects=objs, diff_rows=diff_rows, changed_rows=n_changed, parquet_full_bytes=full_bytes,
+                 parquet_changed_bytes=chg_bytes)
+
+    def refs_and_log(self) -> None:
+        """Refs and log on a repository with a long history (separate warehouse)."""
+        sp, L, wh = self.spark, self.args.log_commits, self.wh_log
+        self.write_versioned(G.base(sp, 1000), "logrepo.t", pk="id", warehouse=wh, message="load")
+        head = self.bridge.resolve(wh, "logrepo", "main")
+        hash_ok = MS.verify_image_hash(wh, "logrepo", head)
+        eng_n = min(100, max(0, L - 2))
+        t0 = time.perf_counter()
+        for i in range(eng_n):
+            head = self.bridge.empty_commit(wh, "logrepo", "main", head, f"engine commit {i}")
+        eng_ms = (time.perf_counter() - t0) / max(1, eng_n) * 1000
+        fab = max(0, L - 2 - eng_n)
+        t_fab, _ = timed(lambda: MS.fabricate_history(wh, "logrepo", "main", fab))
+        # one real commit on top of the fabricated history
+        self.write_versioned(G.Stream(1000, 10).upserts(sp, 0), "logrepo.t", upsert=True, warehouse=wh,
+                             message="real commit on top")
+        n_log = self.bridge.log_size(wh, "logrepo", "main")
+        log(f"history of {n_log:,} commits: {eng_n} engine commits at {eng_ms:.1f} ms each, {fab:,} fabricated in "
+            f"{t_fab:.1f} s, image hash check {'ok' if hash_ok else 'MISMATCH'}")
+        how = (f"{n_log:,} commits: 1 load + {eng_n} engine commits ({eng_ms:.0f} ms each via py4j, so 100,000 would "
+               f"take {eng_ms * 100:.0f} s) + {fab:,} fabricated directly in the metastore per docs/FORMAT.md "
+               f"(hash check {'ok' if hash_ok else 'MISMATCH'}) + 1 real commit on top")
+        reps = self.args.ref_reps
+        repo = self.repo_api("logrepo", wh)
+
+        def bench_op(fn: Callable[[int], Any]) -> List[float]:
+            fn(-1)
+            return [timed(lambda: fn(i))[0] for i in range(reps)]
+
+        ops = {}
+        if repo is not None:
+            ops["create branch"] = (bench_op(lambda i: repo.create_branch(f"b{i + 1}", from_ref="main")),
+                                    bench_op(lambda i: self.bridge.create_branch(wh, "logrepo", f"e{i + 1}", "main")))
+            ops["create tag"] = (bench_op(lambda i: repo.create_tag(f"t{i + 1}", "main")),
+                                 bench_op(lambda i: self.bridge.create_tag(wh, "logrepo", f"et{i + 1}", "main")))
+            ops["resolve a ref"] = (bench_op(lambda i: repo.resolve("main")),
+                                    bench_op(lambda i: self.bridge.resolve(wh, "logrepo", "main")))
+        else:
+            ops["create branch"] = (bench_op(lambda i: self.bridge.create_branch(wh, "logrepo", f"e{i + 1}", "main")), None)
+            ops["create tag"] = (bench_op(lambda i: self.bridge.create_tag(wh, "logrepo", f"et{i + 1}", "main")), None)
+            ops["resolve a ref"] = (bench_op(lambda i: self.bridge.resolve(wh, "logrepo", "main")), None)
+        rt = bench_op(lambda i: sp._jvm.java.lang.System.nanoTime())
+        for name, (api_t, eng_t) in ops.items():
+            v = median(api_t)
+            note = (f"median of {reps} (p90 {fmt_s(sorted(api_t)[int(0.9 * (len(api_t) - 1))])}) through the Python "
+                    f"package" if repo is not None else f"median of {reps} through the engine (no Python package)")
+            if eng_t:
+                note += f"; engine call through py4j {fmt_s(median(eng_t))}"
+            note += f"; py4j round trip {fmt_s(median(rt))}; repository with {n_log:,} commits"
+            self.add(name.replace(" ", "_"), name, v, None, None, "< 20 ms", v < 0.020, note,
+                     api_s=api_t, engine_s=eng_t)
+        # log
+        if repo is not None:
+            t_api = [timed(lambda: repo.log("main").count())[0] for _ in range(3)]
+        else:
+            t_api = []
+        t_eng = [timed(lambda: self.bridge.log_size(wh, "logrepo", "main"))[0] for _ in range(3)]
+        v = median(t_api) if t_api else median(t_eng)
+        self.add("log", f"log of {n_log:,} commits", v, None, None, "< 1 s", v < 1.0,
+                 (f"Python `Repository.log('main').count()` median of 3; engine log alone {fmt_s(median(t_eng))}; "
+                  if t_api else f"engine log median of 3; ") + how,
+                 api_s=t_api, engine_s=t_eng, commits=n_log, engine_commit_ms=eng_ms, fabricated=fab,
+                 fabricate_s=t_fab, hash_check=hash_ok)
+
+    # ---- run
+    def run(self) -> None:
+        self.start()
+        steps = [("warm-up", self.warmup), ("load N rows", self.main_load), ("k-row commit", self.k_commit),
+                 ("churn commits", self.main_churn), ("head scan", self.main_scans), ("lookups", self.lookups),
+                 ("non-key filters", self.nonkey_filters), ("history table", self.history),
+                 ("refs and log", self.refs_and_log)]
+        only = set(self.args.only.split(",")) if self.args.only else None
+        for i, (name, fn) in enumerate(steps):
+            if only and str(i) not in only and name not in only:
+                continue
+            t = time.perf_counter()
+            self.run_step(name, fn)
+            self.meta.setdefault("step_s", {})[name] = round(time.perf_counter() - t, 1)
+            self.meta.setdefault("loadavg_1m_after_step", {})[name] = round(os.getloadavg()[0], 1)
+        self.meta["finished"] = _dt.datetime.now().isoformat(timespec="seconds")
+        self.save()
+        print()
+        print(self.markdown())
+        self.spark.stop()
+
+
+def MS_resolve(suite: Suite, repo: str, spec: str) -> str:
+    return suite.bridge.resolve(suite.wh, repo, spec)
+
+
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=None, help="N, rows of the main table (default 10,000,000)")
+    ap.add_argument("--quick", action="store_true", help="smoke run: N = 200,000 and shorter histories")
+    ap.add_argument("--k", type=int, default=1000, help="changed rows of the k-row commit (default 1,000)")
+    ap.add_argument("--churn-commits", type=int, default=10, help="DIFF commits of 1%% churn before the head scan")
+    ap.add_argument("--hist-rows", type=int, default=None,
+                    help="rows of the history table (default N/20 for N >= 4M, else N)")
+    ap.add_argument("--hist-commits", type=int, default=None, help="commits of 0.1%% churn (default 100; 20 quick)")
+    ap.add_argument("--log-commits", type=int, default=100000, help="commits in the log repository")
+    ap.add_argument("--ref-reps", type=int, default=20, help="repetitions of each ref operation")
+    ap.add_argument("--scan-reps", type=int, default=None, help="timed repetitions per scan (default by table size: 5 up to 500k rows, 3 up to 2M, else 1)")
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--driver-memory", default="6g")
+    ap.add_argument("--shuffle-partitions", type=int, default=200)
+    ap.add_argument("--work", default=os.path.join(HERE, "work"), help="scratch directory (deleted first)")
+    ap.add_argument("--results", default=os.path.join(HERE, "results"))
+    ap.add_argument("--only", default=None, help="comma-separated step numbers or names (debugging)")
+    a = ap.parse_args(argv)
+    if a.rows is None:
+        a.rows = 200_000 if a.quick else 10_000_000
+    if a.hist_rows is None:
+        a.hist_rows = a.rows // 20 if a.rows >= 4_000_000 else a.rows
+    if a.hist_commits is None:
+        a.hist_commits = 20 if a.quick else 100
+    return a
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = parse_args(argv)
+    suite = Suite(args)
+    suite.run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
