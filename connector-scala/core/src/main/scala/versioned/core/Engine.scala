@@ -41,7 +41,8 @@ final class Engine(val config: WarehouseConfig) {
     metastore.tx { c =>
       if (MetaDao.repoExists(c, repo))
         throw new VersionedException(ErrorClass.RepositoryExists, s"Repository '$repo' already exists.")
-      MetaDao.insertRepo(c, repo, defaultBranch, now())
+      Sql.unique(MetaDao.insertRepo(c, repo, defaultBranch, now()))(
+        new VersionedException(ErrorClass.RepositoryExists, s"Repository '$repo' already exists."))
     }
   }
 
@@ -122,7 +123,9 @@ final class Engine(val config: WarehouseConfig) {
       if (current != expectedHead) throw new RefConflictException(
         s"Branch '$branch' of '$repo' moved to ${current.map(_.take(12)).getOrElse("nothing")} while this commit " +
           s"was prepared on ${expectedHead.map(_.take(12)).getOrElse("an empty branch")}. Nothing was committed; retry.")
-      if (!MetaDao.repoExists(c, repo)) MetaDao.insertRepo(c, repo, branch, now())
+      def lostRace = new RefConflictException(
+        s"Another writer created branch '$branch' of '$repo' at the same time. Nothing was committed; retry.")
+      if (!MetaDao.repoExists(c, repo)) Sql.unique(MetaDao.insertRepo(c, repo, branch, now()))(lostRace)
       val parent = current.flatMap(MetaDao.getImage(c, repo, _))
       val parentTables = current.map(MetaDao.tablesOf(c, repo, _)).getOrElse(Vector.empty).map(t => t.table.name -> t.table).toMap
       val newObjects = updates.values.collect { case TableUpdate.Put(_, objs) => objs }.flatten.toSeq
@@ -141,12 +144,12 @@ final class Engine(val config: WarehouseConfig) {
       val dropped = updates.collect { case (n, TableUpdate.Drop) => n }
       val changed = (rows.filter(_.changed).map(_.table.name) ++ dropped).sorted
       // Identical content, parents and metadata give an identical image (e.g. on two branches): reuse it.
-      if (MetaDao.getImage(c, repo, hash).isEmpty) {
+      if (MetaDao.getImage(c, repo, hash).isEmpty) Sql.unique {
         MetaDao.insertImage(c, image, MetaDao.nextSeq(c, repo), changed)
         MetaDao.insertTables(c, repo, hash, rows)
-      }
+      }(lostRace)
       current match {
-        case None => MetaDao.insertRef(c, repo, Ref(fullRef, RefKind.Branch, hash, created))
+        case None => Sql.unique(MetaDao.insertRef(c, repo, Ref(fullRef, RefKind.Branch, hash, created)))(lostRace)
         case Some(old) =>
           if (!MetaDao.casRef(c, repo, fullRef, old, hash)) throw new RefConflictException(
             s"Branch '$branch' of '$repo' moved during this commit. Nothing was committed; retry.")

@@ -111,7 +111,7 @@ private[core] object MetaDao {
   def insertObjects(c: Connection, objs: Seq[ObjectMeta], now: Long): Unit = {
     val existing = getObjects(c, objs.map(_.id)).keySet
     Sql.batch(c, "INSERT INTO vc_objects (id, kind, parents, row_count, size_bytes, format, min_values, max_values, " +
-      "null_counts, created_ms) VALUES (?,?,?,?,?,?,?,?,?,?)",
+      "null_counts, created_ms) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING",
       objs.filterNot(o => existing(o.id)).groupBy(_.id).values.map(_.head).map { o =>
         Seq(o.id, o.kind, Json.write(o.parents), o.rowCount, o.sizeBytes, o.format, Json.write(o.minValues),
           Json.write(o.maxValues), Json.write(o.nullCounts), now)

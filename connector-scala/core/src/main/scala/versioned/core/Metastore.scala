@@ -61,6 +61,14 @@ final class Metastore(val url: String) {
 
 /** Small JDBC helpers shared by the DAOs. */
 object Sql {
+  /** True for a primary-key/unique violation (PostgreSQL SQLSTATE 23505, SQLite SQLITE_CONSTRAINT). */
+  def isUniqueViolation(e: java.sql.SQLException): Boolean =
+    e.getSQLState == "23505" || e.getErrorCode == 19 || Option(e.getMessage).exists(_.contains("UNIQUE constraint failed"))
+
+  /** Runs `body`; a unique violation (a concurrent writer inserted the same row first) becomes `onConflict`. */
+  def unique[T](body: => T)(onConflict: => Throwable): T =
+    try body catch { case e: java.sql.SQLException if isUniqueViolation(e) => throw onConflict }
+
   def update(c: Connection, sql: String, args: Any*): Int = {
     val ps = c.prepareStatement(sql)
     try { bind(ps, args); ps.executeUpdate() } finally ps.close()

@@ -14,7 +14,7 @@ final class RefOps(engine: Engine) {
         (if (kind == RefKind.Branch) " or reset the branch." else "; tags and locks never move.")))
     val target = engine.resolver.resolve(c, repo, from)
     val ref = Ref(full, kind, target.hash, engine.now())
-    MetaDao.insertRef(c, repo, ref)
+    Sql.unique(MetaDao.insertRef(c, repo, ref))(new RefExistsException(s"$what was just created in '$repo' by another writer."))
     ref
   }
 
@@ -55,7 +55,8 @@ final class RefOps(engine: Engine) {
         throw new RefNotFoundException(s"Branch '$from' does not exist in '$repo'.")
       if (MetaDao.getRef(c, repo, Ref.branch(to)).nonEmpty)
         throw new RefExistsException(s"Branch '$to' already exists in '$repo'.")
-      MetaDao.renameRef(c, repo, Ref.branch(from), Ref.branch(to))
+      Sql.unique(MetaDao.renameRef(c, repo, Ref.branch(from), Ref.branch(to)))(
+        new RefExistsException(s"Branch '$to' was just created in '$repo' by another writer."))
       if (MetaDao.defaultBranch(c, repo).contains(from)) MetaDao.setDefaultBranch(c, repo, to)
     }
   }

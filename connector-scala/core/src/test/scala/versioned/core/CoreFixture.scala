@@ -19,9 +19,17 @@ trait CoreFixture extends AnyFunSuite with BeforeAndAfterEach {
   def dir: Path = _dir
   def engine: Engine = _engine
 
+  private var _database: Option[String] = None
+
   override protected def beforeEach(): Unit = {
     _dir = Files.createTempDirectory("versioned-core-test")
-    _engine = new Engine(WarehouseConfig.embedded(_dir.toString))
+    _engine = TestMetastores.postgresAdminUrl match {
+      case None => new Engine(WarehouseConfig.embedded(_dir.toString))
+      case Some(admin) =>
+        val (db, url) = TestMetastores.createDatabase(admin)
+        _database = Some(db)
+        new Engine(WarehouseConfig(_dir.toString, url))
+    }
     super.beforeEach()
   }
 
@@ -30,6 +38,8 @@ trait CoreFixture extends AnyFunSuite with BeforeAndAfterEach {
     finally {
       _engine = null
       deleteRecursively(_dir)
+      for (admin <- TestMetastores.postgresAdminUrl; db <- _database) TestMetastores.dropDatabase(admin, db)
+      _database = None
     }
   }
 
