@@ -1,7 +1,8 @@
 package versioned.spark.catalog
 
+import java.nio.file.Files
 import org.apache.spark.sql.Row
-import versioned.core.{ObjectKind, Revision}
+import versioned.core.{Engine, ObjectKind, Revision, WarehouseConfig}
 
 class DdlSuite extends CatalogSuiteBase {
 
@@ -132,5 +133,50 @@ class DdlSuite extends CatalogSuiteBase {
     val text = sql("DESCRIBE TABLE EXTENDED c.r.t").collect().map(_.mkString(" | ")).mkString("\n")
     assert(text.contains(headOf("r").get), text)
     assert(text.contains("versioned"), text)
+  }
+
+  test("ALTER COLUMN TYPE and ADD PRIMARY KEY rewrite the table") {
+    sql("CREATE NAMESPACE c.r")
+    sql("CREATE TABLE c.r.k (id INT, n INT)")
+    sql("INSERT INTO c.r.k VALUES (1, 10), (2, 20)")
+    sql("ALTER TABLE c.r.k ALTER COLUMN n TYPE BIGINT")
+    assert(sql("SELECT n FROM c.r.k").schema.head.dataType.typeName == "long")
+    sql("ALTER TABLE c.r.k ADD CONSTRAINT k_pk PRIMARY KEY (id)")
+    val t = tableAt("r", "k").get
+    assert(t.primaryKey == Seq("id") && !t.hiddenKey)
+    assert(sorted(sql("SELECT * FROM c.r.k")) == Seq(Row(1, 10L), Row(2, 20L)))
+  }
+
+  test("DDL on a branch-qualified name commits to that branch") {
+    keyedTable((1, "a"))
+    engine.refs.createBranch("r", "dev", Revision.DefaultBranch)
+    val main = headOf("r")
+    sql("CREATE TABLE c.r.`scratch@dev` (x INT)")
+    sql("ALTER TABLE c.r.`t@dev` ADD COLUMN n INT")
+    sql("DROP TABLE c.r.`t@dev`")
+    assert(headOf("r") == main)
+    assert(tableAt("r", "scratch", "dev").isDefined && tableAt("r", "t", "dev").isEmpty)
+    assert(commits("r", "dev") == 5)
+    engine.refs.createTag("r", "v1", Revision.DefaultBranch)
+    assert(sql("SELECT * FROM c.r.`t@v1`").collect().toSeq == Seq(Row(1, "a")))
+  }
+
+  test("catalog options warehouse, metastoreUrl and defaultBranch override the session") {
+    val other = Files.createTempDirectory("versioned-catalog").toFile
+    val url = s"jdbc:sqlite:${new java.io.File(other, "meta.db").getAbsolutePath}"
+    spark.conf.set("spark.sql.catalog.c2", classOf[VersionedCatalog].getName)
+    spark.conf.set("spark.sql.catalog.c2.warehouse", other.getAbsolutePath)
+    spark.conf.set("spark.sql.catalog.c2.metastoreUrl", url)
+    spark.conf.set("spark.sql.catalog.c2.defaultBranch", "trunk")
+    sql("CREATE NAMESPACE c2.r")
+    sql("CREATE TABLE c2.r.t (id INT, PRIMARY KEY (id))")
+    sql("INSERT INTO c2.r.t VALUES (1), (2)")
+    sql("DELETE FROM c2.r.t WHERE id = 1")
+    val e2 = Engine(WarehouseConfig(other.getAbsolutePath, url, "trunk"))
+    assert(e2.defaultBranch("r") == "trunk")
+    assert(e2.history.log("r", Revision.Spec("trunk")).size == 3)
+    assert(!engine.repositoryExists("r"))
+    assert(sql("SELECT * FROM c2.r.t").collect().toSeq == Seq(Row(2)))
+    assert(new java.io.File(other, "objects").isDirectory)
   }
 }
