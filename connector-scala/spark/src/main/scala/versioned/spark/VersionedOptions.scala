@@ -28,10 +28,12 @@ object VersionedOptions {
   val ConfDefaultBranch = "spark.versioned.defaultBranch"
   val ConfFragmentRows = "spark.versioned.fragment.targetRows"
   val ConfMaxChain = "spark.versioned.compaction.maxChainLength"
+  val ConfMaxDiffRatio = "spark.versioned.compaction.maxDiffRatio"
   val ConfAuthor = "spark.versioned.author"
 
   val DefaultFragmentRows = 1000000L
-  val DefaultMaxChain = 10
+  val DefaultMaxChain = 50
+  val DefaultMaxDiffRatio = 0.1
   val DefaultWarehouse = "versioned-warehouse"
 
   /** Name of the hidden duplicate-ordinal column of tables without a primary key. */

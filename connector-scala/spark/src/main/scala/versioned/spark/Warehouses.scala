@@ -23,6 +23,9 @@ private[versioned] object Warehouses {
   def fragmentRows(spark: SparkSession): Long =
     spark.conf.getOption(VersionedOptions.ConfFragmentRows).map(_.toLong).getOrElse(VersionedOptions.DefaultFragmentRows)
 
+  def maxDiffRatio(spark: SparkSession): Double =
+    spark.conf.getOption(VersionedOptions.ConfMaxDiffRatio).map(_.toDouble).getOrElse(VersionedOptions.DefaultMaxDiffRatio)
+
   def maxChain(spark: SparkSession): Int =
     spark.conf.getOption(VersionedOptions.ConfMaxChain).map(_.toInt).getOrElse(VersionedOptions.DefaultMaxChain)
 }

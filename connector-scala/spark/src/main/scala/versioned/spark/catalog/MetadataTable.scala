@@ -35,8 +35,10 @@ private[catalog] final class MetadataTable(engine: Engine, target: MetaTarget, r
 private[catalog] object MetadataTable {
   /** Validates the target eagerly, so a bad name or revision fails at analysis with a clear error. */
   def load(engine: Engine, target: MetaTarget, revision: Revision): MetadataTable = {
-    val image = engine.resolve(target.repo, revision)
-    if (target.kind == MetaKind.Objects) engine.table(target.repo, image, target.table.get)
+    if (!MetadataViews.emptyRepository(engine, target.repo, revision)) {
+      val image = engine.resolve(target.repo, revision)
+      if (target.kind == MetaKind.Objects) engine.table(target.repo, image, target.table.get)
+    }
     new MetadataTable(engine, target, revision)
   }
 }

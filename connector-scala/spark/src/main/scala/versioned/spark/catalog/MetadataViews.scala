@@ -36,7 +36,14 @@ private[catalog] object MetadataViews {
 
   private def image(i: Image): Seq[Any] = Seq(i.hash, i.parents, i.author, i.message, ts(i.createdMs))
 
-  def rows(engine: Engine, t: MetaTarget, rev: Revision): Seq[Row] = t.kind match {
+  /** A repository without commits on its default branch yet: its metadata tables are empty. */
+  def emptyRepository(engine: Engine, repo: String, rev: Revision): Boolean =
+    rev == Revision.DefaultBranch && engine.branchHeadOption(repo, engine.defaultBranch(repo)).isEmpty
+
+  def rows(engine: Engine, t: MetaTarget, rev: Revision): Seq[Row] =
+    if (t.kind != MetaKind.Refs && emptyRepository(engine, t.repo, rev)) Seq.empty else nonEmptyRows(engine, t, rev)
+
+  private def nonEmptyRows(engine: Engine, t: MetaTarget, rev: Revision): Seq[Row] = t.kind match {
     case MetaKind.Log =>
       engine.history.log(t.repo, rev).map(e => Row.fromSeq(image(e.image) :+ e.tablesChanged))
     case MetaKind.History =>

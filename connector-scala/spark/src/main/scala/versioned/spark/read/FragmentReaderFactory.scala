@@ -47,14 +47,28 @@ private[read] final class FragmentReaderFactory(
     val project = UnsafeProjection.create(outputOrdinals.toSeq.map { o =>
       val f = mergedSchema(o); BoundReference(o, f.dataType, f.nullable)
     })
-    val sources = (p.snap.map(open(readSnap, _)).toSeq ++ p.diffs.map(open(readDiff, _))).toArray
-    val close = () => sources.foreach { case c: AutoCloseable => c.close(); case _ => () }
+    val snap = p.snap.map(open(readSnap, _))
+    val diffs = p.diffs.map(open(readDiff, _)).toArray
+    val close = () => (snap.toSeq ++ diffs).foreach { case c: AutoCloseable => c.close(); case _ => () }
+    val keys = new KeyComparator(mergedSchema.fields.take(keyCount).map(_.dataType).toSeq)
     val reader =
-      if (p.diffs.isEmpty && sources.length == 1) new SnapshotReader(sources.head, project, close)
+      if (diffs.isEmpty) new SnapshotReader(snap.getOrElse(Iterator.empty), project, close)
       else {
-        val isDiff = (p.snap.map(_ => false).toSeq ++ p.diffs.map(_ => true)).toArray
-        val keyTypes = mergedSchema.fields.take(keyCount).map(_.dataType).toSeq
-        new MergingReader(sources, isDiff, mergedSchema.length, new KeyComparator(keyTypes), project, close)
+        // DIFFs are conflated among themselves first (newest wins, deletes kept), so the base is
+        // merged against one stream: one key comparison per base row, however long the chain.
+        val overlay =
+          if (diffs.length == 1) diffs.head
+          else {
+            val all = mergedSchema.length + 1
+            val identity = UnsafeProjection.create((0 until all).map { o =>
+              if (o < mergedSchema.length) BoundReference(o, mergedSchema(o).dataType, mergedSchema(o).nullable)
+              else BoundReference(o, org.apache.spark.sql.types.ByteType, nullable = false)
+            })
+            new ReaderIterator(new MergingReader(diffs, Array.fill(diffs.length)(true), mergedSchema.length, keys,
+              identity, () => (), keepDeletes = true))
+          }
+        new MergingReader((snap.toSeq :+ overlay).toArray, (snap.map(_ => false).toSeq :+ true).toArray,
+          mergedSchema.length, keys, project, close)
       }
     limit.fold(reader)(n => new LimitedReader(reader, n))
   }

@@ -6,9 +6,9 @@ import org.apache.spark.sql.connector.read.PartitionReader
 import versioned.core.ChangeKind
 
 /**
- * Streaming sorted merge of one fragment's chain: sources are ordered oldest first (the SNAP, then
- * DIFFs); each is sorted by key. For every key the newest source wins; a winning delete hides the
- * key. Rows are projected to the output before any source advances, so reused row buffers are safe.
+ * Streaming sorted merge of sorted sources, ordered oldest first. For every key the newest source
+ * wins; a winning delete hides the key unless `keepDeletes` (used to conflate DIFFs among
+ * themselves). Rows are projected before any source advances, so reused row buffers are safe.
  */
 private[read] final class MergingReader(
     sources: Array[Iterator[InternalRow]],
@@ -16,7 +16,8 @@ private[read] final class MergingReader(
     changeOrdinal: Int,
     keys: KeyComparator,
     project: UnsafeProjection,
-    onClose: () => Unit) extends PartitionReader[InternalRow] {
+    onClose: () => Unit,
+    keepDeletes: Boolean = false) extends PartitionReader[InternalRow] {
 
   private val heads = new Array[InternalRow](sources.length)
   private val atMin = new Array[Boolean](sources.length)
@@ -41,7 +42,7 @@ private[read] final class MergingReader(
       i = 0
       while (i < heads.length) { atMin(i) = heads(i) != null && (i == min || keys.compare(heads(i), heads(min)) == 0); i += 1 }
       val winner = heads(min)
-      val deleted = isDiff(min) && winner.getByte(changeOrdinal) == ChangeKind.Delete
+      val deleted = !keepDeletes && isDiff(min) && winner.getByte(changeOrdinal) == ChangeKind.Delete
       if (!deleted) current = project(winner)
       i = 0
       while (i < heads.length) { if (atMin(i)) advance(i); i += 1 }
@@ -69,4 +70,12 @@ private[read] final class LimitedReader(inner: PartitionReader[InternalRow], n: 
   override def next(): Boolean = seen < n && inner.next() && { seen += 1; true }
   override def get(): InternalRow = inner.get()
   override def close(): Unit = inner.close()
+}
+
+/** A partition reader seen as an iterator (for nesting merges). */
+private[read] final class ReaderIterator(r: PartitionReader[InternalRow]) extends Iterator[InternalRow] {
+  private var ready = false
+  private var more = true
+  override def hasNext: Boolean = { if (!ready && more) { more = r.next(); ready = true }; more }
+  override def next(): InternalRow = { hasNext; ready = false; r.get() }
 }

@@ -14,14 +14,15 @@ import versioned.spark.read.VersionedScanBuilder
  * Scans of key-less tables. Such a table's row identity is the whole row plus the hidden `_vdup`
  * ordinal; Spark requires row ids to be non-nullable, so the identity is exposed as one non-null
  * metadata column `_vrowid` (a struct of every user column and `_vdup`). When `_vrowid` is not
- * requested this is exactly the plain scan.
+ * requested this is exactly the plain scan (pruning, filters and limit are handed to it).
  */
 private[versioned] final class RowIdScanBuilder(snapshot: TableSnapshot, tableSchema: StructType)
-  extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownFilters {
+  extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownFilters with SupportsPushDownLimit {
 
   private val layout = snapshot.layout
   private var required: StructType = tableSchema
   private var pushed: Array[Filter] = Array.empty
+  private var limit: Option[Int] = None
 
   override def pruneColumns(requiredSchema: StructType): Unit = required = requiredSchema
 
@@ -32,11 +33,14 @@ private[versioned] final class RowIdScanBuilder(snapshot: TableSnapshot, tableSc
 
   override def pushedFilters(): Array[Filter] = pushed
 
+  override def pushLimit(n: Int): Boolean = { limit = Some(n); true }
+
   override def build(): Scan = {
     val withRowId = required.fieldNames.contains(RowIdColumn)
     val inner = new VersionedScanBuilder(snapshot, layout.physicalSchema)
     inner.pruneColumns(if (withRowId) layout.physicalSchema else required)
     inner.pushFilters(pushed)
+    limit.foreach(inner.pushLimit)
     val scan = inner.build()
     if (withRowId) new RowIdScan(scan, required, layout) else scan
   }

@@ -14,10 +14,27 @@ import versioned.spark.read.VersionedScan
 private[versioned] object Compactor {
   def diffCount(f: Fragment, objects: Map[String, ObjectMeta]): Int = f.objects.count(id => objects(id).kind == ObjectKind.Diff)
 
+  /** Rows in a fragment's DIFFs relative to its SNAP's rows (a DIFF-only chain counts as 1.0). */
+  def diffRatio(f: Fragment, objects: Map[String, ObjectMeta]): Double = {
+    val metas = f.objects.map(objects)
+    val snapRows = metas.filter(_.kind == ObjectKind.Snap).map(_.rowCount).sum
+    val diffRows = metas.filter(_.kind == ObjectKind.Diff).map(_.rowCount).sum
+    if (diffRows == 0) 0.0 else if (snapRows == 0) 1.0 else diffRows.toDouble / snapRows
+  }
+
+  /**
+   * Default policy: a fragment is compacted at commit time once its DIFFs hold `maxDiffRatio` of its
+   * SNAP's rows (Delta rewrites files past a few percent of deleted rows) or its chain reaches
+   * `maxChain` DIFFs. Reads stay cheap in between: DIFFs are conflated before the base is merged.
+   */
   def maybeCompact(spark: SparkSession, engine: Engine, req: WriteRequest, image: Image, maxChain: Int): Unit = {
     val snap = TableSnapshot.load(engine, req.ident.repo, req.ident.table, image)
     val frags = snap.version.effectiveFragments
-    val long = frags.indices.filter(i => diffCount(frags(i), snap.objects) >= maxChain).toSet
+    val ratio = Warehouses.maxDiffRatio(spark)
+    val long = frags.indices.filter { i =>
+      val n = diffCount(frags(i), snap.objects)
+      n >= maxChain || (n > 0 && diffRatio(frags(i), snap.objects) >= ratio)
+    }.toSet
     if (long.nonEmpty) compact(spark, engine, snap, long, req.locationOptions)
   }
 
