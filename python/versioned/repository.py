@@ -234,20 +234,24 @@ class Repository:
                              message, author)
 
     def upsert(self, df: DataFrame, table: str, *, branch: Optional[str] = None, message: Optional[str] = None,
-               author: Optional[str] = None, primary_key: Optional[Union[str, Sequence[str]]] = None) -> str:
+               author: Optional[str] = None, primary_key: Optional[Union[str, Sequence[str]]] = None,
+               delete_column: Optional[str] = None) -> str:
         """Inserts rows of ``df`` into ``table``, updating rows whose primary key exists, as one commit on
         ``branch`` (default branch if None); returns the new head hash. ``primary_key`` is needed when
-        the table is created by this call.
+        the table is created by this call. With ``delete_column`` (a boolean column of ``df``, not
+        stored), rows where it is true delete their key instead: a change feed applied by key in one
+        commit, without reading the table.
 
         Example::
 
             repo.upsert(changes_df, "orders", message="nightly sync")
+            repo.upsert(cdc_df, "orders", delete_column="is_deleted", message="apply CDC batch")
         """
         keys: Optional[str] = None
         if primary_key is not None:
             keys = primary_key if isinstance(primary_key, str) else ",".join(primary_key)
         return _jvm.call_str(self.spark, self._options, "upsert", df, self._table(table), branch, message, author,
-                             keys)
+                             keys, delete_column)
 
     # ---- diffs and maintenance
     def diff(self, table: str, from_ref: str, to_ref: str) -> DataFrame:

@@ -50,3 +50,16 @@ def test_materialize_evict_and_gc_keep_every_version(spark: SparkSession, repo: 
     for ref, expected in versions.items():
         assert rows_of(spark.read.versioned("r.t", ref=ref)) == expected
     assert repo.resolve("main") in heads  # compaction never changes an image hash
+
+
+def test_upsert_with_delete_column_applies_a_change_feed(spark: SparkSession, repo: Repository) -> None:
+    feed = spark.createDataFrame([(1, "A", False), (2, None, True), (9, "z", False), (42, None, True)],
+                                 "id long, name string, gone boolean")
+    before = repo.resolve("main")
+    repo.upsert(feed, "t", delete_column="gone", message="apply feed")
+    assert rows_of(spark.read.versioned("r.t")) == [(1, "A"), (3, "c"), (9, "z")]
+    assert repo.resolve("main~1") == before
+    assert spark.read.versioned("r.t").columns == ["id", "name"]
+    with pytest.raises(SchemaMismatch):
+        repo.upsert(feed.withColumnRenamed("gone", "g2"), "t", delete_column="gone")
+    assert repo.resolve("main~1") == before

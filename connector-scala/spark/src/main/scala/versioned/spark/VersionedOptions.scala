@@ -12,6 +12,8 @@ object VersionedOptions {
   val Author = "author"
   val PrimaryKey = "primaryKey"
   val Upsert = "upsert"
+  /** Boolean column of the incoming data marking rows to delete by key (implies upsert; not stored). */
+  val DeleteColumn = "deleteColumn"
   // ---- location (per call; default from the Spark conf keys below)
   val Warehouse = "warehouse"
   val MetastoreUrl = "metastoreUrl"

@@ -43,4 +43,16 @@ class SmokeSuite extends VersionedSparkSuite {
     val all = read("r.l").collect().map(r => r.getInt(0) -> r.getInt(1)).toMap
     got.foreach(r => assert(all(r.getInt(0)) == r.getInt(1)))
   }
+
+  test("deleteColumn applies upserts and deletes by key in one commit without reading the table") {
+    val session = spark; import session.implicits._
+    write((1 to 100).map(i => (i, s"v$i")).toDF("id", "v"), "r.c", "primaryKey" -> "id")
+    val feed = Seq((1, "one", false), (2, null, true), (500, "new", false), (999, null, true)).toDF("id", "v", "del")
+    write(feed, "r.c", "deleteColumn" -> "del")
+    val got = read("r.c").collect().map(r => r.getInt(0) -> r.getString(1)).toMap
+    assert(got.size == 100 && got(1) == "one" && !got.contains(2) && got(500) == "new")
+    val e = intercept[Exception](overwrite(feed, "r.c", "deleteColumn" -> "del"))
+    assert(Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).exists(_.getMessage.contains("INVALID_OPTION")))
+    assert(engine.history.log("r", versioned.core.Revision.DefaultBranch).size == 2)
+  }
 }

@@ -49,10 +49,12 @@ object TableApi {
   /**
    * Inserts the rows of `df` into `table` on `branch` (null: the default branch), updating rows whose
    * primary key already exists, as one commit. `primaryKey` (comma-separated, null to keep the
-   * table's key) is required when the table does not exist yet. Returns the new head hash.
+   * table's key) is required when the table does not exist yet. `deleteColumn` (null: none) names a
+   * boolean column of `df` whose true rows delete their key instead; the table is never read.
+   * Returns the new head hash.
    */
   def upsert(spark: SparkSession, options: Opts, df: DataFrame, table: String, branch: String, message: String,
-             author: String, primaryKey: String): String = {
+             author: String, primaryKey: String, deleteColumn: String): String = {
     val opts = ApiSupport.options(options)
     val ident = TableIdent.parse(table)
     val e = engine(spark, options)
@@ -62,7 +64,8 @@ object TableApi {
       .option(VersionedOptions.Branch, b)
       .option(VersionedOptions.Author, ApiSupport.author(spark, author))
       .option(VersionedOptions.Message, Option(message).filter(_.nonEmpty).getOrElse(s"upsert into ${ident.table}"))
-    Option(primaryKey).filter(_.nonEmpty).fold(w)(w.option(VersionedOptions.PrimaryKey, _)).mode("append")
+    val withDeletes = Option(deleteColumn).filter(_.nonEmpty).fold(w)(w.option(VersionedOptions.DeleteColumn, _))
+    Option(primaryKey).filter(_.nonEmpty).fold(withDeletes)(withDeletes.option(VersionedOptions.PrimaryKey, _)).mode("append")
       .save(ident.toString)
     e.branchHeadOption(ident.repo, b).map(_.hash).getOrElse(throw new RefNotFoundException(
       s"Branch '$b' of '${ident.repo}' disappeared after the upsert."))

@@ -60,8 +60,8 @@ object VersionedApi {
                   message: String, author: String): Long =
     TableApi.deleteWhere(spark, options, table, condition, branch, message, author)
   def upsert(spark: SparkSession, options: Opts, df: DataFrame, table: String, branch: String, message: String,
-             author: String, primaryKey: String): String =
-    TableApi.upsert(spark, options, df, table, branch, message, author, primaryKey)
+             author: String, primaryKey: String, deleteColumn: String): String =
+    TableApi.upsert(spark, options, df, table, branch, message, author, primaryKey, deleteColumn)
 
   // ---- diffs and maintenance
   def diff(spark: SparkSession, options: Opts, table: String, fromRef: String, toRef: String): DataFrame =

@@ -34,6 +34,29 @@ private[versioned] object ChangeSets {
     inDiffLayout(input.withColumn(ChangeColumn, kind(ChangeKind.Insert)), layout)
   }
 
+  /** Validates a delete-marker column: present and boolean. Returns the data unchanged. */
+  def checkDeleteColumn(input: DataFrame, column: String): DataFrame = {
+    val f = input.schema.fields.find(_.name == column).getOrElse(throw new versioned.core.SchemaMismatchException(
+      s"deleteColumn '$column' is not a column of the data (${input.columns.mkString(", ")})."))
+    if (f.dataType != org.apache.spark.sql.types.BooleanType) throw new versioned.core.SchemaMismatchException(
+      s"deleteColumn '$column' has type ${f.dataType.simpleString}; it must be boolean (true = delete the key).")
+    input
+  }
+
+  /**
+   * A change set applied by key without reading the table (CDC apply): rows whose `marker` is true
+   * delete their key, the others are upserts.
+   */
+  def upsertWithDeletes(input: DataFrame, marker: String, layout: TableLayout): DataFrame = {
+    if (layout.hidden) throw versioned.core.Errors.unsupported(
+      "deleteColumn needs a primary key: a table without one identifies rows by all their values.")
+    val isDelete = coalesce(col(marker), lit(false))
+    val values = layout.nonKeyColumns.map(c => when(isDelete, lit(null).cast(layout.physicalSchema(c).dataType))
+      .otherwise(col(c)).as(c))
+    inDiffLayout(input.select(layout.primaryKey.map(col) ++ values :+
+      when(isDelete, kind(ChangeKind.Delete)).otherwise(kind(ChangeKind.Upsert)).as(ChangeColumn): _*), layout)
+  }
+
   /** Keyed overwrite: full outer join by key; unchanged rows produce nothing. */
   def overwrite(input: DataFrame, current: DataFrame, layout: TableLayout): DataFrame = {
     val keys = layout.primaryKey

@@ -24,7 +24,8 @@ private[versioned] final case class WriteRequest(
     author: String,
     message: String,
     options: Map[String, String],
-    expectedHead: Option[String] = None) {
+    expectedHead: Option[String] = None,
+    deleteColumn: Option[String] = None) {
   /** Only the options that locate the warehouse, for internal re-reads of the table. */
   def locationOptions: Map[String, String] = options.filter { case (k, _) =>
     k.equalsIgnoreCase(VersionedOptions.Warehouse) || k.equalsIgnoreCase(VersionedOptions.MetastoreUrl)
@@ -38,8 +39,10 @@ private[versioned] final case class WriteRequest(
  */
 private[versioned] object CommitPlanner {
 
-  def commit(engine: Engine, req: WriteRequest, input: DataFrame): CommitResult = {
+  def commit(engine: Engine, req: WriteRequest, rawInput: DataFrame): CommitResult = {
     val spark = SparkSession.active
+    val marked = req.deleteColumn.map(c => ChangeSets.checkDeleteColumn(rawInput, c))
+    val input = req.deleteColumn.fold(rawInput)(rawInput.drop(_))
     val repo = req.ident.repo
     val table = req.ident.table
     val branch = req.branch.getOrElse(engine.defaultBranchOrConfig(repo))
@@ -65,11 +68,15 @@ private[versioned] object CommitPlanner {
     val readCurrent = () => head.map(h => spark.read.format("versioned").options(req.locationOptions)
       .option(VersionedOptions.Image, h.hash).option(VersionedOptions.IncludeHidden, "true").load(req.ident.toString))
     val (version, objects) =
-      if (current.isEmpty || !sameShape) writeSnapshot(spark, engine.config, layout, withDup(input, layout), table)
+      if (current.isEmpty || !sameShape) {
+        val rows = marked.fold(input)(m => m.filter(!coalesce(col(req.deleteColumn.get), lit(false))).drop(req.deleteColumn.get))
+        writeSnapshot(spark, engine.config, layout, withDup(rows, layout), table)
+      }
       else {
         val cur = current.get
         val changes = req.mode match {
           case WriteMode.Append if layout.hidden => ChangeSets.appendHidden(input, readCurrent(), layout)
+          case WriteMode.Append if marked.isDefined => ChangeSets.upsertWithDeletes(marked.get, req.deleteColumn.get, layout)
           case WriteMode.Append => ChangeSets.append(input, if (req.upsert) None else readCurrent(), layout, req.upsert)
           case WriteMode.Overwrite if layout.hidden => ChangeSets.overwriteHidden(input, readCurrent().get, layout)
           case WriteMode.Overwrite => ChangeSets.overwrite(input, readCurrent().get, layout)

@@ -22,6 +22,10 @@ private[versioned] object WriteRequests {
       case WriteMode.Overwrite => s"overwrite ${table.ident.table}"
       case WriteMode.Changes => s"update ${table.ident.table}"
     })
-    WriteRequest(table.ident, opt(VersionedOptions.Branch).orElse(table.branch), mode, pk, upsert, author, message, options)
+    val deleteColumn = opt(VersionedOptions.DeleteColumn)
+    if (deleteColumn.isDefined && mode != WriteMode.Append) throw Errors.invalidOption(
+      "Option deleteColumn applies to mode 'append' (it upserts and deletes by key); remove it for 'overwrite'.")
+    WriteRequest(table.ident, opt(VersionedOptions.Branch).orElse(table.branch), mode, pk, upsert || deleteColumn.isDefined,
+      author, message, options, deleteColumn = deleteColumn)
   }
 }

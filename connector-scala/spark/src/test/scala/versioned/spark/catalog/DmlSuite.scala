@@ -1,7 +1,13 @@
 package versioned.spark.catalog
 
 import org.apache.spark.sql.Row
-import versioned.core.{ChangeKind, ObjectKind, ObjectMeta, Revision}
+import versioned.core.{ChangeKind, ErrorClass, ObjectKind, ObjectMeta, Revision, TableUpdate, TableVersion}
+
+/** A hook the test UDF calls once while a statement runs (local mode: same JVM as the driver). */
+object ConcurrentCommit {
+  @volatile var action: () => Unit = () => ()
+  def fire(): Unit = synchronized { val a = action; action = () => (); a() }
+}
 
 /** DELETE / UPDATE / MERGE through Spark's row-level API in delta form: each statement is one DIFF commit. */
 class DmlSuite extends CatalogSuiteBase {
@@ -122,5 +128,18 @@ class DmlSuite extends CatalogSuiteBase {
     assert(sql("SELECT count(*) FROM c.r.big").head().getLong(0) == 495)
     assert(sql("SELECT count(*) FROM c.r.big WHERE x = -1").head().getLong(0) == 5)
     assert(newObjects("big").map(_.rowCount).sum == 5)
+  }
+
+  test("a commit that lands while a statement runs makes it fail with REF_CONFLICT; nothing of it is committed") {
+    keyedTable((1, "a"), (2, "b"))
+    val read = headOf("r").get
+    ConcurrentCommit.action = () => engine.commit("r", "main", Some(read),
+      Map("other" -> TableUpdate.Put(TableVersion("other", "{\"type\":\"struct\",\"fields\":[]}", Nil, hiddenKey = true, Nil), Nil)),
+      "someone", "concurrent")
+    spark.udf.register("concurrently", (s: String) => { ConcurrentCommit.fire(); s })
+    val e = intercept[Throwable](sql("UPDATE c.r.t SET v = concat(concurrently(v), '!')"))
+    expectError(ErrorClass.RefConflict)(e)
+    assert(engine.history.log("r", Revision.DefaultBranch).head.image.message == "concurrent")
+    assert(sorted(sql("SELECT * FROM c.r.t")) == Seq(Row(1, "a"), Row(2, "b")))
   }
 }

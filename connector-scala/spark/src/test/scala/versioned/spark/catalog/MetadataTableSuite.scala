@@ -73,6 +73,14 @@ class MetadataTableSuite extends CatalogSuiteBase {
     assert(sql("SELECT DISTINCT message FROM c.r.`$image@v1`").head().getString(0) == "update t")
   }
 
+  test("a repository without commits has empty metadata tables") {
+    sql("CREATE NAMESPACE c.r")
+    assert(sql("SELECT * FROM c.r.`$log`").collect().isEmpty)
+    assert(sql("SELECT * FROM c.r.`$refs`").collect().isEmpty)
+    assert(sql("SELECT * FROM c.r.`$image`").collect().isEmpty)
+    assert(sql("SELECT * FROM c.r.`t$history`").collect().isEmpty)
+  }
+
   test("metadata tables are read-only and not listed by SHOW TABLES") {
     setup()
     assert(sql("SHOW TABLES IN c.r").collect().map(_.getString(1)).toSeq.sorted == Seq("other", "t"))
