@@ -36,7 +36,18 @@ def test_diff_errors(spark: SparkSession, repo: Repository) -> None:
         repo.diff("t", "main~1", "main")
 
 
-def test_materialize_evict_and_gc_keep_every_version(spark: SparkSession, repo: Repository) -> None:
+@pytest.fixture
+def no_commit_compaction(spark: SparkSession):  # type: ignore[no-untyped-def]
+    """Chains stay as written, so only materialize() compacts."""
+    spark.conf.set("spark.versioned.compaction.maxDiffRatio", "1000")
+    yield
+    spark.conf.unset("spark.versioned.compaction.maxDiffRatio")
+
+
+def test_materialize_evict_and_gc_keep_every_version(spark: SparkSession, no_commit_compaction: None) -> None:
+    frame(spark, [(1, "a"), (2, "b")]).write.versioned("r.t", primary_key="id", message="first")
+    frame(spark, [(3, "c")]).write.versioned("r.t", message="second")
+    repo = Repository(spark, "r")
     repo.create_lock("reports", "q3", "main")
     repo.upsert(frame(spark, [(1, "A")]), "t")
     versions = {ref: rows_of(spark.read.versioned("r.t", ref=ref)) for ref in ("main", "main~1", "main~2")}
