@@ -2,12 +2,15 @@ package versioned.spark.catalog
 
 import org.apache.spark.sql.{DataFrame, Row}
 import versioned.core.{ObjectMeta, Revision, TableVersion, VersionedException}
-import versioned.spark.VersionedSparkSuite
+import versioned.spark.{VersionedOptions, VersionedSparkSuite}
 
 /** Base of the SQL catalog suites: a session with catalog `c` and helpers over the engine. */
 abstract class CatalogSuiteBase extends VersionedSparkSuite {
-  override protected def extraConf: Map[String, String] =
-    Map("spark.sql.catalog.c" -> classOf[VersionedCatalog].getName)
+  /** Commit-time compaction is off so tests can assert which objects a statement wrote (see DmlSuite for it on). */
+  override protected def extraConf: Map[String, String] = Map(
+    "spark.sql.catalog.c" -> classOf[VersionedCatalog].getName,
+    VersionedOptions.ConfMaxChain -> "1000",
+    VersionedOptions.ConfMaxDiffRatio -> "1000")
 
   protected def sql(q: String): DataFrame = spark.sql(q)
 

@@ -15,7 +15,8 @@ class DmlSuite extends CatalogSuiteBase {
   /** Objects the last commit on main added to table `t` of `r`. */
   private def newObjects(table: String = "t"): Seq[ObjectMeta] = {
     val now = tableAt("r", table).get.fragments.flatMap(_.objects).toSet
-    val before = tableAt("r", table, "main~1").toSeq.flatMap(_.fragments.flatMap(_.objects)).toSet
+    val before = tableAt("r", table, "main~1").toSeq
+      .flatMap(t => (t.fragments ++ t.compacted.toSeq.flatten).flatMap(_.objects)).toSet
     val metas = engine.objects((now -- before).toSeq)
     metas.values.toSeq
   }
@@ -128,6 +129,32 @@ class DmlSuite extends CatalogSuiteBase {
     assert(sql("SELECT count(*) FROM c.r.big").head().getLong(0) == 495)
     assert(sql("SELECT count(*) FROM c.r.big WHERE x = -1").head().getLong(0) == 5)
     assert(newObjects("big").map(_.rowCount).sum == 5)
+  }
+
+  test("DML with commit-time compaction on: results stay exact and chains stay short") {
+    spark.conf.set(versioned.spark.VersionedOptions.ConfMaxDiffRatio, "0.1")
+    spark.conf.set(versioned.spark.VersionedOptions.ConfMaxChain, "3")
+    try {
+      sql("CREATE NAMESPACE c.r")
+      sql("CREATE TABLE c.r.t TBLPROPERTIES ('primaryKey' = 'id') AS SELECT CAST(id AS INT) AS id, 'v' AS v FROM range(120)")
+      (1 to 5).foreach { i =>
+        sql(s"UPDATE c.r.t SET v = 'u$i' WHERE id % 7 = $i")
+        sql(s"DELETE FROM c.r.t WHERE id = ${i * 20}")
+      }
+      sql("MERGE INTO c.r.t t USING (SELECT CAST(id AS INT) AS id FROM range(115, 125)) s ON t.id = s.id " +
+        "WHEN MATCHED THEN UPDATE SET v = 'm' WHEN NOT MATCHED THEN INSERT (id, v) VALUES (s.id, 'new')")
+      val expected = (0 until 125).filterNot(i => i > 0 && i <= 100 && i % 20 == 0).map { i =>
+        val v = if (i >= 120) "new" else if (i >= 115) "m" else if (i % 7 >= 1 && i % 7 <= 5) s"u${i % 7}" else "v"
+        Row(i, v)
+      }
+      assert(sql("SELECT * FROM c.r.t").collect().toSet == expected.toSet)
+      assert(read("r.t").count() == expected.size)
+      val t = tableAt("r", "t").get
+      assert(t.compacted.isDefined || t.fragments.forall(_.objects.size <= 4), t)
+    } finally {
+      spark.conf.set(versioned.spark.VersionedOptions.ConfMaxDiffRatio, "1000")
+      spark.conf.set(versioned.spark.VersionedOptions.ConfMaxChain, "1000")
+    }
   }
 
   test("a commit that lands while a statement runs makes it fail with REF_CONFLICT; nothing of it is committed") {
