@@ -69,17 +69,17 @@ class NamedCallProcedureSuite extends RefManagementBehaviour {
   private def opt(name: String, v: Option[String]) = v.map(x => s", $name => '$x'").getOrElse("")
 
   override protected def createBranch(name: String, from: Option[String]): String =
-    call(s"CALL c.system.create_branch(name => '$name', repo => 'r'${opt("from_ref", from)})")
-  override protected def deleteBranch(name: String): String = call(s"CALL c.system.delete_branch(repo => 'r', name => '$name')")
+    call(s"CALL c.system.create_branch(branch => '$name', repository => 'r'${opt("from_ref", from)})")
+  override protected def deleteBranch(name: String): String = call(s"CALL c.system.delete_branch(repository => 'r', branch => '$name')")
   override protected def resetBranch(name: String, to: String, expected: Option[String]): String =
-    call(s"CALL c.system.reset_branch(ref => '$to', repo => 'r', name => '$name'${opt("expected", expected)})")
+    call(s"CALL c.system.reset_branch(ref => '$to', repository => 'r', branch => '$name'${opt("expected", expected)})")
   override protected def createTag(name: String, at: Option[String]): String =
-    call(s"CALL c.system.create_tag(repo => 'r', name => '$name'${opt("ref", at)})")
-  override protected def deleteTag(name: String): String = call(s"CALL c.system.delete_tag(name => '$name', repo => 'r')")
+    call(s"CALL c.system.create_tag(repository => 'r', tag => '$name'${opt("ref", at)})")
+  override protected def deleteTag(name: String): String = call(s"CALL c.system.delete_tag(tag => '$name', repository => 'r')")
   override protected def createLock(ns: String, name: String, at: Option[String]): String =
-    call(s"CALL c.system.create_lock(repo => 'r', namespace => '$ns', name => '$name'${opt("ref", at)})")
+    call(s"CALL c.system.create_lock(repository => 'r', namespace => '$ns', name => '$name'${opt("ref", at)})")
   override protected def releaseLock(ns: String, name: String): String =
-    call(s"CALL c.system.release_lock(repo => 'r', name => '$name', namespace => '$ns')")
+    call(s"CALL c.system.release_lock(repository => 'r', name => '$name', namespace => '$ns')")
 
   test("SHOW PROCEDURES lists the system procedures") {
     val names = sql("SHOW PROCEDURES IN c.system").collect().map(_.getString(3)).toSeq.sorted

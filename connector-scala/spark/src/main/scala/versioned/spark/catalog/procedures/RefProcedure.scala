@@ -25,7 +25,7 @@ private[procedures] final class Args(procedure: String, params: Seq[Param], inpu
 
 /**
  * Base of the ref procedures (`CALL <catalog>.system.<name>(...)`): named or positional string
- * arguments, the first always `repo`; the result is one row (name, kind, image) describing the ref
+ * arguments, the first always `repository`; the result is one row (name, kind, image) describing the ref
  * after the call (for deletions: the image it pointed at).
  */
 private[procedures] abstract class RefProcedure(engine: () => Engine) extends UnboundProcedure with BoundProcedure {
@@ -54,7 +54,7 @@ private[procedures] abstract class RefProcedure(engine: () => Engine) extends Un
 }
 
 private[procedures] object RefProcedure {
-  val Repo: Param = Param("repo", required = true, "repository (catalog namespace)")
+  val Repo: Param = Param("repository", required = true, "repository (catalog namespace)")
   val outputType: StructType = new StructType().add("name", DataTypes.StringType, nullable = false)
     .add("kind", DataTypes.StringType, nullable = false).add("image", DataTypes.StringType, nullable = false)
 }
