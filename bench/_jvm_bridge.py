@@ -76,9 +76,9 @@ class Bridge:
         ident = jvm.versioned.spark.TableIdent.parse(table)
         args = [ident, jvm.scala.Some(branch), mode, none, False, "bench", message, empty]
         req = None
-        for extra in ([], [none]):  # later versions add `expectedHead: Option[String] = None`
+        for extra in range(5):  # later versions append defaulted Option parameters (expectedHead, ...)
             try:
-                req = w.WriteRequest(*args, *extra)
+                req = w.WriteRequest(*args, *([none] * extra))
                 break
             except Py4JError as e:
                 if "does not exist" not in str(e):

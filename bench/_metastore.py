@@ -67,6 +67,44 @@ def object_stats(warehouse: str, ids: Sequence[str]) -> Dict[str, Dict[str, int]
     return out
 
 
+def object_kinds(warehouse: str, ids: Sequence[str]) -> Dict[str, str]:
+    """{object id: kind}."""
+    out: Dict[str, str] = {}
+    c = _connect(warehouse)
+    try:
+        ids = list(set(ids))
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            out.update(c.execute(f"SELECT id, kind FROM vc_objects WHERE id IN ({','.join('?' * len(chunk))})",
+                                 chunk).fetchall())
+    finally:
+        c.close()
+    return out
+
+
+def max_chain(warehouse: str, repo: str, image: str, table: str) -> int:
+    """Most DIFFs in one fragment of the representation a reader uses (compacted if present)."""
+    c = _connect(warehouse)
+    try:
+        row = c.execute("SELECT fragments, compacted FROM vc_tables WHERE repo = ? AND image_hash = ? AND name = ?",
+                        (repo, image, table)).fetchone()
+    finally:
+        c.close()
+    frags = json.loads(row[1] or row[0])
+    kinds = object_kinds(warehouse, [o for f in frags for o in f["objects"]])
+    return max((sum(1 for o in f["objects"] if kinds.get(o) == "DIFF") for f in frags), default=0)
+
+
+def compacted_images(warehouse: str, repo: str, table: str) -> set:
+    """Images whose table has a compacted representation (some fragments were re-snapshotted)."""
+    c = _connect(warehouse)
+    try:
+        return {r[0] for r in c.execute("SELECT image_hash FROM vc_tables WHERE repo = ? AND name = ? AND "
+                                        "compacted IS NOT NULL", (repo, table))}
+    finally:
+        c.close()
+
+
 def repo_object_ids(warehouse: str, repo: str) -> List[str]:
     """Every object id any table version of ``repo`` refers to (logical or compacted)."""
     c = _connect(warehouse)

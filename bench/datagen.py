@@ -122,13 +122,15 @@ class Stream:
         start = commit * (u + dl) + u
         return [(x * self.p + OFFSET) % self.n for x in range(start, start + dl)]
 
-    def expected(self, spark: SparkSession, commits: int) -> DataFrame:
-        """The table after the first ``commits`` commits of this stream on top of ``base(n)``."""
-        touched = commits * (self.u + self.dl)
-        kept = base(spark, self.n).filter(self.perm_inv(F.col("id")) >= F.lit(touched))
+    def expected(self, spark: SparkSession, commits: int, first: int = 0) -> DataFrame:
+        """The table after commits ``first .. first+commits-1`` of this stream on top of ``base(n)``."""
+        lo, hi = first * (self.u + self.dl), (first + commits) * (self.u + self.dl)
+        x = self.perm_inv(F.col("id"))
+        kept = base(spark, self.n).filter((x < F.lit(lo)) | (x >= F.lit(hi)))
         if commits == 0:
             return kept
-        new_rows = self.changes(spark, 0, commits, with_op=True).filter(F.col("_vchange") == UPSERT).drop("_vchange")
+        new_rows = (self.changes(spark, first, commits, with_op=True).filter(F.col("_vchange") == UPSERT)
+                    .drop("_vchange"))
         return kept.unionByName(new_rows)
 
 

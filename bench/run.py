@@ -236,6 +236,26 @@ class Suite:
             raise RuntimeError("no delete function in the python package")
         return r.delete_where(table, condition, branch=branch)
 
+    def upsert_feed(self, changes, table: str, branch: Optional[str] = None, message: Optional[str] = None) -> None:
+        """Public API, one commit, no table read: ``upsert=true`` with ``deleteColumn`` (a boolean column;
+        true deletes the key). ``changes`` has the table columns and ``_vchange`` (1 = delete)."""
+        feed = changes.withColumn("_del", G.F.col("_vchange") == G.DELETE).drop("_vchange")
+        w = feed.write.format("versioned").option("upsert", "true").option("deleteColumn", "_del")
+        if branch:
+            w = w.option("branch", branch)
+        if message:
+            w = w.option("message", message)
+        w.mode("append").save(table)
+
+    def apply_changes(self, changes, table: str, branch: str = "main", message: str = "changes") -> str:
+        """One commit of mixed upserts and deletes: the public change-feed write when the connector has it,
+        else one DIFF commit through the engine (bridge)."""
+        if self.state.get("feed_public"):
+            self.upsert_feed(changes, table, branch=branch, message=message)
+            return "public"
+        self.bridge.commit_changes(self.wh, table, changes, branch=branch, message=message)
+        return "engine"
+
     def merge_changes(self, changes, repo: str, table: str, branch: str) -> None:
         """One SQL MERGE (through the catalog) applying upserts and deletes: one commit, public API."""
         changes.createOrReplaceTempView("bench_changes")
@@ -354,6 +374,13 @@ class Suite:
             r = self.repo_api("warm")
             r.create_branch("w1", from_ref="main"); r.create_tag("w1t", "main"); r.resolve("main")
             r.log("main").count()
+        try:
+            self.upsert_feed(st.changes(sp, 3), "warm.t", message="feed")
+            self.state["feed_public"] = True
+        except Exception as e:  # noqa: BLE001 - older connector: no deleteColumn option
+            log(f"no public change-feed write (upsert + deleteColumn): {str(e).splitlines()[0][:200]}")
+            self.state["feed_public"] = False
+        self.meta["public_change_feed"] = self.state["feed_public"]
         self.bridge.commit_changes(self.wh, "warm.t", st.changes(sp, 1))
         self.create_branch("warm", "wm", "main")
         self.merge_changes(st.changes(sp, 2), "warm", "t", "wm")
@@ -393,13 +420,35 @@ class Suite:
         pk_bytes = parquet_bytes(os.path.join(self.pq, "k-0"))[0]
         meta_before = MS.sizes(self.wh)
 
+        time_target = 1.5 * t_pq + 0.3
+        if self.state.get("feed_public"):
+            self.create_branch("bench", "kc0", "main")
+            f0 = self.objects_bytes()
+            t_feed, _ = timed(lambda: self.upsert_feed(ks.changes(sp, 0), "bench.t", branch="kc0", message="k feed"))
+            f1 = self.objects_bytes()
+            bytes_f, objs_f = f1[0] - f0[0], f1[1] - f0[1]
+            verified = None
+            if self.full_verify:
+                verified = G.checksum(self.read("bench.t", ref="kc0")) == G.checksum(ks.expected(sp, 1))
+            allow = 1.5 * pk_bytes + objs_f * footer
+            ok = t_feed <= time_target and bytes_f <= allow
+            self.add("k_commit_feed", f"commit k={k:,} changed rows (upserts + deletes) into N rows — public API, "
+                     "one commit: upsert write with deleteColumn (no table read)", t_feed, t_pq, t_feed / t_pq,
+                     "time ≤ 1.5× Parquet + 0.3 s; bytes ≤ 1.5× Parquet(k rows) + metadata", ok,
+                     f"time target {fmt_s(time_target)}; wrote {fmt_b(bytes_f)} in {objs_f} objects vs Parquet(k rows) "
+                     f"{fmt_b(pk_bytes)} → allowed {fmt_b(allow)} (1.5× + {objs_f} × {fmt_b(footer)} per-object "
+                     f"Parquet footer); bytes ratio {bytes_f / pk_bytes:.2f}×"
+                     + ("" if verified is None else f"; content {'verified' if verified else 'MISMATCH'}"),
+                     bytes=bytes_f, objects=objs_f, parquet_k_bytes=pk_bytes, parquet_write_all=tps,
+                     footer_bytes=footer, verified=verified)
+
         # Public API: upserts (no table read) then delete_where (scans the table to find the rows).
         self.create_branch("bench", "kc", "main")
         b0 = self.objects_bytes()
-        t_up, _ = timed(lambda: self.write_versioned(ks.upserts(sp, 0), "bench.t", upsert=True, branch="kc",
+        t_up, _ = timed(lambda: self.write_versioned(ks.upserts(sp, 1), "bench.t", upsert=True, branch="kc",
                                                      message="k upserts"))
         b1 = self.objects_bytes()
-        cond = "id IN (" + ",".join(map(str, ks.deleted_keys(0))) + ")"
+        cond = "id IN (" + ",".join(map(str, ks.deleted_keys(1))) + ")"
         t_del, deleted = timed(lambda: self.delete_where("bench", "t", cond, branch="kc"))
         b2 = self.objects_bytes()
         meta_after = MS.sizes(self.wh)
@@ -407,9 +456,8 @@ class Suite:
         bytes_pub, objs_pub = b2[0] - b0[0], b2[1] - b0[1]
         verified = None
         if self.full_verify:
-            verified = G.checksum(self.read("bench.t", ref="kc")) == G.checksum(ks.expected(sp, 1))
+            verified = G.checksum(self.read("bench.t", ref="kc")) == G.checksum(ks.expected(sp, 1, first=1))
         allow = 1.5 * pk_bytes + objs_pub * footer
-        time_target = 1.5 * t_pq + 0.3
         ok = t_pub <= time_target and bytes_pub <= allow
         self.add("k_commit_public", f"commit k={k:,} changed rows (upserts + deletes) into N rows — public API "
                  "(upsert write + delete_where: 2 commits)", t_pub, t_pq, t_pub / t_pq,
@@ -426,12 +474,12 @@ class Suite:
         # SQL MERGE through the catalog: one commit, public API (joins the changes with the table).
         self.create_branch("bench", "kc3", "main")
         m0 = self.objects_bytes()
-        t_merge, _ = timed(lambda: self.merge_changes(ks.changes(sp, 0), "bench", "t", "kc3"))
+        t_merge, _ = timed(lambda: self.merge_changes(ks.changes(sp, 2), "bench", "t", "kc3"))
         m1 = self.objects_bytes()
         bytes_m, objs_m = m1[0] - m0[0], m1[1] - m0[1]
         verified = None
         if self.full_verify:
-            verified = G.checksum(self.read("bench.t", ref="kc3")) == G.checksum(ks.expected(sp, 1))
+            verified = G.checksum(self.read("bench.t", ref="kc3")) == G.checksum(ks.expected(sp, 1, first=2))
         allow = 1.5 * pk_bytes + objs_m * footer
         ok = t_merge <= time_target and bytes_m <= allow
         self.add("k_commit_merge", f"commit k={k:,} changed rows (upserts + deletes) into N rows — SQL MERGE "
@@ -445,12 +493,12 @@ class Suite:
         # Engine: the same changes as one DIFF commit (deletes carry only the key).
         self.create_branch("bench", "kc2", "main")
         c0 = self.objects_bytes()
-        t_eng, _ = timed(lambda: self.bridge.commit_changes(self.wh, "bench.t", ks.changes(sp, 0), branch="kc2",
+        t_eng, _ = timed(lambda: self.bridge.commit_changes(self.wh, "bench.t", ks.changes(sp, 3), branch="kc2",
                                                             message="k changes"))
         c1 = self.objects_bytes()
         bytes_eng, objs_eng = c1[0] - c0[0], c1[1] - c0[1]
         if self.full_verify:
-            verified = G.checksum(self.read("bench.t", ref="kc2")) == G.checksum(ks.expected(sp, 1))
+            verified = G.checksum(self.read("bench.t", ref="kc2")) == G.checksum(ks.expected(sp, 1, first=3))
         allow = 1.5 * pk_bytes + objs_eng * footer
         ok = t_eng <= time_target and bytes_eng <= allow
         self.add("k_commit_engine", f"commit k={k:,} changed rows (upserts + deletes) into N rows — one DIFF "
@@ -468,27 +516,30 @@ class Suite:
         sp, n = self.spark, self.n
         cs = G.Stream(n, max(10, n // 100))
         commits = self.args.churn_commits
+        # keep every DIFF: raise both triggers of the compaction policy (chain length and DIFF/SNAP row ratio)
         self.spark.conf.set("spark.versioned.compaction.maxChainLength", "1000")
-        times, sizes = [], []
+        self.spark.conf.set("spark.versioned.compaction.maxDiffRatio", "1000000")
+        times, sizes, how = [], [], "engine"
         try:
             for i in range(commits):
                 b0 = self.objects_bytes()
-                t, _ = timed(lambda: self.bridge.commit_changes(self.wh, "bench.t", cs.changes(sp, i),
-                                                                message=f"churn {i}"))
+                t, how = timed(lambda: self.apply_changes(cs.changes(sp, i), "bench.t", message=f"churn {i}"))
                 b1 = self.objects_bytes()
                 times.append(t)
                 sizes.append(b1[0] - b0[0])
                 log(f"churn commit {i + 1}/{commits}: {t:.2f} s, {fmt_b(b1[0] - b0[0])}")
         finally:
             self.spark.conf.unset("spark.versioned.compaction.maxChainLength")
+            self.spark.conf.unset("spark.versioned.compaction.maxDiffRatio")
         rows = cs.changes(sp, 0, with_op=False)
         p = os.path.join(self.pq, "churn-rows")
         rows.coalesce(1).write.mode("overwrite").parquet(p)
         t_pq = median([timed(lambda: rows.coalesce(1).write.mode("overwrite").parquet(p))[0] for _ in range(2)])
         pq_b = parquet_bytes(p)[0]
         self.state["churn"] = cs
-        self.add("churn_commit", f"churn commit of 1% ({cs.c:,} rows: upserts + deletes) into N rows, one DIFF "
-                 "commit via the engine", median(times), t_pq, median(times) / t_pq, "— (context)", None,
+        via = "upsert write with deleteColumn" if how == "public" else "the engine (internal API)"
+        self.add("churn_commit", f"churn commit of 1% ({cs.c:,} rows: upserts + deletes) into N rows, one commit via "
+                 f"{via}", median(times), t_pq, median(times) / t_pq, "— (context)", None,
                  f"median of {commits} commits (min {fmt_s(min(times))}, max {fmt_s(max(times))}); "
                  f"{fmt_b(median(sizes))} written per commit vs Parquet(changed rows) {fmt_b(pq_b)}",
                  commit_s=times, bytes=sizes, parquet_rows_bytes=pq_b)
@@ -512,12 +563,26 @@ class Suite:
         ratio = r["v"] / r["p"]
         self.add("scan_head_10", f"scan the head after {commits} DIFF commits of 1% churn each", r["v"], r["p"], ratio,
                  "≤ 1.2×", ratio <= 1.2 and r["ok"],
-                 f"compaction threshold raised for this table so all {commits} DIFFs are merged at read time; "
+                 f"compaction thresholds raised for this table so all {commits} DIFFs are merged at read time; "
                  f"{m.get('versionedFragmentsScanned', '?')} fragments, {m.get('versionedObjectsScanned', '?')} objects "
                  f"({st.get('SNAP', {}).get('objects', 0)} SNAP + {st.get('DIFF', {}).get('objects', 0)} DIFF), "
                  f"{fmt_b(m.get('versionedBytesScanned'))} read vs Parquet {fmt_b(size_p)}; result "
                  f"{'= independent Parquet copy' if r['ok'] else 'MISMATCH'} ({r['checksum_v'][0]:,} rows)",
                  **{k: r[k] for k in ("v_all", "p_all", "ok", "warm_v", "warm_p")}, metrics=m, object_stats=st)
+
+    def main_base_scan(self) -> None:
+        """Context: the loaded version of the N-row table (SNAP only, main~10) against a Parquet copy, to
+        separate the SNAP reader's cost from the cost of merging DIFFs at full size."""
+        sp, n, commits = self.spark, self.n, self.args.churn_commits
+        path = os.path.join(self.pq, "main-base")
+        self.write_expected(G.base(sp, n), path, n)
+        r = self.scan_pair(self.read("bench.t", ref=f"main~{commits}"), sp.read.parquet(path))
+        m = r["metrics"] or {}
+        self.add("scan_base_snap", f"context: scan of the loaded N-row version (main~{commits}, SNAP only)", r["v"],
+                 r["p"], r["v"] / r["p"], "— (context)", None,
+                 f"{m.get('versionedObjectsScanned', '?')} objects, {fmt_b(m.get('versionedBytesScanned'))}; result "
+                 f"{'= independent Parquet copy' if r['ok'] else 'MISMATCH'}; compare with the head row above "
+                 f"(same table + 10 DIFFs per fragment)", metrics=m, v_all=r["v_all"], p_all=r["p_all"])
 
     def lookups(self) -> None:
         sp, n = self.spark, self.n
@@ -609,6 +674,9 @@ class Suite:
                 log(f"history commit {i + 1}/{C}: last {t:.2f} s")
         b2 = self.objects_bytes()
         self.state["hist_commit_s"] = times
+        compacted = MS.compacted_images(self.wh, "hist", "t")
+        resnaps = [i + 1 for i in range(C) if MS_resolve(self, "hist", f"main~{C - i - 1}") in compacted]
+        log(f"commits that re-snapshotted fragments (compaction at commit time): {resnaps}")
 
         # storage
         pch = os.path.join(self.pq, "hist-changes")
@@ -624,9 +692,10 @@ class Suite:
                  f"{fmt_b(ch_bytes)}; objects: {st.get('SNAP', {}).get('objects', 0)} SNAP "
                  f"({fmt_b(st.get('SNAP', {}).get('bytes', 0))}, base + automatic re-snapshots) and "
                  f"{st.get('DIFF', {}).get('objects', 0)} DIFF ({fmt_b(st.get('DIFF', {}).get('bytes', 0))}); "
-                 f"commit median {fmt_s(median(times))}, max {fmt_s(max(times))} (re-snapshot commits)",
+                 f"fragments re-snapshotted at commits {resnaps or 'none'} (default compaction policy); "
+                 f"commit median {fmt_s(median(times))}, max {fmt_s(max(times))}",
                  stored_bytes=stored, parquet_base=base_bytes, parquet_changes=ch_bytes, object_stats=st,
-                 commit_s=times)
+                 commit_s=times, resnapshot_after=resnaps)
 
         # head after C commits
         ph = os.path.join(self.pq, "hist-head")
@@ -634,10 +703,11 @@ class Suite:
         r = self.scan_pair(self.read("hist.t"), sp.read.parquet(ph))
         m = r["metrics"] or {}
         ratio = r["v"] / r["p"]
+        head_chain = MS.max_chain(self.wh, "hist", MS_resolve(self, "hist", "main"), "t")
         self.add("scan_head_100", f"scan after {C} commits of 0.1% churn on the {n:,}-row history table (automatic re-snapshotting)", r["v"],
                  r["p"], ratio, "≤ 1.2×", ratio <= 1.2 and r["ok"],
                  f"{m.get('versionedObjectsScanned', '?')} objects in {m.get('versionedFragmentsScanned', '?')} "
-                 f"fragments; result {'= independent Parquet copy' if r['ok'] else 'MISMATCH'}",
+                 f"fragments (up to {head_chain} DIFFs per fragment); result {'= independent Parquet copy' if r['ok'] else 'MISMATCH'}",
                  metrics=m, v_all=r["v_all"], p_all=r["p_all"])
 
         # time travel C commits back (= the loaded SNAP version); baseline laid out like the other copies
@@ -652,16 +722,18 @@ class Suite:
                  f"{'= Parquet base' if r['ok'] else 'MISMATCH'}",
                  metrics=m, v_all=r["v_all"], p_all=r["p_all"])
 
-        # time travel to the longest chain: the version before the first automatic re-snapshot
-        chain = 9
-        if C > chain:
-            p9 = os.path.join(self.pq, "hist-9")
-            self.write_expected(hs.expected(sp, chain), p9, n)
-            r = self.scan_pair(self.read("hist.t", ref=f"main~{C - chain}"), sp.read.parquet(p9))
+        # time travel to the version with the longest chain left by the compaction policy
+        chains = [(MS.max_chain(self.wh, "hist", MS_resolve(self, "hist", f"main~{x}"), "t"), C - x)
+                  for x in range(C + 1)]
+        chain, j = max(chains)  # ties: the newest such version
+        if chain > 0 and j != C:
+            p9 = os.path.join(self.pq, "hist-chain")
+            self.write_expected(hs.expected(sp, j), p9, n)
+            r = self.scan_pair(self.read("hist.t", ref=f"main~{C - j}"), sp.read.parquet(p9))
             m = r["metrics"] or {}
             ratio = r["v"] / r["p"]
-            self.add("time_travel_chain", f"time-travel scan of the version with the longest chain (main~{C - chain}: "
-                     f"SNAP + {chain} DIFFs per fragment)", r["v"], r["p"], ratio, "≤ 1.2× (same bound as head)",
+            self.add("time_travel_chain", f"time-travel scan of the version with the longest chain (main~{C - j}: "
+                     f"up to {chain} DIFFs per fragment)", r["v"], r["p"], ratio, "≤ 1.2× (same bound as head)",
                      ratio <= 1.2 and r["ok"],
                      f"{m.get('versionedObjectsScanned', '?')} objects, {fmt_b(m.get('versionedBytesScanned'))}; "
                      f"result {'= independent Parquet copy' if r['ok'] else 'MISMATCH'}",
@@ -769,7 +841,8 @@ class Suite:
         self.start()
         steps = [("warm-up", self.warmup), ("load N rows", self.main_load), ("k-row commit", self.k_commit),
                  ("churn commits", self.main_churn), ("head scan", self.main_scans), ("lookups", self.lookups),
-                 ("non-key filters", self.nonkey_filters), ("history table", self.history),
+                 ("non-key filters", self.nonkey_filters), ("SNAP-only scan", self.main_base_scan),
+                 ("history table", self.history),
                  ("refs and log", self.refs_and_log)]
         only = set(self.args.only.split(",")) if self.args.only else None
         for i, (name, fn) in enumerate(steps):
@@ -797,7 +870,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--k", type=int, default=1000, help="changed rows of the k-row commit (default 1,000)")
     ap.add_argument("--churn-commits", type=int, default=10, help="DIFF commits of 1%% churn before the head scan")
     ap.add_argument("--hist-rows", type=int, default=None,
-                    help="rows of the history table (default N/20 for N >= 4M, else N)")
+                    help="rows of the history table (default N/10 for N >= 4M, else N)")
     ap.add_argument("--hist-commits", type=int, default=None, help="commits of 0.1%% churn (default 100; 20 quick)")
     ap.add_argument("--log-commits", type=int, default=100000, help="commits in the log repository")
     ap.add_argument("--ref-reps", type=int, default=20, help="repetitions of each ref operation")
@@ -812,7 +885,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     if a.rows is None:
         a.rows = 200_000 if a.quick else 10_000_000
     if a.hist_rows is None:
-        a.hist_rows = a.rows // 20 if a.rows >= 4_000_000 else a.rows
+        a.hist_rows = a.rows // 10 if a.rows >= 4_000_000 else a.rows
     if a.hist_commits is None:
         a.hist_commits = 20 if a.quick else 100
     return a
