@@ -14,6 +14,9 @@ class CompactionSuite extends VersionedTestBase {
   private val schema = new StructType().add("id", IntegerType).add("v", IntegerType).add("s", StringType)
   private def rowsOf(ids: Seq[Int], v: Int): Seq[Row] = ids.map(i => Row(i, v, s"s$i-$v"))
 
+  /** Compaction triggered by chain length only (the DIFF/SNAP row-ratio trigger is switched off). */
+  private val NoRatio = VersionedOptions.ConfMaxDiffRatio -> "1000"
+
   private def table(hash: String, name: String = "t"): TableVersion = engine.tableOption("r", hash, name).get
   private def diffs(f: Fragment, objs: Map[String, versioned.core.ObjectMeta]): Int =
     f.objects.count(id => objs(id).kind == ObjectKind.Diff)
@@ -63,7 +66,7 @@ class CompactionSuite extends VersionedTestBase {
     }
 
   test("automatic compaction at chain length 2: bounded chains, identical versions, unchanged hashes") {
-    withConf(VersionedOptions.ConfMaxChain -> "2") {
+    withConf(VersionedOptions.ConfMaxChain -> "2", NoRatio) {
       val versions = history()
       val compacted = versions.map(v => table(v._1)).filter(_.compacted.nonEmpty)
       assert(compacted.nonEmpty, "some version should have a compacted representation")
@@ -80,7 +83,7 @@ class CompactionSuite extends VersionedTestBase {
   }
 
   test("compacting by hand changes neither hashes nor content, and later commits build on it") {
-    withConf(VersionedOptions.ConfMaxChain -> "100") {
+    withConf(VersionedOptions.ConfMaxChain -> "100", NoRatio) {
       val versions = history()
       val head = engine.branchHeadOption("r", "main").get
       assert(versions.forall(v => table(v._1).compacted.isEmpty))
@@ -117,7 +120,7 @@ class CompactionSuite extends VersionedTestBase {
   }
 
   test("a fragment whose rows were all deleted compacts to an empty chain and accepts new rows") {
-    withConf(VersionedOptions.ConfMaxChain -> "2") {
+    withConf(VersionedOptions.ConfMaxChain -> "2", NoRatio) {
       write(frame(schema, rowsOf(0 until 150, 0)), "r.t", "primaryKey" -> "id")
       val frags = table(headHash("r").get).fragments
       assert(frags.size == 3)
@@ -143,7 +146,7 @@ class CompactionSuite extends VersionedTestBase {
   }
 
   test("key-less tables compact with their duplicates") {
-    withConf(VersionedOptions.ConfMaxChain -> "2") {
+    withConf(VersionedOptions.ConfMaxChain -> "2", NoRatio) {
       val s = new StructType().add("a", StringType).add("b", IntegerType)
       var cur = (0 until 160).map(i => Row(s"k${i % 9}", i % 4))
       val versions = Vector.newBuilder[(String, Seq[Row])]
@@ -167,6 +170,26 @@ class CompactionSuite extends VersionedTestBase {
         assertReads(read("r.nk", "image" -> hash).filter(col("a") === "k1"), rows.filter(_.getString(0) == "k1"),
           s"key-less version $i filtered")
       }
+      assertHashesIntact()
+    }
+  }
+
+  test("the DIFF/SNAP row ratio triggers compaction of exactly the fragments that crossed it") {
+    withConf(VersionedOptions.ConfMaxChain -> "1000", VersionedOptions.ConfMaxDiffRatio -> "0.1") {
+      val v0 = rowsOf(0 until 200, 0)
+      write(frame(schema, v0), "r.t", "primaryKey" -> "id")
+      assert(table(headHash("r").get).fragments.size == 4)
+      write(frame(schema, rowsOf(Seq(1, 2), 1)), "r.t", "upsert" -> "true")
+      assert(table(headHash("r").get).compacted.isEmpty, "2 DIFF rows for 50 SNAP rows stay below 10%")
+      write(frame(schema, rowsOf(Seq(3, 4, 5, 6), 2)), "r.t", "upsert" -> "true")
+      val t = table(headHash("r").get)
+      val c = t.compacted.getOrElse(fail("6 DIFF rows for 50 SNAP rows should have been compacted"))
+      assert(c.head.objects.size == 1 && c.head.objects != t.fragments.head.objects)
+      assert(c.tail == t.fragments.tail, "fragments below the ratio are left alone")
+      val expected = (v0.map(r => r.getInt(0) -> r).toMap ++ rowsOf(Seq(1, 2), 1).map(r => r.getInt(0) -> r) ++
+        rowsOf(Seq(3, 4, 5, 6), 2).map(r => r.getInt(0) -> r)).values.toSeq
+      assertReads(read("r.t"), expected, "after ratio compaction")
+      assertReads(read("r.t", "ref" -> "main~2"), v0, "first version")
       assertHashesIntact()
     }
   }
