@@ -39,8 +39,43 @@ private[rowlevel] object DeltaChanges {
   private def inDiffLayout(df: DataFrame, layout: TableLayout): DataFrame =
     df.select(layout.diffSchema.fieldNames.map(col).toIndexedSeq: _*)
 
-  def compute(staged: DataFrame, current: DataFrame, layout: TableLayout, cmd: Command): DataFrame =
-    if (layout.hidden) keyless(staged, current, layout) else keyed(staged, current, layout, cmd)
+  /**
+   * The rows of `current` that staged changes can concern: same key (keyed tables) or same values as
+   * a row being added (key-less tables, for duplicate ordinals). One scan of the table, no shuffle of
+   * it when the changes are `small` enough to broadcast; everything after works on this subset.
+   */
+  def touchedRows(staged: DataFrame, current: DataFrame, layout: TableLayout, small: Boolean): DataFrame = {
+    def maybeBroadcast(df: DataFrame) = if (small) broadcast(df) else df
+    if (layout.hidden) {
+      val cols = layout.schema.fieldNames.toSeq
+      val probe = maybeBroadcast(staged.filter(op =!= ChangeKind.Delete)
+        .select(cols.map(x => c(New + x).as(s"p_$x")): _*).distinct())
+      current.join(probe, cols.map(x => c(x) <=> c(s"p_$x")).reduce(_ && _), "left_semi")
+    } else {
+      val keys = layout.primaryKey
+      val probe = maybeBroadcast(staged.select(keys.map(k => c(Old + k).as(k)): _*)
+        .union(staged.select(keys.map(k => c(New + k).as(k)): _*)).distinct())
+      current.join(probe, keys, "left_semi")
+    }
+  }
+
+  /**
+   * `current` may be restricted to [[touchedRows]]: rows no change concerns do not affect the result.
+   * A DELETE needs no table rows at all (`current` is not used): every staged row id was read from it.
+   */
+  def compute(staged: DataFrame, current: => DataFrame, layout: TableLayout, cmd: Command): DataFrame =
+    if (cmd == Command.DELETE) deletes(staged, layout)
+    else if (layout.hidden) keyless(staged, current, layout)
+    else keyed(staged, current, layout, cmd)
+
+  private def deletes(staged: DataFrame, layout: TableLayout): DataFrame = {
+    val ids =
+      if (layout.hidden) (layout.schema.fieldNames.toSeq :+ DupColumn).map(x => c(Old + RowIdColumn).getField(x).as(x))
+      else layout.primaryKey.map(k => c(Old + k).as(k)) ++
+        layout.nonKeyColumns.map(v => lit(null).cast(layout.physicalSchema(v).dataType).as(v))
+    inDiffLayout(staged.filter(op === ChangeKind.Delete).select(ids: _*).distinct()
+      .withColumn(ChangeColumn, kind(ChangeKind.Delete)), layout)
+  }
 
   private def keyed(staged: DataFrame, current: DataFrame, layout: TableLayout, cmd: Command): DataFrame = {
     val keys = layout.primaryKey

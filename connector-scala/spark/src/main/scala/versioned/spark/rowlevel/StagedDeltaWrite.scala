@@ -49,18 +49,25 @@ private[rowlevel] final class StagedDeltaWrite(
   override def commit(messages: Array[WriterCommitMessage]): Unit = try {
     val spark = SparkSession.active
     val files = messages.collect { case f: StagedFile if f.rows > 0 => f.path }
+    val stagedRows = messages.collect { case f: StagedFile => f.rows }.sum
     if (files.nonEmpty) {
-      val staged = spark.read.schema(stagedSchema).parquet(files.toIndexedSeq: _*)
+      val staged = spark.read.schema(stagedSchema).parquet(files.toIndexedSeq: _*).persist(StorageLevel.MEMORY_AND_DISK)
       val options = table.options ++ info.options().asCaseSensitiveMap().asScala
       val req = WriteRequests.from(table, options, WriteMode.Changes)
-      val current = spark.read.format("versioned").options(req.locationOptions)
+      val table0 = spark.read.format("versioned").options(req.locationOptions)
         .option(VersionedOptions.Image, snapshot.image.hash)
         .option(VersionedOptions.IncludeHidden, "true")
         .load(table.ident.toString)
-      val changes = DeltaChanges.compute(staged, current, snapshot.layout, cmd).persist(StorageLevel.MEMORY_AND_DISK)
+      lazy val current = DeltaChanges.touchedRows(staged, table0, snapshot.layout,
+        stagedRows <= StagedDeltaWrite.BroadcastRows).persist(StorageLevel.MEMORY_AND_DISK)
+      // Few partitions for the (usually small) change set: actions over a cached plan keep its partitioning.
+      val parts = math.max(1L, math.min(spark.sparkContext.defaultParallelism.toLong,
+        stagedRows / StagedDeltaWrite.RowsPerPartition + 1)).toInt
+      val changes = DeltaChanges.compute(staged, current, snapshot.layout, cmd).coalesce(parts)
+        .persist(StorageLevel.MEMORY_AND_DISK)
       try {
         if (!changes.isEmpty) record(req, changes)
-      } finally changes.unpersist()
+      } finally { changes.unpersist(); if (cmd != RowLevelOperation.Command.DELETE) current.unpersist(); staged.unpersist() }
     }
   } finally cleanup()
 
@@ -74,4 +81,11 @@ private[rowlevel] final class StagedDeltaWrite(
   override def abort(messages: Array[WriterCommitMessage]): Unit = cleanup()
 
   private def cleanup(): Unit = StagedWrite.delete(table.config, stagingDir)
+}
+
+private[rowlevel] object StagedDeltaWrite {
+  /** Up to this many staged rows, their keys are broadcast to pick the table rows they concern. */
+  val BroadcastRows = 500000L
+  /** Staged rows per partition of the change set. */
+  val RowsPerPartition = 200000L
 }
