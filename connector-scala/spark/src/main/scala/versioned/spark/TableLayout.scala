@@ -27,9 +27,9 @@ private[versioned] object TableLayout {
 
   /** Validates a requested key against a schema; an empty key makes a key-less (hidden key) table. */
   def create(schema: StructType, primaryKey: Seq[String]): TableLayout = {
-    val reserved = schema.fieldNames.filter(n => n == DupColumn || n == ChangeColumn)
+    val reserved = schema.fieldNames.filter(n => VersionedOptions.ReservedColumns.contains(n.toLowerCase))
     if (reserved.nonEmpty) throw new SchemaMismatchException(
-      s"Column name(s) ${reserved.mkString(", ")} are reserved by versioned. Rename them.")
+      s"Column name(s) ${reserved.mkString(", ")} are reserved by versioned for internal use. Rename them.")
     val lower = schema.fieldNames.map(_.toLowerCase)
     if (lower.distinct.length != lower.length) throw new SchemaMismatchException(
       s"Duplicate column names in ${schema.simpleString}. Column names must be unique (case-insensitively).")
@@ -43,17 +43,10 @@ private[versioned] object TableLayout {
         s"Primary key column '$k' has type ${dt.simpleString}, which cannot be a key. Use a numeric, string, date, " +
           "timestamp, boolean or decimal column.")
     }
-    if (primaryKey.isEmpty) schema.fields.find(f => !orderable(f.dataType)).foreach(f => throw new SchemaMismatchException(
+    if (primaryKey.isEmpty) schema.fields.find(f => !Values.supported(f.dataType)).foreach(f => throw new SchemaMismatchException(
       s"Column '${f.name}' has type ${f.dataType.simpleString}; a table without a primary key uses the whole row as " +
-        "identity, so every column must be orderable. Declare a primary key."))
+        "identity, so every column must be a numeric, string, date, timestamp, boolean or decimal. Declare a primary key."))
     TableLayout(schema, primaryKey, hidden = primaryKey.isEmpty)
-  }
-
-  private def orderable(dt: DataType): Boolean = dt match {
-    case _: MapType | _: VariantType => false
-    case a: ArrayType => orderable(a.elementType)
-    case s: StructType => s.fields.forall(f => orderable(f.dataType))
-    case _ => true
   }
 
   def sameColumns(a: StructType, b: StructType): Boolean =

@@ -36,7 +36,7 @@ private[versioned] object Values {
 
   /** Canonical value of a JSON-decoded metastore value of type `dt`. */
   def fromJson(v: Any, dt: DataType): Any = if (v == null) null else dt match {
-    case FloatType | DoubleType => v.asInstanceOf[Number].doubleValue()
+    case FloatType | DoubleType => v match { case n: Number => n.doubleValue(); case s => s.toString.toDouble }
     case StringType => v.toString
     case BooleanType => v.asInstanceOf[Boolean]
     case _: DecimalType => BigDecimal(v.toString)
@@ -82,8 +82,8 @@ private[versioned] object Values {
     case ShortType => v.asInstanceOf[Number].shortValue()
     case IntegerType => v.asInstanceOf[Number].intValue()
     case LongType => v.asInstanceOf[Number].longValue()
-    case FloatType => v.asInstanceOf[Number].floatValue()
-    case DoubleType => v.asInstanceOf[Number].doubleValue()
+    case FloatType => fromJson(v, DoubleType).asInstanceOf[Double].toFloat
+    case DoubleType => fromJson(v, DoubleType)
     case DateType => LocalDate.ofEpochDay(v.asInstanceOf[Number].longValue())
     case TimestampType =>
       val m = v.asInstanceOf[Number].longValue(); Instant.ofEpochSecond(Math.floorDiv(m, 1000000L), Math.floorMod(m, 1000000L) * 1000)

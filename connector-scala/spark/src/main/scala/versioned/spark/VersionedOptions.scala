@@ -40,6 +40,10 @@ object VersionedOptions {
 
   /** Name of the hidden duplicate-ordinal column of tables without a primary key. */
   val DupColumn = "_vdup"
+  /** Column names the engine uses internally (object columns, metadata columns, planner temporaries). */
+  val ReservedColumns: Set[String] = Set("_vdup", "_vchange", "_vfrag", "_vrowid", "_vexists", "_vrn", "_vbase",
+    "_vnc", "_voc", "_vmax", "_vi", "_vo", "_vn", "_vnull", "_vcount")
+
   /** Name of the change-kind column inside DIFF objects. */
   val ChangeColumn = "_vchange"
   /** Metadata column of key-less tables: struct of all user columns and `_vdup` (their row id). */

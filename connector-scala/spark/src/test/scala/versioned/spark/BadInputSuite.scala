@@ -174,7 +174,7 @@ class BadInputSuite extends VersionedTestBase {
     val s = new StructType().add("id", IntegerType).add("a.b", StringType)
     write(frame(s, (1 to 60).map(i => Row(i, s"x$i"))), "r.dots", "primaryKey" -> "id")
     assert(read("r.dots").count() == 60)
-    pendingUntilFixed {
+    locally {
       write(frame(s, Seq(Row(100, "new"))), "r.dots")
       write(frame(s, Seq(Row(3, "up"))), "r.dots", "upsert" -> "true")
       overwrite(frame(s, Seq(Row(3, "up"), Row(100, "new"))), "r.dots")
@@ -201,7 +201,7 @@ class BadInputSuite extends VersionedTestBase {
       "ka" -> frame(new StructType().add("a", StringType).add("b", ArrayType(IntegerType)), Seq(Row("x", Seq(1)), Row("x", Seq(1)))),
       "ks" -> frame(new StructType().add("a", StringType).add("b", new StructType().add("p", IntegerType)),
         Seq(Row("x", Row(1)), Row("x", Row(1)))))
-    pendingUntilFixed {
+    locally {
       tables.foreach { case (name, df) =>
         val before = repoState("r", "t")
         scala.util.Try(write(df, s"r.$name")) match {
@@ -228,7 +228,7 @@ class BadInputSuite extends VersionedTestBase {
       ("vf", new StructType().add("id", IntegerType).add("_vfrag", StringType), Seq("primaryKey" -> "id")),
       ("rid", new StructType().add("_vrowid", IntegerType).add("b", StringType), Nil),
       ("vrn", new StructType().add("_vrn", IntegerType).add("_vbase", StringType), Nil))
-    pendingUntilFixed {
+    locally {
       cases.foreach { case (name, s, opts) =>
         val first = Seq(Row(1, "a"), Row(2, "b"))
         scala.util.Try(write(frame(s, first), s"r.$name", opts: _*)) match {
@@ -245,7 +245,7 @@ class BadInputSuite extends VersionedTestBase {
   /** BUG: Validation.check aggregates `count(...).as("count")`, which clashes with a key column named `count`. */
   test("a primary key column named count") {
     val s = new StructType().add("count", IntegerType).add("v", StringType)
-    pendingUntilFixed {
+    locally {
       write(frame(s, (1 to 10).map(i => Row(i, s"x$i"))), "r.cnt", "primaryKey" -> "count")
       write(frame(s, Seq(Row(11, "y"))), "r.cnt")
       assert(read("r.cnt").count() == 11)

@@ -1,7 +1,8 @@
 package versioned.spark.diff
 
 import org.apache.spark.sql.{Column, DataFrame, SparkSession}
-import org.apache.spark.sql.functions._
+import org.apache.spark.sql.functions.{col => _, _}
+import versioned.spark.Columns.col
 import versioned.core.{Revision, SchemaMismatchException}
 import versioned.spark._
 

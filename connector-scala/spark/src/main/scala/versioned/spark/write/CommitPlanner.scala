@@ -2,7 +2,8 @@ package versioned.spark.write
 
 import org.apache.spark.sql.{Column, DataFrame, SparkSession}
 import org.apache.spark.sql.expressions.Window
-import org.apache.spark.sql.functions._
+import org.apache.spark.sql.functions.{col => _, _}
+import versioned.spark.Columns.col
 import versioned.core._
 import versioned.spark._
 

@@ -52,6 +52,8 @@ class CatalogBadInputSuite extends CatalogSuiteBase {
       sql("CREATE TABLE c.r.t (id INT, d STRING) PARTITIONED BY (d)")))
     expectError(ErrorClass.Unsupported, "parquet")(failsWithoutCommit("r")(sql("CREATE TABLE c.r.t (id INT) USING parquet")))
     expectError(ErrorClass.SchemaMismatch, "reserved")(failsWithoutCommit("r")(sql("CREATE TABLE c.r.t (_vdup INT)")))
+    expectError(ErrorClass.SchemaMismatch, "reserved")(failsWithoutCommit("r")(sql("CREATE TABLE c.r.t (_vrowid INT)")))
+    expectError(ErrorClass.SchemaMismatch, "reserved")(failsWithoutCommit("r")(sql("CREATE TABLE c.r.t AS SELECT 1 AS _vrowid")))
     assert(commits("r") == 0)
   }
 
@@ -86,6 +88,13 @@ class CatalogBadInputSuite extends CatalogSuiteBase {
     engine.refs.createTag("r", "v1", Revision.DefaultBranch)
     expectError(ErrorClass.ImmutableRef)(failsWithoutCommit("r")(sql("DELETE FROM c.r.`t@v1` WHERE id = 1")))
     expectError(ErrorClass.RefNotFound)(failsWithoutCommit("r")(sql("INSERT INTO c.r.`t@nobranch` VALUES (5, 'x')")))
+  }
+
+  test("a key-less table with a column named _vrowid (written by the format) reads it as data and refuses DML") {
+    val session = spark; import session.implicits._
+    write(Seq((1, "x")).toDF("_vrowid", "v"), "r.odd")
+    assert(sql("SELECT _vrowid, v FROM c.r.odd").collect().toSeq == Seq(org.apache.spark.sql.Row(1, "x")))
+    expectError(ErrorClass.Unsupported, "_vrowid")(failsWithoutCommit("r")(sql("DELETE FROM c.r.odd WHERE v = 'x'")))
   }
 
   test("bad procedure calls") {
