@@ -90,8 +90,7 @@ private[versioned] final case class VersionedTable(
 
   /** Key-less tables expose their row identity as the metadata column `_vrowid`. */
   override def metadataColumns(): Array[MetadataColumn] =
-    snapshot.filter(s => s.layout.hidden && !s.layout.schema.fieldNames.contains(VersionedOptions.RowIdColumn))
-      .map(s => Array[MetadataColumn](RowIdScanBuilder.column(s.layout))).getOrElse(Array.empty)
+    snapshot.filter(_.layout.hidden).map(s => Array[MetadataColumn](RowIdScanBuilder.column(s.layout))).getOrElse(Array.empty)
 
   override def newScanBuilder(opts: CaseInsensitiveStringMap): ScanBuilder = {
     val s = requireSnapshot

@@ -32,7 +32,7 @@ private[catalog] final class TableDdl(engine: Engine, locationOptions: Map[Strin
 
   /** Commits an empty table version. `replace`: the table may exist (REPLACE TABLE); else it must not. */
   def createEmpty(t: TableTarget, schema: StructType, primaryKey: Seq[String], replace: Boolean): CommitResult = {
-    val layout = TableDdl.layout(schema, primaryKey)
+    val layout = TableLayout.create(schema, primaryKey)
     val (head, existing) = current(t)
     if (existing.isDefined && !replace) throw new VersionedException(ErrorClass.TableExists,
       s"Table '${t.table}' already exists in '${t.repo}' on branch '${branchOf(t)}'.")
@@ -125,14 +125,6 @@ private[catalog] final class TableDdl(engine: Engine, locationOptions: Map[Strin
 }
 
 private[catalog] object TableDdl {
-  /** The layout of a new table; key-less tables also reserve the name of their row identity column. */
-  def layout(schema: StructType, primaryKey: Seq[String]): TableLayout = {
-    val l = TableLayout.create(schema, primaryKey)
-    if (l.hidden && schema.fieldNames.contains(VersionedOptions.RowIdColumn)) throw new SchemaMismatchException(
-      s"Column name ${VersionedOptions.RowIdColumn} is reserved in tables without a primary key (it names the row " +
-        "identity UPDATE, DELETE and MERGE use). Rename it or declare a primary key.")
-    l
-  }
 
   /** The primary key of a CREATE TABLE: its PRIMARY KEY constraint, else the `primaryKey` property. */
   def primaryKeyOf(constraints: Array[org.apache.spark.sql.connector.catalog.constraints.Constraint],

@@ -128,7 +128,7 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
     if (!replace) createTarget(ident, info.partitions(), info.properties())
     else if (!engine.repositoryExists(t.repo)) throw new NoSuchNamespaceException(ident.namespace())
     val pk = TableDdl.primaryKeyOf(info.constraints(), info.properties())
-    TableDdl.layout(info.schema(), pk)
+    versioned.spark.TableLayout.create(info.schema(), pk)
     new StagedVersionedTable(baseTable(t), t, info.schema(), pk, replace, ddl)
   }
 

@@ -36,7 +36,7 @@ private[versioned] final class RowIdScanBuilder(snapshot: TableSnapshot, tableSc
   override def pushLimit(n: Int): Boolean = { limit = Some(n); true }
 
   override def build(): Scan = {
-    val withRowId = required.fieldNames.contains(RowIdColumn) && !layout.schema.fieldNames.contains(RowIdColumn)
+    val withRowId = required.fieldNames.contains(RowIdColumn)
     val inner = new VersionedScanBuilder(snapshot, layout.physicalSchema)
     inner.pruneColumns(if (withRowId) layout.physicalSchema else required)
     inner.pushFilters(pushed)

@@ -2,7 +2,7 @@ package versioned.spark.rowlevel
 
 import org.apache.spark.sql.connector.write.{RowLevelOperation, RowLevelOperationBuilder, RowLevelOperationInfo}
 import versioned.core.{Errors, Revision}
-import versioned.spark.{VersionedOptions, VersionedTable}
+import versioned.spark.VersionedTable
 
 /**
  * Entry point of DELETE / UPDATE / MERGE on a versioned table. The operation is pinned to the image
@@ -18,9 +18,6 @@ private[versioned] final class VersionedRowLevelOperationBuilder(table: Versione
         s"${info.command()} cannot change ${table.ident} as of a timestamp; row-level changes go to a branch head.")
       case _ =>
     }
-    if (snapshot.layout.hidden && snapshot.layout.schema.fieldNames.contains(VersionedOptions.RowIdColumn))
-      throw Errors.unsupported(s"${info.command()} on ${table.ident}: the table has no primary key and a column named " +
-        s"${VersionedOptions.RowIdColumn}, the name of its row identity. Rename the column or declare a primary key.")
     new VersionedDeltaOperation(table, snapshot, info.command())
   }
 }

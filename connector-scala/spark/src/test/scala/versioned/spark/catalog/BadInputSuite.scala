@@ -90,13 +90,6 @@ class CatalogBadInputSuite extends CatalogSuiteBase {
     expectError(ErrorClass.RefNotFound)(failsWithoutCommit("r")(sql("INSERT INTO c.r.`t@nobranch` VALUES (5, 'x')")))
   }
 
-  test("a key-less table with a column named _vrowid (written by the format) reads it as data and refuses DML") {
-    val session = spark; import session.implicits._
-    write(Seq((1, "x")).toDF("_vrowid", "v"), "r.odd")
-    assert(sql("SELECT _vrowid, v FROM c.r.odd").collect().toSeq == Seq(org.apache.spark.sql.Row(1, "x")))
-    expectError(ErrorClass.Unsupported, "_vrowid")(failsWithoutCommit("r")(sql("DELETE FROM c.r.odd WHERE v = 'x'")))
-  }
-
   test("bad procedure calls") {
     keyedTable((1, "a"))
     val unknown = intercept[Throwable](sql("CALL c.system.make_coffee('r')"))
