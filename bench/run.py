@@ -123,7 +123,7 @@ class Suite:
         self.wh_log = os.path.join(self.work, "wh-log")  # long history for refs/log
         self.pq = os.path.join(self.work, "parquet")
         self.objects = os.path.join(self.wh, "objects")
-        self.scan_reps = args.scan_reps or (3 if self.n <= 2_000_000 else 1)
+        self.scan_reps = args.scan_reps or (3 if self.n <= 2_000_000 else 2)
         self.full_verify = self.n <= 2_000_000
         self.state: Dict[str, Any] = {}
 
@@ -335,7 +335,7 @@ class Suite:
         reps = reps or self.scan_reps
         if not self.args.scan_reps:
             rows = self.state.get("scan_rows", self.n)
-            reps = max(reps, 5 if rows <= 500_000 else 3 if rows <= 2_000_000 else 1)
+            reps = max(reps, 5 if rows <= 500_000 else 3 if rows <= 2_000_000 else 2)
         tv_w, cv = timed(lambda: G.checksum(dv))
         tp_w, cp = timed(lambda: G.checksum(dp))
         tv, tp = [], []
@@ -343,6 +343,7 @@ class Suite:
             tv.append(timed(lambda: noop(dv))[0])
             tp.append(timed(lambda: noop(dp))[0])
         return {"v": median(tv), "p": median(tp), "v_all": tv, "p_all": tp, "ok": cv == cp,
+                "best": f"best-of-{reps} ratio {min(tv) / min(tp):.2f}" if reps > 1 else "single run",
                 "checksum_v": cv, "checksum_p": cp, "warm_v": tv_w, "warm_p": tp_w,
                 "metrics": self.bridge.scan_metrics(dv)}
 
@@ -567,7 +568,7 @@ class Suite:
                  f"{m.get('versionedFragmentsScanned', '?')} fragments, {m.get('versionedObjectsScanned', '?')} objects "
                  f"({st.get('SNAP', {}).get('objects', 0)} SNAP + {st.get('DIFF', {}).get('objects', 0)} DIFF), "
                  f"{fmt_b(m.get('versionedBytesScanned'))} read vs Parquet {fmt_b(size_p)}; result "
-                 f"{'= independent Parquet copy' if r['ok'] else 'MISMATCH'} ({r['checksum_v'][0]:,} rows)",
+                 f"{'= independent Parquet copy' if r['ok'] else 'MISMATCH'} ({r['checksum_v'][0]:,} rows); {r['best']}",
                  **{k: r[k] for k in ("v_all", "p_all", "ok", "warm_v", "warm_p")}, metrics=m, object_stats=st)
 
     def main_base_scan(self) -> None:
@@ -582,7 +583,7 @@ class Suite:
                  r["p"], r["v"] / r["p"], "— (context)", None,
                  f"{m.get('versionedObjectsScanned', '?')} objects, {fmt_b(m.get('versionedBytesScanned'))}; result "
                  f"{'= independent Parquet copy' if r['ok'] else 'MISMATCH'}; compare with the head row above "
-                 f"(same table + 10 DIFFs per fragment)", metrics=m, v_all=r["v_all"], p_all=r["p_all"])
+                 f"(same table + 10 DIFFs per fragment); {r['best']}", metrics=m, v_all=r["v_all"], p_all=r["p_all"])
 
     def lookups(self) -> None:
         sp, n = self.spark, self.n
@@ -620,7 +621,7 @@ class Suite:
                  f"ratio = range scan ÷ connector full scan; read {m.get('versionedFragmentsScanned', '?')}/"
                  f"{m.get('versionedFragmentsTotal', '?')} fragments, {m.get('versionedObjectsScanned', '?')}/"
                  f"{total_objs} objects, {fmt_b(m.get('versionedBytesScanned'))}; {r['checksum_v'][0]:,} rows "
-                 f"{'match' if r['ok'] else 'MISMATCH'}; vs Parquet range {v / r['p']:.1f}×",
+                 f"{'match' if r['ok'] else 'MISMATCH'}; vs Parquet range {v / r['p']:.1f}× ({r['best']})",
                  v_all=r["v_all"], p_all=r["p_all"], metrics=m)
 
     def nonkey_filters(self) -> None:
@@ -707,7 +708,7 @@ class Suite:
         self.add("scan_head_100", f"scan after {C} commits of 0.1% churn on the {n:,}-row history table (automatic re-snapshotting)", r["v"],
                  r["p"], ratio, "≤ 1.2×", ratio <= 1.2 and r["ok"],
                  f"{m.get('versionedObjectsScanned', '?')} objects in {m.get('versionedFragmentsScanned', '?')} "
-                 f"fragments (up to {head_chain} DIFFs per fragment); result {'= independent Parquet copy' if r['ok'] else 'MISMATCH'}",
+                 f"fragments (up to {head_chain} DIFFs per fragment); result {'= independent Parquet copy' if r['ok'] else 'MISMATCH'}; {r['best']}",
                  metrics=m, v_all=r["v_all"], p_all=r["p_all"])
 
         # time travel C commits back (= the loaded SNAP version); baseline laid out like the other copies
@@ -719,7 +720,7 @@ class Suite:
         self.add("time_travel", f"time-travel scan of the version {C} commits back (main~{C}, history table)", r["v"], r["p"], ratio,
                  "≤ 1.2×", ratio <= 1.2 and r["ok"],
                  f"{m.get('versionedObjectsScanned', '?')} objects; result "
-                 f"{'= Parquet base' if r['ok'] else 'MISMATCH'}",
+                 f"{'= Parquet base' if r['ok'] else 'MISMATCH'}; {r['best']}",
                  metrics=m, v_all=r["v_all"], p_all=r["p_all"])
 
         # time travel to the version with the longest chain left by the compaction policy
@@ -736,7 +737,7 @@ class Suite:
                      f"up to {chain} DIFFs per fragment)", r["v"], r["p"], ratio, "≤ 1.2× (same bound as head)",
                      ratio <= 1.2 and r["ok"],
                      f"{m.get('versionedObjectsScanned', '?')} objects, {fmt_b(m.get('versionedBytesScanned'))}; "
-                     f"result {'= independent Parquet copy' if r['ok'] else 'MISMATCH'}",
+                     f"result {'= independent Parquet copy' if r['ok'] else 'MISMATCH'}; {r['best']}",
                      metrics=m, v_all=r["v_all"], p_all=r["p_all"])
 
         # full-table overwrite with 0.1% of rows changed
@@ -874,7 +875,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--hist-commits", type=int, default=None, help="commits of 0.1%% churn (default 100; 20 quick)")
     ap.add_argument("--log-commits", type=int, default=100000, help="commits in the log repository")
     ap.add_argument("--ref-reps", type=int, default=20, help="repetitions of each ref operation")
-    ap.add_argument("--scan-reps", type=int, default=None, help="timed repetitions per scan (default by table size: 5 up to 500k rows, 3 up to 2M, else 1)")
+    ap.add_argument("--scan-reps", type=int, default=None, help="timed repetitions per scan (default by table size: 5 up to 500k rows, 3 up to 2M, else 2)")
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--driver-memory", default="6g")
     ap.add_argument("--shuffle-partitions", type=int, default=200)
