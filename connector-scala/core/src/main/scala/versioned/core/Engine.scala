@@ -75,7 +75,11 @@ final class Engine(val config: WarehouseConfig) {
       case None =>
         if (MetaDao.getRef(c, repo, Ref.tag(branch)).isDefined) throw new ImmutableRefException(
           s"'$branch' is a tag of '$repo'; tags never move. Commit to a branch (create one from the tag first).")
-        if (MetaDao.repoExists(c, repo) && MetaDao.listRefs(c, repo).exists(_.kind == RefKind.Branch))
+        val refs = MetaDao.listRefs(c, repo)
+        // Read-committed databases (PostgreSQL) may show a branch created by a concurrent first commit.
+        if (refs.exists(_.fullName == Ref.branch(branch))) throw new RefConflictException(
+          s"Branch '$branch' of '$repo' was just created by another writer. Nothing was committed; retry.")
+        if (MetaDao.repoExists(c, repo) && refs.exists(_.kind == RefKind.Branch))
           throw new RefNotFoundException(s"Branch '$branch' does not exist in repository '$repo'. " +
             "Create it first with create_branch(name, from_ref).")
         None
