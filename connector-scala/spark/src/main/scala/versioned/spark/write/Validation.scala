@@ -17,10 +17,9 @@ private[versioned] object Validation {
     if (bad.nonEmpty && bad.head.getAs[Boolean]("_vnull")) throw new DataValidationException(ErrorClass.NullPrimaryKey,
       s"The data has rows with a null primary key (${keys.mkString(", ")}). Primary key values must not be null; " +
         "filter or fill them. Nothing was committed.")
-    val dup = bad
-    if (dup.nonEmpty) throw new DataValidationException(ErrorClass.DuplicateKey,
-      s"The data has ${dup.head.getLong(keys.size)} rows with key (" +
-        keys.zipWithIndex.map { case (k, i) => s"$k=${dup.head.get(i)}" }.mkString(", ") +
+    if (bad.nonEmpty) throw new DataValidationException(ErrorClass.DuplicateKey,
+      s"The data has ${bad.head.getLong(keys.size)} rows with key (" +
+        keys.zipWithIndex.map { case (k, i) => s"$k=${bad.head.get(i)}" }.mkString(", ") +
         "). Each key may appear once per write; deduplicate first. Nothing was committed.")
   }
 }
