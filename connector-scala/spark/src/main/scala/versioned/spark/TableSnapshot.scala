@@ -2,7 +2,11 @@ package versioned.spark
 
 import versioned.core._
 
-/** A table resolved at one image: everything a scan needs, as an immutable value. */
+/**
+ * A table resolved at one image: everything a scan needs, as an immutable value. `onlyFragments`
+ * restricts internal rewrite scans (compaction, diff) to some fragments; such scans return each
+ * fragment's rows in key order, which the columnar merge (DIFF rows after the SNAP's) does not.
+ */
 private[versioned] final case class TableSnapshot(
     config: WarehouseConfig,
     repo: String,

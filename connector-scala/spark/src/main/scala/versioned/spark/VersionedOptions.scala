@@ -32,10 +32,16 @@ object VersionedOptions {
   val ConfMaxChain = "spark.versioned.compaction.maxChainLength"
   val ConfMaxDiffRatio = "spark.versioned.compaction.maxDiffRatio"
   val ConfAuthor = "spark.versioned.author"
+  /** Most DIFF rows per fragment a scan merges column-wise (held in executor memory); above, rows are merged one by one. */
+  val ConfMaxOverlayRows = "spark.versioned.read.maxOverlayRows"
+  /** Bytes of conflated DIFF rows each executor keeps for repeated scans (0 disables). */
+  val ConfDiffCacheBytes = "spark.versioned.read.diffCacheBytes"
 
   val DefaultFragmentRows = 1000000L
   val DefaultMaxChain = 50
   val DefaultMaxDiffRatio = 0.1
+  val DefaultMaxOverlayRows = 2000000L
+  val DefaultDiffCacheBytes: Long = 256L << 20
   val DefaultWarehouse = "versioned-warehouse"
 
   /** Name of the hidden duplicate-ordinal column of tables without a primary key. */

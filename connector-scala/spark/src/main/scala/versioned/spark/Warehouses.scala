@@ -28,4 +28,10 @@ private[versioned] object Warehouses {
 
   def maxChain(spark: SparkSession): Int =
     spark.conf.getOption(VersionedOptions.ConfMaxChain).map(_.toInt).getOrElse(VersionedOptions.DefaultMaxChain)
+
+  def maxOverlayRows(spark: SparkSession): Long =
+    spark.conf.getOption(VersionedOptions.ConfMaxOverlayRows).map(_.toLong).getOrElse(VersionedOptions.DefaultMaxOverlayRows)
+
+  def diffCacheBytes(spark: SparkSession): Long =
+    spark.conf.getOption(VersionedOptions.ConfDiffCacheBytes).map(_.toLong).getOrElse(VersionedOptions.DefaultDiffCacheBytes)
 }

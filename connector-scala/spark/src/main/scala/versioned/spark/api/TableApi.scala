@@ -1,5 +1,6 @@
 package versioned.spark.api
 
+import org.apache.spark.storage.StorageLevel
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.functions.{expr, lit}
 import org.apache.spark.sql.types.ByteType
@@ -35,15 +36,18 @@ object TableApi {
       .option(VersionedOptions.Image, head.hash)
       .option(VersionedOptions.IncludeHidden, "true")
       .load(ident.toString)
-    val matched = current.filter(expr(condition))
-    val deleted = matched.count()
-    if (deleted == 0) return 0L
-    val changes = matched.withColumn(VersionedOptions.ChangeColumn, lit(ChangeKind.Delete).cast(ByteType))
-    val msg = Option(message).filter(_.nonEmpty).getOrElse(s"delete from ${ident.table} where $condition")
-    val req = WriteRequest(ident, Some(b), WriteMode.Changes, None, upsert = false, ApiSupport.author(spark, author),
-      msg, location, expectedHead = Some(head.hash))
-    CommitPlanner.commit(e, req, changes)
-    deleted
+    // The matching rows are kept after counting them, so the table is scanned once, not twice.
+    val matched = current.filter(expr(condition)).persist(StorageLevel.MEMORY_AND_DISK)
+    try {
+      val deleted = matched.count()
+      if (deleted == 0) return 0L
+      val changes = matched.withColumn(VersionedOptions.ChangeColumn, lit(ChangeKind.Delete).cast(ByteType))
+      val msg = Option(message).filter(_.nonEmpty).getOrElse(s"delete from ${ident.table} where $condition")
+      val req = WriteRequest(ident, Some(b), WriteMode.Changes, None, upsert = false, ApiSupport.author(spark, author),
+        msg, location, expectedHead = Some(head.hash))
+      CommitPlanner.commit(e, req, changes)
+      deleted
+    } finally matched.unpersist()
   }
 
   /**

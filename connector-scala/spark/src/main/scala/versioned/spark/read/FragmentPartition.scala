@@ -2,11 +2,12 @@ package versioned.spark.read
 
 import org.apache.spark.sql.connector.read.InputPartition
 
-/** One object to read: its URI and byte size. */
-private[versioned] final case class ObjectFile(uri: String, size: Long)
+/** One object to read: its URI, byte size and row count. */
+private[versioned] final case class ObjectFile(uri: String, size: Long, rows: Long)
 
 /** One fragment's chain after pruning: an optional SNAP and DIFFs, oldest first. */
 private[versioned] final case class FragmentPartition(index: Int, snap: Option[ObjectFile], diffs: Seq[ObjectFile])
   extends InputPartition {
   def objects: Seq[ObjectFile] = snap.toSeq ++ diffs
+  def diffRows: Long = diffs.map(_.rows).sum
 }

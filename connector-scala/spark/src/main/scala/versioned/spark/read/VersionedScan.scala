@@ -53,7 +53,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     else Some(FragmentPartition(index, snap.map(file), diffs.map(file)))
   }
 
-  private def file(m: ObjectMeta) = ObjectFile(snapshot.config.objectUri(m.id), m.sizeBytes)
+  private def file(m: ObjectMeta) = ObjectFile(snapshot.config.objectUri(m.id), m.sizeBytes, m.rowCount)
 
   override def planInputPartitions(): Array[InputPartition] = partitions.map(p => p: InputPartition)
 
@@ -69,19 +69,29 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     val merged = StructType((keyCols ++ others).map(layout.physicalSchema(_)))
     val diffRead = merged.add(layout.diffSchema(VersionedOptions.ChangeColumn))
     def conf = new org.apache.hadoop.conf.Configuration(spark.sparkContext.hadoopConfiguration)
-    val opts = Map(FileFormat.OPTION_RETURNING_BATCH -> "false")
     val format = new ParquetFileFormat()
-    val readSnap = format.buildReaderWithPartitionValues(spark, layout.physicalSchema, new StructType(), merged,
-      filters, opts, conf)
-    val readDiff = format.buildReaderWithPartitionValues(spark, layout.diffSchema, new StructType(), diffRead,
-      keyFilters, opts, conf)
-    val outputOrdinals = readSchema0.fieldNames.map(n => merged.fieldIndex(n))
-    val columnar = limit.isEmpty && partitions.nonEmpty && partitions.forall(p => p.diffs.isEmpty && p.snap.isDefined) &&
-      readSchema0.nonEmpty && format.supportBatch(spark, readSchema0)
-    val readBatches = if (!columnar) None else Some(format.buildReaderWithPartitionValues(spark, layout.physicalSchema,
-      new StructType(), readSchema0, filters, Map(FileFormat.OPTION_RETURNING_BATCH -> "true"), conf))
-    new FragmentReaderFactory(readSnap, readDiff, merged, keyCols.size, outputOrdinals, readBatches, limit)
+    // Each reader broadcasts the Hadoop configuration: build only the ones this scan's partitions use.
+    def reader(schema: StructType, read: StructType, fs: Seq[Filter], batch: Boolean) = format.buildReaderWithPartitionValues(
+      spark, schema, new StructType(), read, fs, Map(FileFormat.OPTION_RETURNING_BATCH -> batch.toString), conf)
+    val withDiffs = partitions.exists(_.diffs.nonEmpty)
+    val snapOnly = partitions.exists(_.diffs.isEmpty)
+    val snapUnderDiffs = partitions.exists(p => p.diffs.nonEmpty && p.snap.isDefined)
+    val columnar = limit.isEmpty && partitions.nonEmpty && readSchema0.nonEmpty && format.supportBatch(spark, readSchema0) &&
+      (!withDiffs || (snapshot.onlyFragments.isEmpty && overlayFits(spark, format, merged)))
+    val readers = FragmentReaders(
+      columnar,
+      snapRows = Option.when(!columnar && partitions.exists(_.snap.isDefined))(reader(layout.physicalSchema, merged, filters, batch = false)),
+      diffRows = Option.when(withDiffs)(reader(layout.diffSchema, diffRead, keyFilters, batch = false)),
+      snapBatches = Option.when(columnar && snapOnly)(reader(layout.physicalSchema, readSchema0, filters, batch = true)),
+      mergedBatches = Option.when(columnar && snapUnderDiffs)(reader(layout.physicalSchema, merged, filters, batch = true)),
+      diffCacheBytes = versioned.spark.Warehouses.diffCacheBytes(spark))
+    new FragmentReaderFactory(readers, merged, keyCols.size, readSchema0.fieldNames.map(merged.fieldIndex), limit)
   }
+
+  /** Whether fragments with DIFFs can be merged column-wise: atomic output types and DIFFs small enough to hold. */
+  private def overlayFits(spark: SparkSession, format: ParquetFileFormat, merged: StructType): Boolean =
+    format.supportBatch(spark, merged) && readSchema0.forall(f => RowColumns.supports(f.dataType)) &&
+      partitions.map(_.diffRows).max <= versioned.spark.Warehouses.maxOverlayRows(spark)
 
   override def estimateStatistics(): Statistics = {
     val objs = partitions.flatMap(_.objects)

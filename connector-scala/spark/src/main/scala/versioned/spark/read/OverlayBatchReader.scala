@@ -1,0 +1,128 @@
+package versioned.spark.read
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.read.PartitionReader
+import org.apache.spark.sql.types._
+import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
+import versioned.core.ChangeKind
+
+/**
+ * Columnar merge-on-read of one fragment. SNAP batches come straight from Parquet; rows whose key a
+ * DIFF changes or deletes are dropped in place ([[BatchCompaction]], else a [[SelectedVector]] view;
+ * a batch no DIFF touches passes through as is); then the surviving DIFF rows follow as batches ([[RowColumns]]).
+ *
+ * @param overlay the fragment's DIFFs conflated (newest change per key, deletes kept), sorted by key,
+ *                in the DIFF read layout: key columns first, change kind at `changeOrdinal`
+ * @param outputOrdinals for each output column, its ordinal in the SNAP batches and the overlay rows
+ */
+private[read] final class OverlayBatchReader(
+    snap: Iterator[ColumnarBatch],
+    overlay: Array[InternalRow],
+    keyTypes: Seq[DataType],
+    outputOrdinals: Array[Int],
+    outputTypes: Array[DataType],
+    changeOrdinal: Int,
+    batchRows: Int,
+    onClose: () => Unit) extends PartitionReader[ColumnarBatch] {
+
+  private val live = overlay.filter(_.getByte(changeOrdinal) != ChangeKind.Delete)
+  private val matcher = KeyMatcher(overlay, keyTypes)
+  private var sel = new Array[Int](0)
+  private lazy val diffColumns = new RowColumns(outputOrdinals, outputTypes, batchRows)
+  private var emitted = 0
+  private var current: ColumnarBatch = _
+
+  override def next(): Boolean = {
+    while (snap.hasNext) {
+      val b = snap.next()
+      val n = b.numRows()
+      if (sel.length < n) sel = new Array[Int](n)
+      val kept = matcher.select(b, sel)
+      if (kept == n) { current = new ColumnarBatch(outputOrdinals.map(b.column), n); return true }
+      if (kept > 0) {
+        val columns = outputOrdinals.map(b.column)
+        current =
+          if (BatchCompaction.compact(columns, sel, kept)) new ColumnarBatch(columns, kept)
+          else new ColumnarBatch(columns.map(c => new SelectedVector(c, sel, kept): ColumnVector), kept)
+        return true
+      }
+    }
+    if (emitted >= live.length) return false
+    val n = math.min(batchRows, live.length - emitted)
+    current = diffColumns.fill(live, emitted, n)
+    emitted += n
+    true
+  }
+
+  override def get(): ColumnarBatch = current
+  override def close(): Unit = onClose()
+}
+
+private[read] object OverlayBatchReader {
+  /** Rows per batch of DIFF rows (Spark's default Parquet batch size). */
+  val BatchRows = 4096
+}
+
+/**
+ * Finds the SNAP rows of a batch that no DIFF key matches. Both sides are sorted by key, so one
+ * forward walk over the overlay serves the whole fragment.
+ */
+private[read] sealed abstract class KeyMatcher {
+  /** Writes the indices of rows to keep into `sel`; returns how many. */
+  def select(b: ColumnarBatch, sel: Array[Int]): Int
+}
+
+private[read] object KeyMatcher {
+  def apply(overlay: Array[InternalRow], keyTypes: Seq[DataType]): KeyMatcher =
+    if (overlay.isEmpty) KeepAll
+    else IntegralKeys.of(keyTypes) match {
+      case Some(get) => new IntegralKey(overlay.map(get), keyTypes.head)
+      case None => new AnyKey(overlay, new KeyComparator(keyTypes))
+    }
+
+  private object KeepAll extends KeyMatcher {
+    override def select(b: ColumnarBatch, sel: Array[Int]): Int = {
+      var i = 0; while (i < b.numRows()) { sel(i) = i; i += 1 }; b.numRows()
+    }
+  }
+
+  /** A single integral key: the overlay keys as a sorted `long` array. */
+  private final class IntegralKey(keys: Array[Long], t: DataType) extends KeyMatcher {
+    private var j = 0
+    private val wide = t == LongType || t == TimestampType || t == TimestampNTZType
+    override def select(b: ColumnarBatch, sel: Array[Int]): Int = {
+      val v = b.column(0)
+      val n = b.numRows()
+      var kept = 0
+      var i = 0
+      while (i < n) {
+        val hit = !v.isNullAt(i) && {
+          val k = if (wide) v.getLong(i) else if (t == ShortType) v.getShort(i).toLong
+            else if (t == ByteType) v.getByte(i).toLong else v.getInt(i).toLong
+          while (j < keys.length && keys(j) < k) j += 1
+          j < keys.length && keys(j) == k
+        }
+        if (!hit) { sel(kept) = i; kept += 1 }
+        i += 1
+      }
+      kept
+    }
+  }
+
+  /** Any key: rows compared through [[KeyComparator]]. */
+  private final class AnyKey(overlay: Array[InternalRow], keys: KeyComparator) extends KeyMatcher {
+    private var j = 0
+    override def select(b: ColumnarBatch, sel: Array[Int]): Int = {
+      val n = b.numRows()
+      var kept = 0
+      var i = 0
+      while (i < n) {
+        val row = b.getRow(i)
+        while (j < overlay.length && keys.compare(overlay(j), row) < 0) j += 1
+        if (!(j < overlay.length && keys.compare(overlay(j), row) == 0)) { sel(kept) = i; kept += 1 }
+        i += 1
+      }
+      kept
+    }
+  }
+}
