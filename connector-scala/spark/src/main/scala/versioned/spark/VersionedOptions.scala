@@ -31,6 +31,8 @@ object VersionedOptions {
   val ConfFragmentRows = "spark.versioned.fragment.targetRows"
   val ConfMaxChain = "spark.versioned.compaction.maxChainLength"
   val ConfMaxDiffRatio = "spark.versioned.compaction.maxDiffRatio"
+  /** Commit DIFFs after a fragment's last SNAP or consolidated DIFF that are merged into one DIFF. */
+  val ConfConsolidateAfter = "spark.versioned.compaction.consolidateDiffs"
   val ConfAuthor = "spark.versioned.author"
   /** Most DIFF rows per fragment a scan merges column-wise (held in executor memory); above, rows are merged one by one. */
   val ConfMaxOverlayRows = "spark.versioned.read.maxOverlayRows"
@@ -40,6 +42,7 @@ object VersionedOptions {
   val DefaultFragmentRows = 1000000L
   val DefaultMaxChain = 50
   val DefaultMaxDiffRatio = 0.1
+  val DefaultConsolidateAfter = 10
   val DefaultMaxOverlayRows = 2000000L
   val DefaultDiffCacheBytes: Long = 256L << 20
   val DefaultWarehouse = "versioned-warehouse"

@@ -34,4 +34,7 @@ private[versioned] object Warehouses {
 
   def diffCacheBytes(spark: SparkSession): Long =
     spark.conf.getOption(VersionedOptions.ConfDiffCacheBytes).map(_.toLong).getOrElse(VersionedOptions.DefaultDiffCacheBytes)
+
+  def consolidateAfter(spark: SparkSession): Int =
+    spark.conf.getOption(VersionedOptions.ConfConsolidateAfter).map(_.toInt).getOrElse(VersionedOptions.DefaultConsolidateAfter)
 }

@@ -82,6 +82,28 @@ class CompactionSuite extends VersionedTestBase {
     }
   }
 
+  test("runs of commit DIFFs are consolidated into one DIFF: no SNAP rewritten, versions and hashes intact") {
+    withConf(VersionedOptions.ConfConsolidateAfter -> "3", VersionedOptions.ConfMaxChain -> "1000", NoRatio) {
+      val versions = history()
+      val snaps = table(versions.head._1).fragments.flatMap(_.objects).toSet
+      var consolidatedSeen = 0
+      versions.foreach { case (hash, _) =>
+        val t = table(hash)
+        val objs = engine.objects(t.effectiveFragments.flatMap(_.objects))
+        t.effectiveFragments.foreach { f =>
+          assert(Compactor.trailingCommitDiffs(f, objs).size < 3, s"image ${hash.take(12)}: a run of 3 commit DIFFs was kept")
+          f.objects.filter(id => objs(id).kind == ObjectKind.Snap).foreach(id => assert(snaps.contains(id), "no SNAP is rewritten"))
+          val merged = f.objects.filter(id => objs(id).kind == ObjectKind.Diff && objs(id).parents.size > 1)
+          consolidatedSeen += merged.size
+          merged.foreach(id => assert(objs(id).rowCount <= engine.objects(objs(id).parents).values.map(_.rowCount).sum))
+        }
+      }
+      assert(consolidatedSeen > 0, "some chain should have been consolidated")
+      assertVersions(versions)
+      assertHashesIntact()
+    }
+  }
+
   test("compacting by hand changes neither hashes nor content, and later commits build on it") {
     withConf(VersionedOptions.ConfMaxChain -> "100", NoRatio) {
       val versions = history()

@@ -8,7 +8,7 @@ import org.apache.spark.sql.types._
  * the newest change winning, deletes kept. A k-way merge; a single integral key is compared as
  * primitive `long`s, any other key through [[KeyComparator]].
  */
-private[read] object Conflation {
+private[versioned] object Conflation {
 
   def apply(sources: Array[Array[InternalRow]], keyTypes: Seq[DataType]): Array[InternalRow] =
     if (sources.length == 1) sources.head
