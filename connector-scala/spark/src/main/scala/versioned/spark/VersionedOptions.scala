@@ -32,10 +32,16 @@ object VersionedOptions {
   val ConfMaxChain = "spark.versioned.compaction.maxChainLength"
   val ConfMaxDiffRatio = "spark.versioned.compaction.maxDiffRatio"
   val ConfAuthor = "spark.versioned.author"
+  /** Upsert appends of at most this many rows are committed by the driver without further Spark jobs (0: never). */
+  val ConfLocalCommitMaxRows = "spark.versioned.write.localCommitMaxRows"
+  /** Byte cap (UnsafeRow size) of the rows such a local commit brings to the driver. */
+  val ConfLocalCommitMaxBytes = "spark.versioned.write.localCommitMaxBytes"
 
   val DefaultFragmentRows = 1000000L
   val DefaultMaxChain = 50
   val DefaultMaxDiffRatio = 0.1
+  val DefaultLocalCommitMaxRows = 100000L
+  val DefaultLocalCommitMaxBytes: Long = 64L << 20
   val DefaultWarehouse = "versioned-warehouse"
 
   /** Name of the hidden duplicate-ordinal column of tables without a primary key. */
