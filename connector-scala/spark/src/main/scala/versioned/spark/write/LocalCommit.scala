@@ -1,5 +1,7 @@
 package versioned.spark.write
 
+import java.util.concurrent.{Callable, ExecutionException, Executors}
+import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
@@ -29,11 +31,31 @@ private[versioned] object LocalCommit {
     val base = CommitPlanner.baseFragments(cur)
     val fragmentOf = Routing.local(base, layout)
     val change = diffRow(schema, layout, deleteColumn)
-    val runs = new ObjectRuns(ParquetSink.prepare(spark, layout.diffSchema), config, ObjectKind.Diff, layout.keyColumns)
-    try keyed.foreach { case (key, row) => runs.write(fragmentOf(key), change(row)) }
-    catch { case e: Throwable => runs.abort(); throw e }
-    CommitPlanner.withDiffs(cur, base, runs.close())
+    val sink = ParquetSink.prepare(spark, layout.diffSchema)
+    // one object per touched fragment, rows in key order
+    val runs = keyed.map { case (key, row) => fragmentOf(key) -> row }.groupBy(_._1).toSeq.sortBy(_._1)
+    val written = inParallel(runs) { case (frag, changes) =>
+      val objects = new ObjectRuns(sink, config, ObjectKind.Diff, layout.keyColumns)
+      try changes.foreach { case (_, row) => objects.write(frag, change(row)) }
+      catch { case e: Throwable => objects.abort(); throw e }
+      objects.close()
+    }
+    CommitPlanner.withDiffs(cur, base, written.flatten)
   }
+
+  /** Object files are written concurrently: creating a file costs more latency than CPU (local file systems fork chmod). */
+  private val Threads = 8
+
+  private def inParallel[A, B](items: Seq[A])(f: A => B): Seq[B] =
+    if (items.size <= 1) items.map(f)
+    else {
+      val pool = Executors.newFixedThreadPool(math.min(Threads, items.size), (r: Runnable) => {
+        val t = new Thread(r, "versioned-local-commit"); t.setDaemon(true); t
+      })
+      try pool.invokeAll(items.map(a => (() => f(a)): Callable[B]).asJava).asScala.toSeq.map { fut =>
+        try fut.get() catch { case e: ExecutionException => throw e.getCause }
+      } finally pool.shutdownNow()
+    }
 
   /** (key, row) pairs in key order; null keys, then duplicate keys, fail as in [[Validation.check]]. */
   private def sortedByKey(rows: IndexedSeq[InternalRow], schema: StructType,
