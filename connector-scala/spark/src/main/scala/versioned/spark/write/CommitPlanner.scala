@@ -37,7 +37,8 @@ private[versioned] final case class WriteRequest(
 /**
  * Turns a DataFrame into exactly one commit: validates, decides SNAP vs DIFF (Splitgraph's rules),
  * computes conflated changes, writes objects on executors, then records the image in one metastore
- * transaction that moves the branch by compare-and-swap.
+ * transaction that moves the branch by compare-and-swap. Small upserts whose rows are already on the
+ * driver are computed and written there instead ([[LocalCommit]]), with the same result.
  */
 private[versioned] object CommitPlanner {
 

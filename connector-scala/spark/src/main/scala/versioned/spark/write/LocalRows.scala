@@ -26,7 +26,7 @@ private[versioned] final case class StagedRows(bytes: Array[Byte], rows: Int) ex
       offset += 8 + size
       i += 1
     }
-    out.toIndexedSeq
+    scala.collection.immutable.ArraySeq.unsafeWrapArray(out)
   }
 }
 
