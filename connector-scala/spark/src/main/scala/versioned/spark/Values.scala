@@ -76,6 +76,20 @@ private[versioned] object Values {
   def compareKeys(a: Seq[Any], b: Seq[Any]): Int =
     a.zip(b).iterator.map { case (x, y) => compare(x, y) }.find(_ != 0).getOrElse(0)
 
+  /** The internal (InternalRow) value of type `dt` for a canonical one, e.g. a fragment bound. */
+  def toInternal(v: Any, dt: DataType): Any = if (v == null) null else dt match {
+    case ByteType => v.asInstanceOf[Number].byteValue()
+    case ShortType => v.asInstanceOf[Number].shortValue()
+    case IntegerType | DateType => v.asInstanceOf[Number].intValue()
+    case LongType | TimestampType | TimestampNTZType => v.asInstanceOf[Number].longValue()
+    case FloatType => fromJson(v, DoubleType).asInstanceOf[Double].toFloat
+    case DoubleType => fromJson(v, DoubleType)
+    case StringType => UTF8String.fromString(v.toString)
+    case BooleanType => v.asInstanceOf[Boolean]
+    case d: DecimalType => Decimal(BigDecimal(v.toString), d.precision, d.scale)
+    case other => throw new IllegalArgumentException(s"No internal value for $other")
+  }
+
   /** An external (Row-level) value for a canonical one, for building literals. */
   def toExternal(v: Any, dt: DataType): Any = if (v == null) null else dt match {
     case ByteType => v.asInstanceOf[Number].byteValue()

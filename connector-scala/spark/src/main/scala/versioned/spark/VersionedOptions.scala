@@ -38,6 +38,10 @@ object VersionedOptions {
   val ConfMaxOverlayRows = "spark.versioned.read.maxOverlayRows"
   /** Bytes of conflated DIFF rows each executor keeps for repeated scans (0 disables). */
   val ConfDiffCacheBytes = "spark.versioned.read.diffCacheBytes"
+  /** Upsert appends of at most this many rows are committed by the driver without further Spark jobs (0: never). */
+  val ConfLocalCommitMaxRows = "spark.versioned.write.localCommitMaxRows"
+  /** Byte cap (UnsafeRow size) of the rows such a local commit brings to the driver. */
+  val ConfLocalCommitMaxBytes = "spark.versioned.write.localCommitMaxBytes"
 
   val DefaultFragmentRows = 1000000L
   val DefaultMaxChain = 50
@@ -45,6 +49,8 @@ object VersionedOptions {
   val DefaultConsolidateAfter = 10
   val DefaultMaxOverlayRows = 2000000L
   val DefaultDiffCacheBytes: Long = 256L << 20
+  val DefaultLocalCommitMaxRows = 100000L
+  val DefaultLocalCommitMaxBytes: Long = 64L << 20
   val DefaultWarehouse = "versioned-warehouse"
 
   /** Name of the hidden duplicate-ordinal column of tables without a primary key. */

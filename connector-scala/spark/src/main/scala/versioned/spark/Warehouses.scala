@@ -26,6 +26,13 @@ private[versioned] object Warehouses {
   def maxDiffRatio(spark: SparkSession): Double =
     spark.conf.getOption(VersionedOptions.ConfMaxDiffRatio).map(_.toDouble).getOrElse(VersionedOptions.DefaultMaxDiffRatio)
 
+  def localCommitMaxRows(spark: SparkSession): Long = spark.conf.getOption(VersionedOptions.ConfLocalCommitMaxRows)
+    .map(_.trim.toLong).getOrElse(VersionedOptions.DefaultLocalCommitMaxRows)
+
+  def localCommitMaxBytes(spark: SparkSession): Long = spark.conf.getOption(VersionedOptions.ConfLocalCommitMaxBytes)
+    .map(v => org.apache.spark.network.util.JavaUtils.byteStringAsBytes(v.trim))
+    .getOrElse(VersionedOptions.DefaultLocalCommitMaxBytes)
+
   def maxChain(spark: SparkSession): Int =
     spark.conf.getOption(VersionedOptions.ConfMaxChain).map(_.toInt).getOrElse(VersionedOptions.DefaultMaxChain)
 

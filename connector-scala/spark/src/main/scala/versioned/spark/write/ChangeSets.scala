@@ -4,7 +4,7 @@ import org.apache.spark.sql.{Column, DataFrame}
 import org.apache.spark.sql.expressions.Window
 import org.apache.spark.sql.functions.{col => _, _}
 import versioned.spark.Columns.col
-import org.apache.spark.sql.types.ByteType
+import org.apache.spark.sql.types.{ByteType, StructType}
 import versioned.core.{ChangeKind, DataValidationException, ErrorClass}
 import versioned.spark.TableLayout
 import versioned.spark.VersionedOptions.{ChangeColumn, DupColumn}
@@ -35,13 +35,12 @@ private[versioned] object ChangeSets {
     inDiffLayout(input.withColumn(ChangeColumn, kind(ChangeKind.Insert)), layout)
   }
 
-  /** Validates a delete-marker column: present and boolean. Returns the data unchanged. */
-  def checkDeleteColumn(input: DataFrame, column: String): DataFrame = {
-    val f = input.schema.fields.find(_.name == column).getOrElse(throw new versioned.core.SchemaMismatchException(
-      s"deleteColumn '$column' is not a column of the data (${input.columns.mkString(", ")})."))
+  /** Validates a delete-marker column of the data: present and boolean. */
+  def checkDeleteColumn(schema: StructType, column: String): Unit = {
+    val f = schema.fields.find(_.name == column).getOrElse(throw new versioned.core.SchemaMismatchException(
+      s"deleteColumn '$column' is not a column of the data (${schema.fieldNames.mkString(", ")})."))
     if (f.dataType != org.apache.spark.sql.types.BooleanType) throw new versioned.core.SchemaMismatchException(
       s"deleteColumn '$column' has type ${f.dataType.simpleString}; it must be boolean (true = delete the key).")
-    input
   }
 
   /**

@@ -1,8 +1,9 @@
 package versioned.spark.write
 
-import org.apache.spark.sql.{Column, DataFrame, SparkSession}
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.expressions.Window
 import org.apache.spark.sql.functions.{col => _, _}
+import org.apache.spark.sql.types.StructType
 import versioned.spark.Columns.col
 import versioned.core._
 import versioned.spark._
@@ -36,14 +37,18 @@ private[versioned] final case class WriteRequest(
 /**
  * Turns a DataFrame into exactly one commit: validates, decides SNAP vs DIFF (Splitgraph's rules),
  * computes conflated changes, writes objects on executors, then records the image in one metastore
- * transaction that moves the branch by compare-and-swap.
+ * transaction that moves the branch by compare-and-swap. Small upserts whose rows are already on the
+ * driver are computed and written there instead ([[LocalCommit]]), with the same result.
  */
 private[versioned] object CommitPlanner {
 
-  def commit(engine: Engine, req: WriteRequest, rawInput: DataFrame): CommitResult = {
+  def commit(engine: Engine, req: WriteRequest, rawInput: DataFrame): CommitResult =
+    commit(engine, req, StagedInput(rawInput))
+
+  def commit(engine: Engine, req: WriteRequest, staged: StagedInput): CommitResult = {
     val spark = SparkSession.active
-    val marked = req.deleteColumn.map(c => ChangeSets.checkDeleteColumn(rawInput, c))
-    val input = req.deleteColumn.fold(rawInput)(rawInput.drop(_))
+    req.deleteColumn.foreach(ChangeSets.checkDeleteColumn(staged.schema, _))
+    val inputSchema = req.deleteColumn.fold(staged.schema)(c => StructType(staged.schema.filterNot(_.name == c)))
     val repo = req.ident.repo
     val table = req.ident.table
     val branch = req.branch.getOrElse(engine.defaultBranchOrConfig(repo))
@@ -54,7 +59,8 @@ private[versioned] object CommitPlanner {
     }
     val current = head.flatMap(h => engine.tableOption(repo, h.hash, table))
     val pk = req.primaryKey.orElse(current.map(_.primaryKey)).getOrElse(Seq.empty)
-    val userSchema = if (req.mode == WriteMode.Changes) dropInternal(input).schema else input.schema
+    val userSchema = if (req.mode == WriteMode.Changes) StructType(inputSchema.filterNot(f =>
+      Seq(VersionedOptions.ChangeColumn, VersionedOptions.DupColumn).exists(_.equalsIgnoreCase(f.name)))) else inputSchema
     val layout = TableLayout.create(userSchema, pk)
     val currentLayout = current.map(TableLayout.of)
     val sameShape = currentLayout.exists(c => TableLayout.sameColumns(c.schema, layout.schema) && c.primaryKey == pk)
@@ -64,17 +70,32 @@ private[versioned] object CommitPlanner {
         s"${c.schema.toDDL} with primary key (${c.primaryKey.mkString(", ")}), the data has ${layout.schema.toDDL} " +
         s"with key (${pk.mkString(", ")}). Align the DataFrame, or use mode 'overwrite' to replace the schema.")
     }
-    if (req.mode != WriteMode.Changes) Validation.check(input, layout)
+    val (version, objects) = staged.localRows match {
+      // small upserts: changes follow from the data alone, so the driver writes the DIFFs itself
+      case Some(rows) if current.isDefined && sameShape && LocalCommit.applies(req, layout) =>
+        LocalCommit.writeDiffs(spark, engine.config, layout, current.get, staged.schema, req.deleteColumn, rows)
+      case _ => planDistributed(spark, engine, req, staged.frame, layout, current.filter(_ => sameShape), head)
+    }
+    val result = engine.commit(repo, branch, head.map(_.hash),
+      Map(table -> TableUpdate.Put(version, objects)), req.author, req.message)
+    Compactor.maybeCompact(spark, engine, req, result.image, Warehouses.maxChain(spark))
+    result
+  }
 
+  /** Validation, SNAP or DIFF with Spark jobs; `current` is the table when the data has its shape. */
+  private def planDistributed(spark: SparkSession, engine: Engine, req: WriteRequest, rawInput: DataFrame,
+                              layout: TableLayout, current: Option[TableVersion],
+                              head: Option[Image]): (TableVersion, Seq[ObjectMeta]) = {
+    val marked = req.deleteColumn.map(_ => rawInput)
+    val input = req.deleteColumn.fold(rawInput)(c => rawInput.select(rawInput.columns.filter(_ != c).map(col).toIndexedSeq: _*))
+    if (req.mode != WriteMode.Changes) Validation.check(input, layout)
     val readCurrent = () => head.map(h => spark.read.format("versioned").options(req.locationOptions)
       .option(VersionedOptions.Image, h.hash).option(VersionedOptions.IncludeHidden, "true").load(req.ident.toString))
-    val (version, objects) =
-      if (current.isEmpty || !sameShape) {
+    current match {
+      case None =>
         val rows = marked.fold(input)(m => m.filter(!coalesce(col(req.deleteColumn.get), lit(false))).drop(req.deleteColumn.get))
-        writeSnapshot(spark, engine.config, layout, withDup(rows, layout), table)
-      }
-      else {
-        val cur = current.get
+        writeSnapshot(spark, engine.config, layout, withDup(rows, layout), req.ident.table)
+      case Some(cur) =>
         val changes = req.mode match {
           case WriteMode.Append if layout.hidden => ChangeSets.appendHidden(input, readCurrent(), layout)
           case WriteMode.Append if marked.isDefined => ChangeSets.upsertWithDeletes(marked.get, req.deleteColumn.get, layout)
@@ -84,15 +105,8 @@ private[versioned] object CommitPlanner {
           case WriteMode.Changes => input
         }
         writeDiffs(engine.config, layout, cur, changes)
-      }
-    val result = engine.commit(repo, branch, head.map(_.hash),
-      Map(table -> TableUpdate.Put(version, objects)), req.author, req.message)
-    Compactor.maybeCompact(spark, engine, req, result.image, Warehouses.maxChain(spark))
-    result
+    }
   }
-
-  private def dropInternal(df: DataFrame): DataFrame =
-    df.drop(VersionedOptions.ChangeColumn, VersionedOptions.DupColumn)
 
   private def withDup(input: DataFrame, layout: TableLayout): DataFrame =
     if (!layout.hidden) input
@@ -116,13 +130,21 @@ private[versioned] object CommitPlanner {
   /** DIFF objects: changes routed to the fragment whose key range holds them, one object per fragment. */
   def writeDiffs(config: WarehouseConfig, layout: TableLayout, cur: TableVersion,
                  changes: DataFrame): (TableVersion, Seq[ObjectMeta]) = {
-    val base = if (cur.effectiveFragments.isEmpty) Seq(Fragment(None, Seq.empty)) else cur.effectiveFragments
+    val base = baseFragments(cur)
     val keys = layout.keyColumns
     val routed = changes.withColumn(FragmentWriter.FragColumn, Routing.fragmentOf(base, layout))
     val parts = math.max(1, math.min(base.size, SparkSession.active.sparkContext.defaultParallelism))
     val sorted = routed.repartition(parts, col(FragmentWriter.FragColumn))
       .sortWithinPartitions((FragmentWriter.FragColumn +: keys).map(col): _*)
-    val written = FragmentWriter.write(sorted, layout.diffSchema, keys, ObjectKind.Diff, config)
+    withDiffs(cur, base, FragmentWriter.write(sorted, layout.diffSchema, keys, ObjectKind.Diff, config))
+  }
+
+  /** The fragments changes are routed to: the effective ones, or one unbounded fragment for an empty table. */
+  def baseFragments(cur: TableVersion): Seq[Fragment] =
+    if (cur.effectiveFragments.isEmpty) Seq(Fragment(None, Seq.empty)) else cur.effectiveFragments
+
+  /** The table version with each written DIFF appended to its fragment's chain (`base` from [[baseFragments]]). */
+  def withDiffs(cur: TableVersion, base: Seq[Fragment], written: Seq[WrittenObject]): (TableVersion, Seq[ObjectMeta]) = {
     if (written.isEmpty) return (cur, Seq.empty) // no change: link the parent's objects, same table hash
     val byFrag = written.map(w => w.fragment -> w).toMap
     val metas = written.map { w => w.meta.copy(parents = base(w.fragment).objects.lastOption.toSeq) }
@@ -130,22 +152,5 @@ private[versioned] object CommitPlanner {
       byFrag.get(i).map(w => f.copy(objects = f.objects :+ w.meta.id)).getOrElse(f)
     }
     (cur.copy(fragments = frags, compacted = None), metas)
-  }
-}
-
-/** Maps a key to its fragment: the last fragment whose lower bound is <= the key. */
-private[versioned] object Routing {
-  def fragmentOf(frags: Seq[Fragment], layout: TableLayout): Column = {
-    val keyFields = layout.keyFields
-    def keyCol: Column =
-      if (keyFields.size == 1) col(keyFields.head.name)
-      else struct(keyFields.map(f => col(f.name)): _*)
-    def bound(values: Seq[Any]): Column =
-      if (keyFields.size == 1) lit(Values.toExternal(values.head, keyFields.head.dataType)).cast(keyFields.head.dataType)
-      else struct(keyFields.zip(values).map { case (f, v) => lit(Values.toExternal(v, f.dataType)).cast(f.dataType).as(f.name) }: _*)
-    frags.zipWithIndex.foldLeft(lit(0)) {
-      case (acc, (Fragment(Some(lower), _), i)) => when(keyCol >= bound(lower), lit(i)).otherwise(acc)
-      case (acc, _) => acc
-    }
   }
 }

@@ -2,6 +2,7 @@ package versioned.spark.write
 
 import scala.collection.mutable.ArrayBuffer
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjection}
 import org.apache.spark.sql.types.StructType
 import versioned.core.{ObjectMeta, WarehouseConfig}
@@ -19,8 +20,8 @@ private[versioned] object FragmentWriter {
   val FragColumn = "_vfrag"
 
   /**
-   * @param fragmentOf given a task's partition id and the current row's fragment column value, the
-   *                   fragment index; `None` means read the fragment from column [[FragColumn]]
+   * @param fragmentByPartition the fragment index of each task's partition id; `None` means read the
+   *                            fragment from column [[FragColumn]]
    */
   def write(df: DataFrame, objectSchema: StructType, keyColumns: Seq[String], kind: String,
             config: WarehouseConfig, fragmentByPartition: Option[Array[Int]] = None): Seq[WrittenObject] = {
@@ -29,36 +30,50 @@ private[versioned] object FragmentWriter {
     val inSchema = df.schema
     val fragOrdinal = if (fragmentByPartition.isEmpty) inSchema.fieldIndex(FragColumn) else -1
     val ordinals = objectSchema.fieldNames.map(inSchema.fieldIndex)
-    val keyOrdinals = keyColumns.map(objectSchema.fieldIndex)
-    val keyTypes = keyColumns.map(objectSchema(_).dataType)
     val rdd = df.asInstanceOf[org.apache.spark.sql.classic.Dataset[Row]].queryExecution.toRdd
     rdd.mapPartitionsWithIndex { (pid, it) =>
       val project = UnsafeProjection.create(ordinals.toSeq.zip(objectSchema.fields).map { case (o, f) =>
         BoundReference(o, f.dataType, f.nullable)
       })
-      val out = ArrayBuffer.empty[WrittenObject]
-      var current = Int.MinValue
-      var writer: ObjectWriter = null
-      def finish(): Unit = if (writer != null) {
-        val first = writer.firstRow
-        val key = keyOrdinals.zip(keyTypes).map { case (o, dt) => Values.fromInternal(first, o, dt) }
-        out += WrittenObject(current, writer.close(), key)
-        writer = null
-      }
-      try {
-        while (it.hasNext) {
-          val row = it.next()
-          val frag = fragmentByPartition.map(_(pid)).getOrElse(row.getInt(fragOrdinal))
-          if (frag != current || writer == null) {
-            finish()
-            current = frag
-            writer = new ObjectWriter(sink, config, kind)
-          }
-          writer.write(project(row))
-        }
-        finish()
-      } catch { case e: Throwable => if (writer != null) writer.abort(); throw e }
-      out.iterator
+      val runs = new ObjectRuns(sink, config, kind, keyColumns)
+      try it.foreach(row => runs.write(fragmentByPartition.map(_(pid)).getOrElse(row.getInt(fragOrdinal)), project(row)))
+      catch { case e: Throwable => runs.abort(); throw e }
+      runs.close().iterator
     }.collect().toSeq.sortBy(_.fragment)
+  }
+}
+
+/**
+ * Writes rows (in the sink's schema) that arrive grouped by fragment and sorted by key: one object per
+ * run of equal fragment ids. Used by executor tasks and, for small writes, by the driver.
+ */
+private[versioned] final class ObjectRuns(sink: ParquetSink, config: WarehouseConfig, kind: String,
+                                          keyColumns: Seq[String]) {
+  private val keyOrdinals = keyColumns.map(sink.schema.fieldIndex)
+  private val keyTypes = keyColumns.map(sink.schema(_).dataType)
+  private val out = ArrayBuffer.empty[WrittenObject]
+  private var current = Int.MinValue
+  private var writer: ObjectWriter = null
+
+  def write(frag: Int, row: InternalRow): Unit = {
+    if (frag != current || writer == null) {
+      finish()
+      current = frag
+      writer = new ObjectWriter(sink, config, kind)
+    }
+    writer.write(row)
+  }
+
+  /** Closes the last object; returns every object written, in order. */
+  def close(): Seq[WrittenObject] = { finish(); out.toSeq }
+
+  /** Drops the object being written (after a failure). */
+  def abort(): Unit = if (writer != null) { writer.abort(); writer = null }
+
+  private def finish(): Unit = if (writer != null) {
+    val first = writer.firstRow
+    val key = keyOrdinals.zip(keyTypes).map { case (o, dt) => Values.fromInternal(first, o, dt) }
+    out += WrittenObject(current, writer.close(), key)
+    writer = null
   }
 }

@@ -2,10 +2,10 @@ package versioned.spark.write
 
 import java.util.UUID
 import org.apache.hadoop.fs.Path
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.write._
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructType}
 import versioned.core.WarehouseConfig
 import versioned.spark.{VersionedTable, Warehouses}
 
@@ -16,47 +16,127 @@ private[versioned] final case class StagedFile(path: String, rows: Long) extends
  * DSv2 write: tasks stage incoming rows as plain Parquet; on commit the driver runs the
  * [[CommitPlanner]] over the staged data (validation, change computation, object writes) and records
  * exactly one image. Staging files are removed afterwards, whatever the outcome.
+ *
+ * Small upserts: tasks keep their share of `spark.versioned.write.localCommitMaxRows` rows (and of
+ * `localCommitMaxBytes`) in memory and return them in their commit message; when every task did, the
+ * driver commits them itself ([[LocalCommit]]) with no further Spark job. Otherwise rows kept in memory
+ * are staged as one more Parquet file and the commit runs as usual.
  */
 private[versioned] final class StagedWrite(table: VersionedTable, req: WriteRequest, schema: StructType)
   extends Write with BatchWrite {
   private val stagingDir = table.config.stagingUri(s"writes/${UUID.randomUUID()}")
   @volatile private var lastResult: Option[versioned.core.CommitResult] = None
+  @volatile private var localMaxRows = 0L
+  private lazy val sink = ParquetSink.prepare(SparkSession.active, schema)
 
   override def toBatch: BatchWrite = this
 
-  override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
-    new StagingWriterFactory(ParquetSink.prepare(SparkSession.active, schema), stagingDir)
+  override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory = {
+    val spark = SparkSession.active
+    // only writes that need no table read can be committed by the driver
+    localMaxRows = if (req.mode == WriteMode.Append && req.upsert) Warehouses.localCommitMaxRows(spark) else 0L
+    val tasks = math.max(1, info.numPartitions())
+    val taskRows = if (localMaxRows <= 0) 0L else (localMaxRows + tasks - 1) / tasks
+    new StagingWriterFactory(sink, stagingDir, taskRows, Warehouses.localCommitMaxBytes(spark) / tasks)
+  }
 
   override def commit(messages: Array[WriterCommitMessage]): Unit = try {
-    val spark = SparkSession.active
-    val files = messages.collect { case f: StagedFile if f.rows > 0 => f.path }
-    val input = if (files.isEmpty) spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], schema)
-      else spark.read.schema(schema).parquet(files.toIndexedSeq: _*)
+    val kept = messages.collect { case r: StagedRows => r }.toIndexedSeq
+    val files = messages.collect { case f: StagedFile if f.rows > 0 => f.path }.toIndexedSeq
+    val input =
+      if (localMaxRows > 0 && files.isEmpty && kept.map(_.rows.toLong).sum <= localMaxRows) new LocalInput(kept)
+      else StagedInput(frame(files ++ stage(kept)))
     lastResult = Some(CommitPlanner.commit(table.engine, req, input))
   } finally cleanup()
 
   override def abort(messages: Array[WriterCommitMessage]): Unit = cleanup()
 
   private def cleanup(): Unit = StagedWrite.delete(table.config, stagingDir)
+
+  private def frame(files: Seq[String]): DataFrame = {
+    val spark = SparkSession.active
+    if (files.isEmpty) spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], schema)
+    else spark.read.schema(schema).parquet(files: _*)
+  }
+
+  /** Writes rows that tasks kept in memory to one staging file on the driver; its path, if any rows. */
+  private def stage(kept: Seq[StagedRows]): Seq[String] =
+    if (kept.forall(_.rows == 0)) Seq.empty
+    else {
+      val path = s"$stagingDir/driver-${UUID.randomUUID()}.parquet"
+      val out = sink.open(path)
+      try kept.foreach(_.unsafeRows(schema.length).foreach(out.write)) finally out.close()
+      Seq(path)
+    }
+
+  /** Rows on the driver; as a DataFrame (for the distributed path) they are staged first. */
+  private final class LocalInput(kept: Seq[StagedRows]) extends StagedInput {
+    // what the staged Parquet read would give: every column nullable
+    override val schema: StructType = StagedWrite.nullable(StagedWrite.this.schema).asInstanceOf[StructType]
+    override def localRows: Option[IndexedSeq[InternalRow]] =
+      Some(kept.flatMap(_.unsafeRows(schema.length)).toIndexedSeq)
+    override lazy val frame: DataFrame = StagedWrite.this.frame(stage(kept))
+  }
 }
 
 private[versioned] object StagedWrite {
+  /** `dt` with every field, element and value nullable (as Spark's file sources read a given schema). */
+  def nullable(dt: DataType): DataType = dt match {
+    case s: StructType => StructType(s.fields.map(f => f.copy(dataType = nullable(f.dataType), nullable = true)))
+    case a: ArrayType => ArrayType(nullable(a.elementType), containsNull = true)
+    case m: MapType => MapType(nullable(m.keyType), nullable(m.valueType), valueContainsNull = true)
+    case other => other
+  }
+
   def delete(config: WarehouseConfig, dir: String): Unit = {
     val p = new Path(dir)
     p.getFileSystem(SparkSession.active.sparkContext.hadoopConfiguration).delete(p, true)
   }
 }
 
-private[versioned] final class StagingWriterFactory(sink: ParquetSink, dir: String) extends DataWriterFactory {
-  override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] =
-    new StagingWriter(sink, s"$dir/part-$partitionId-$taskId-${UUID.randomUUID()}.parquet")
+/** The data of a write as the [[CommitPlanner]] receives it: a DataFrame, or (small writes) rows on the driver. */
+private[versioned] trait StagedInput {
+  def schema: StructType
+  /** The rows, in `schema`, when they are on the driver. */
+  def localRows: Option[IndexedSeq[InternalRow]]
+  def frame: DataFrame
 }
 
-private[versioned] final class StagingWriter(sink: ParquetSink, path: String) extends DataWriter[InternalRow] {
+private[versioned] object StagedInput {
+  def apply(df: DataFrame): StagedInput = new StagedInput {
+    override val schema: StructType = df.schema
+    override def localRows: Option[IndexedSeq[InternalRow]] = None
+    override def frame: DataFrame = df
+  }
+}
+
+/** Tasks keep up to `maxRows` rows and `maxBytes` bytes in memory (0: none), else stage a Parquet file. */
+private[versioned] final class StagingWriterFactory(sink: ParquetSink, dir: String, maxRows: Long, maxBytes: Long)
+  extends DataWriterFactory {
+  override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] =
+    new StagingWriter(sink, s"$dir/part-$partitionId-$taskId-${UUID.randomUUID()}.parquet", maxRows, maxBytes)
+}
+
+private[versioned] final class StagingWriter(sink: ParquetSink, path: String, maxRows: Long, maxBytes: Long)
+  extends DataWriter[InternalRow] {
   private lazy val out = sink.open(path)
+  private var kept = if (maxRows > 0) new RowBuffer(sink.schema, maxRows, maxBytes) else null
   private var rows = 0L
-  override def write(row: InternalRow): Unit = { out.write(row); rows += 1 }
-  override def commit(): WriterCommitMessage = { if (rows > 0) out.close(); StagedFile(path, rows) }
-  override def abort(): Unit = if (rows > 0) out.close()
+
+  override def write(row: InternalRow): Unit = {
+    if (kept != null && !kept.add(row)) {
+      // over the in-memory share: stage everything in the file from now on
+      kept.message.unsafeRows(sink.schema.length).foreach(out.write)
+      kept = null
+    }
+    if (kept == null) out.write(row)
+    rows += 1
+  }
+
+  override def commit(): WriterCommitMessage =
+    if (kept != null) kept.message
+    else { if (rows > 0) out.close(); StagedFile(path, rows) }
+
+  override def abort(): Unit = if (kept == null && rows > 0) out.close()
   override def close(): Unit = ()
 }

@@ -1,0 +1,102 @@
+package versioned.spark.write
+
+import java.util.concurrent.{Callable, ExecutionException, Executors}
+import scala.jdk.CollectionConverters._
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
+import org.apache.spark.sql.types.StructType
+import versioned.core.{ChangeKind, ObjectKind, ObjectMeta, TableVersion, WarehouseConfig}
+import versioned.spark.TableLayout
+import versioned.spark.read.KeyComparator
+
+/**
+ * Small upserts committed by the driver without Spark jobs. The rows the write tasks kept in memory
+ * are checked like [[Validation.check]] (same errors), turned into DIFF rows like [[ChangeSets.append]]
+ * with upsert and [[ChangeSets.upsertWithDeletes]], sorted by key, routed with [[Routing.local]] and
+ * written by [[ObjectRuns]], as executors do: the same data gives the same objects (ids, files,
+ * statistics) and the same table version as the distributed path.
+ */
+private[versioned] object LocalCommit {
+
+  /** Writes whose changes follow from the data alone (no table read): upsert appends to a keyed table. */
+  def applies(req: WriteRequest, layout: TableLayout): Boolean =
+    req.mode == WriteMode.Append && req.upsert && !layout.hidden
+
+  /** One DIFF object per touched fragment of `cur`; `rows` are in `schema` (the layout's columns + `deleteColumn`). */
+  def writeDiffs(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, cur: TableVersion,
+                 schema: StructType, deleteColumn: Option[String],
+                 rows: IndexedSeq[InternalRow]): (TableVersion, Seq[ObjectMeta]) = {
+    val keyed = sortedByKey(rows, schema, layout)
+    val base = CommitPlanner.baseFragments(cur)
+    val fragmentOf = Routing.local(base, layout)
+    val change = diffRow(schema, layout, deleteColumn)
+    val sink = ParquetSink.prepare(spark, layout.diffSchema)
+    // one object per touched fragment, rows in key order
+    val runs = keyed.map { case (key, row) => fragmentOf(key) -> row }.groupBy(_._1).toSeq.sortBy(_._1)
+    val written = inParallel(runs) { case (frag, changes) =>
+      val objects = new ObjectRuns(sink, config, ObjectKind.Diff, layout.keyColumns)
+      try changes.foreach { case (_, row) => objects.write(frag, change(row)) }
+      catch { case e: Throwable => objects.abort(); throw e }
+      objects.close()
+    }
+    CommitPlanner.withDiffs(cur, base, written.flatten)
+  }
+
+  /** Object files are written concurrently: creating a file costs more latency than CPU (local file systems fork chmod). */
+  private val Threads = 8
+
+  private def inParallel[A, B](items: Seq[A])(f: A => B): Seq[B] =
+    if (items.size <= 1) items.map(f)
+    else {
+      val pool = Executors.newFixedThreadPool(math.min(Threads, items.size), (r: Runnable) => {
+        val t = new Thread(r, "versioned-local-commit"); t.setDaemon(true); t
+      })
+      try pool.invokeAll(items.map(a => (() => f(a)): Callable[B]).asJava).asScala.toSeq.map { fut =>
+        try fut.get() catch { case e: ExecutionException => throw e.getCause }
+      } finally pool.shutdownNow()
+    }
+
+  /** (key, row) pairs in key order; null keys, then duplicate keys, fail as in [[Validation.check]]. */
+  private def sortedByKey(rows: IndexedSeq[InternalRow], schema: StructType,
+                          layout: TableLayout): IndexedSeq[(InternalRow, InternalRow)] = {
+    val keys = layout.primaryKey
+    val ordinals = keys.map(schema.fieldIndex).toArray
+    val types = layout.keyTypes.toArray
+    if (rows.exists(r => ordinals.exists(r.isNullAt))) throw Validation.nullKey(keys)
+    val cmp = new KeyComparator(layout.keyTypes)
+    val byKey: Ordering[(InternalRow, InternalRow)] = (a, b) => cmp.compare(a._1, b._1)
+    val keyed = rows.map { r =>
+      val key: InternalRow = new GenericInternalRow(ordinals.indices.map(i => r.get(ordinals(i), types(i))).toArray)
+      (key, r)
+    }.sorted(byKey)
+    var i = 0
+    while (i < keyed.length) {
+      var j = i + 1
+      while (j < keyed.length && byKey.equiv(keyed(i), keyed(j))) j += 1
+      if (j - i > 1) throw Validation.duplicateKey(keys, j - i,
+        types.indices.map(c => CatalystTypeConverters.convertToScala(keyed(i)._1.get(c, types(c)), types(c))))
+      i = j
+    }
+    keyed
+  }
+
+  /** A row of the data as a DIFF row: an upsert, or a delete (values null) when `deleteColumn` is true. */
+  private def diffRow(schema: StructType, layout: TableLayout, deleteColumn: Option[String]): InternalRow => InternalRow = {
+    val fields = layout.physicalSchema.fields
+    val source = fields.map(f => schema.fieldIndex(f.name))
+    val isKey = fields.map(f => layout.keyColumns.contains(f.name))
+    val marker = deleteColumn.map(schema.fieldIndex).getOrElse(-1)
+    row => {
+      val delete = marker >= 0 && !row.isNullAt(marker) && row.getBoolean(marker)
+      val out = new Array[Any](fields.length + 1)
+      var i = 0
+      while (i < fields.length) {
+        if (!delete || isKey(i)) out(i) = row.get(source(i), fields(i).dataType)
+        i += 1
+      }
+      out(fields.length) = if (delete) ChangeKind.Delete else ChangeKind.Upsert
+      new GenericInternalRow(out)
+    }
+  }
+}

@@ -1,0 +1,53 @@
+package versioned.spark.write
+
+import java.io.{ByteArrayOutputStream, DataOutputStream}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.connector.write.WriterCommitMessage
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.unsafe.Platform
+
+/**
+ * Rows a staging task kept in memory instead of writing a staging file (small writes): UnsafeRow
+ * bytes, each preceded by its size as a long so every row stays 8-byte aligned.
+ */
+private[versioned] final case class StagedRows(bytes: Array[Byte], rows: Int) extends WriterCommitMessage {
+  /** The rows, as views over `bytes`. */
+  def unsafeRows(numFields: Int): IndexedSeq[UnsafeRow] = {
+    val sizes = java.nio.ByteBuffer.wrap(bytes) // big-endian, as DataOutputStream wrote them
+    val out = new Array[UnsafeRow](rows)
+    var offset = 0
+    var i = 0
+    while (i < rows) {
+      val size = sizes.getLong(offset).toInt
+      val row = new UnsafeRow(numFields)
+      row.pointTo(bytes, Platform.BYTE_ARRAY_OFFSET + offset + 8, size)
+      out(i) = row
+      offset += 8 + size
+      i += 1
+    }
+    scala.collection.immutable.ArraySeq.unsafeWrapArray(out)
+  }
+}
+
+/** Accumulates rows of `schema` up to `maxRows` rows and `maxBytes` bytes, as one [[StagedRows]] message. */
+private[versioned] final class RowBuffer(schema: StructType, maxRows: Long, maxBytes: Long) {
+  private lazy val unsafe = UnsafeProjection.create(schema)
+  private val buffer = new ByteArrayOutputStream()
+  private val out = new DataOutputStream(buffer)
+  private val copyBuffer = new Array[Byte](4096)
+  private var rows = 0
+
+  /** Adds `row` if it fits within both limits; false (and nothing added) if not. */
+  def add(row: InternalRow): Boolean = {
+    val u = row match { case u: UnsafeRow => u; case other => unsafe(other) }
+    val size = u.getSizeInBytes
+    if (rows + 1L > maxRows || buffer.size.toLong + 8 + size > maxBytes) return false
+    out.writeLong(size)
+    u.writeToStream(out, copyBuffer)
+    rows += 1
+    true
+  }
+
+  def message: StagedRows = { out.flush(); StagedRows(buffer.toByteArray, rows) }
+}

@@ -1,0 +1,140 @@
+package versioned.spark
+
+import java.io.File
+import scala.util.Random
+import org.apache.spark.sql.Row
+import org.apache.spark.sql.functions.col
+import org.apache.spark.sql.types._
+import versioned.core.{Engine, Hashing, Revision, WarehouseConfig}
+
+/**
+ * Small upserts are committed by the driver (`spark.versioned.write.localCommitMaxRows`): the same
+ * seeded random change sets (upserts, inserts, deletes through `deleteColumn`, deletes of missing keys,
+ * null markers, empty sets) go through that fast path in one warehouse and through the distributed path
+ * (threshold 0) in another, loaded identically. After every commit both must hold the same rows (also
+ * equal to an oracle), the same table hash (same object ids per fragment), the same object metadata
+ * (sizes, statistics, parents) and the same image hash once commit time and parents are aligned.
+ */
+class LocalCommitSuite extends VersionedTestBase {
+  private val Rounds = 8
+
+  /** A keyed table: key columns anywhere in the schema, random keys and values. */
+  private case class Model(name: String, schema: StructType, key: Seq[String], genKey: Random => Seq[Any],
+                           genValues: Random => Seq[Any]) {
+    private val isKey = schema.fieldNames.map(key.contains)
+    def row(k: Seq[Any], values: Seq[Any]): Row = {
+      val (ki, vi) = (k.iterator, values.iterator)
+      Row.fromSeq(isKey.toSeq.map(b => if (b) ki.next() else vi.next()))
+    }
+    def keyOf(row: Row): Seq[Any] = schema.fieldNames.toSeq.zipWithIndex.filter(f => key.contains(f._1))
+      .sortBy(f => key.indexOf(f._1)).map(f => row.get(f._2))
+  }
+
+  /** Oracle map key: NaN compares equal to itself. */
+  private def norm(k: Seq[Any]): Seq[Any] = k.map {
+    case d: Double => ("double", java.lang.Double.doubleToLongBits(d))
+    case o => o
+  }
+
+  private val longKey = Model("long key in the middle, a NOT NULL column",
+    new StructType().add("a", IntegerType, nullable = false).add("id", LongType).add("s", StringType).add("d", DoubleType),
+    Seq("id"), r => Seq(r.nextInt(2000).toLong - 200),
+    r => Seq(r.nextInt(100), if (r.nextInt(6) == 0) null else s"s${r.nextInt(50)}", r.nextGaussian()))
+
+  private val stringIntKey = Model("composite (string, int) key",
+    new StructType().add("k", StringType).add("v", LongType).add("n", IntegerType),
+    Seq("k", "n"), r => Seq(Seq("", "a", "ab", "b", "é", "z", "zz", "日本")(r.nextInt(8)), r.nextInt(60) - 10),
+    r => Seq(if (r.nextInt(5) == 0) null else r.nextLong()))
+
+  private val typedKey = Model("composite (timestamp, decimal, double) key",
+    new StructType().add("ts", TimestampType).add("note", StringType).add("amt", DecimalType(12, 3))
+      .add("f", DoubleType).add("day", DateType),
+    Seq("ts", "amt", "f"),
+    r => Seq(new java.sql.Timestamp(1600000000000L + r.nextInt(5) * 86400000L + r.nextInt(3) * 1000L),
+      java.math.BigDecimal.valueOf(r.nextInt(20000) - 10000L, 3),
+      Seq(Double.NaN, Double.PositiveInfinity, Double.NegativeInfinity, 0.0, 1.5, -2.25, 1e300)(r.nextInt(7))),
+    r => Seq(s"n${r.nextInt(9)}", if (r.nextBoolean()) null else java.sql.Date.valueOf(s"2024-0${1 + r.nextInt(9)}-1${r.nextInt(9)}")))
+
+  private def dirs: (File, File) = (new File(warehouse, "fast"), new File(warehouse, "dist"))
+  private def engineOf(dir: File): Engine = Engine(WarehouseConfig.embedded(dir.getAbsolutePath))
+  private def at(dir: File, opts: (String, String)*): Seq[(String, String)] = ("warehouse" -> dir.getAbsolutePath) +: opts
+
+  /** Asserts both warehouses' heads of `r.t` are the same commit of the same content, `expected`. */
+  private def assertSame(step: String, expected: Seq[Row]): Unit = {
+    val (fast, dist) = dirs
+    val (ef, ed) = (engineOf(fast), engineOf(dist))
+    val (hf, hd) = (ef.branchHeadOption("r", "main").get, ed.branchHeadOption("r", "main").get)
+    val (tf, td) = (ef.table("r", hf, "t"), ed.table("r", hd, "t"))
+    assert(tf.hash == td.hash, s"$step: table hashes differ:\n${tf.fragments}\n${td.fragments}")
+    val ids = tf.fragments.flatMap(_.objects) ++ tf.effectiveFragments.flatMap(_.objects)
+    assert(ef.objects(ids) == ed.objects(ids), s"$step: object metadata differs")
+    val tables = ed.tables("r", hd.hash).map(t => t.name -> t.hash)
+    assert(Hashing.imageHash(hf.parents, hd.author, hd.message, hf.createdMs, tables) == hf.hash,
+      s"$step: the image hashes differ beyond commit time and parents")
+    assertReads(read("r.t", at(fast): _*), expected, s"$step: fast path rows")
+    assertReads(read("r.t", at(dist): _*), expected, s"$step: distributed path rows")
+  }
+
+  private def run(m: Model, seed: Long): Unit = {
+    val r = new Random(seed)
+    val (fast, dist) = dirs
+    val withDel = m.schema.add("del", BooleanType)
+    var cur = Map.empty[Seq[Any], Row]
+    def fresh(n: Int, avoid: Set[Seq[Any]]): Seq[Seq[Any]] = {
+      val out = scala.collection.mutable.LinkedHashMap[Seq[Any], Seq[Any]]()
+      var tries = 0
+      while (out.size < n && tries < 1000) {
+        val k = m.genKey(r); tries += 1
+        if (!cur.contains(norm(k)) && !avoid.contains(norm(k))) out(norm(k)) = k
+      }
+      out.values.toSeq
+    }
+    val base = fresh(200, Set.empty).map(k => m.row(k, m.genValues(r)))
+    Seq(fast, dist).foreach(d => write(frame(m.schema, base), "r.t", at(d, "primaryKey" -> m.key.mkString(",")): _*))
+    cur = base.map(x => norm(m.keyOf(x)) -> x).toMap
+    assert(engineOf(fast).table("r", engineOf(fast).branchHeadOption("r", "main").get, "t").fragments.size >= 3)
+    assertSame(s"${m.name}: base", cur.values.toSeq)
+    for (i <- 1 to Rounds) {
+      val deletes = i % 3 != 0
+      val existing = r.shuffle(cur.keys.toSeq).map(k => m.keyOf(cur(k)))
+      val empty = i == 4
+      val upd = if (empty) Nil else existing.take(r.nextInt(25))
+      val del = if (!deletes || empty) Nil else existing.slice(upd.size, upd.size + r.nextInt(12))
+      val ins = if (empty) Nil else fresh(1 + r.nextInt(20), Set.empty)
+      val ghosts = if (!deletes || empty) Nil else fresh(r.nextInt(4), ins.map(norm).toSet)
+      val upserts = (upd ++ ins).map(k => m.row(k, m.genValues(r)))
+      val marker: () => Any = () => if (r.nextInt(4) == 0) null else false
+      val rows = if (!deletes) upserts
+        else r.shuffle(upserts.map(x => Row.fromSeq(x.toSeq :+ marker())) ++
+          (del ++ ghosts).map(k => Row.fromSeq(m.row(k, m.genValues(r)).toSeq :+ true)))
+      val df = frame(if (deletes) withDel else m.schema, rows)
+      val opts = Seq("upsert" -> "true", "message" -> s"round $i") ++ (if (deletes) Seq("deleteColumn" -> "del") else Nil)
+      write(df, "r.t", at(fast, opts: _*): _*)
+      withConf(VersionedOptions.ConfLocalCommitMaxRows -> "0")(write(df, "r.t", at(dist, opts: _*): _*))
+      cur = cur -- del.map(norm) ++ upserts.map(x => norm(m.keyOf(x)) -> x)
+      assertSame(s"${m.name}: round $i (${upd.size} updates, ${ins.size} inserts, ${del.size} deletes, " +
+        s"${ghosts.size} deletes of missing keys)", cur.values.toSeq)
+    }
+    assert(engineOf(fast).history.log("r", Revision.DefaultBranch).size == Rounds + 1)
+  }
+
+  test("fast and distributed paths commit identically: long key, default compaction") {
+    run(longKey, 1L)
+  }
+
+  test("fast and distributed paths commit identically: composite (string, int) key, no compaction") {
+    withConf(VersionedOptions.ConfMaxChain -> "1000", VersionedOptions.ConfMaxDiffRatio -> "1000")(run(stringIntKey, 2L))
+  }
+
+  test("fast and distributed paths commit identically: timestamp, decimal and double (NaN, infinities) key") {
+    withConf(VersionedOptions.ConfMaxChain -> "3", VersionedOptions.ConfMaxDiffRatio -> "1000")(run(typedKey, 3L))
+  }
+
+  test("a filter on the key reads the fast path's DIFFs like the distributed path's") {
+    run(longKey, 4L)
+    val (fast, dist) = dirs
+    Seq(col("id") < 100, col("id") === 7L, col("id").between(500, 900)).foreach { p =>
+      assertReads(read("r.t", at(fast): _*).filter(p), read("r.t", at(dist): _*).filter(p).collect().toSeq, s"filter $p")
+    }
+  }
+}
