@@ -143,6 +143,11 @@ class LocalCommitFallbackSuite extends VersionedTestBase {
     write(frame(s, Seq(Row("x", 1), Row("x", 1))), "r.k")
     write(frame(s, Seq(Row("x", 1), Row("y", 2))), "r.k", "upsert" -> "true")
     assertReads(read("r.k"), Seq(Row("x", 1), Row("x", 1), Row("x", 1), Row("y", 2)), "key-less upsert keeps copies")
+    val before = repoState("r", "k")
+    val marked = s.add("del", BooleanType)
+    expectError(ErrorClass.Unsupported, "deleteColumn needs a primary key")(
+      write(frame(marked, Seq(Row("x", 1, true))), "r.k", "deleteColumn" -> "del"))
+    assert(repoState("r", "k") == before, "a deleteColumn write into a key-less table must commit nothing")
     val wider = new StructType().add("v", StringType).add("id", IntegerType).add("w", IntegerType)
     expectError(ErrorClass.SchemaMismatch, "w")(write(frame(wider, Seq(Row("x", 1, 1))), "r.n", "upsert" -> "true"))
     assert(stagedWrites.isEmpty)

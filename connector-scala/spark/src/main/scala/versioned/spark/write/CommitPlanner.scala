@@ -97,8 +97,8 @@ private[versioned] object CommitPlanner {
         writeSnapshot(spark, engine.config, layout, withDup(rows, layout), req.ident.table)
       case Some(cur) =>
         val changes = req.mode match {
-          case WriteMode.Append if layout.hidden => ChangeSets.appendHidden(input, readCurrent(), layout)
           case WriteMode.Append if marked.isDefined => ChangeSets.upsertWithDeletes(marked.get, req.deleteColumn.get, layout)
+          case WriteMode.Append if layout.hidden => ChangeSets.appendHidden(input, readCurrent(), layout)
           case WriteMode.Append => ChangeSets.append(input, if (req.upsert) None else readCurrent(), layout, req.upsert)
           case WriteMode.Overwrite if layout.hidden => ChangeSets.overwriteHidden(input, readCurrent().get, layout)
           case WriteMode.Overwrite => ChangeSets.overwrite(input, readCurrent().get, layout)
