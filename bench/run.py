@@ -690,7 +690,7 @@ class Suite:
         self.state["hist_commit_s"] = times
         compacted = MS.compacted_images(self.wh, "hist", "t")
         resnaps = [i + 1 for i in range(C) if MS_resolve(self, "hist", f"main~{C - i - 1}") in compacted]
-        log(f"commits that re-snapshotted fragments (compaction at commit time): {resnaps}")
+        log(f"commits that compacted fragments (re-snapshot or DIFF consolidation at commit time): {resnaps}")
 
         # storage
         pch = os.path.join(self.pq, "hist-changes")
@@ -705,8 +705,9 @@ class Suite:
                  f"ratio of bytes: objects {fmt_b(stored)} vs Parquet base {fmt_b(base_bytes)} + changed rows "
                  f"{fmt_b(ch_bytes)}; objects: {st.get('SNAP', {}).get('objects', 0)} SNAP "
                  f"({fmt_b(st.get('SNAP', {}).get('bytes', 0))}, base + automatic re-snapshots) and "
-                 f"{st.get('DIFF', {}).get('objects', 0)} DIFF ({fmt_b(st.get('DIFF', {}).get('bytes', 0))}); "
-                 f"fragments re-snapshotted at commits {resnaps or 'none'} (default compaction policy); "
+                 f"{st.get('DIFF', {}).get('objects', 0)} DIFF ({fmt_b(st.get('DIFF', {}).get('bytes', 0))}, commit "
+                 f"DIFFs + consolidated DIFFs); fragments compacted (re-snapshot or DIFF consolidation) at commits "
+                 f"{resnaps or 'none'} (default compaction policy); "
                  f"commit median {fmt_s(median(times))}, max {fmt_s(max(times))}",
                  stored_bytes=stored, parquet_base=base_bytes, parquet_changes=ch_bytes, object_stats=st,
                  commit_s=times, resnapshot_after=resnaps)
