@@ -200,6 +200,8 @@ class Repository:
     def log(self, ref: str = "main", limit: Optional[int] = None) -> DataFrame:
         """History reachable from ``ref``, newest first, as a DataFrame with columns
         hash, parents (array), author, message, created (timestamp), tables_changed (array).
+        The DataFrame is pinned to the image ``ref`` points at when ``log`` is called (later commits do not
+        change it); rows are read when a query needs them, and ``count()`` reads only the commit graph.
 
         Example::
 

@@ -32,6 +32,14 @@ def test_log_limit_and_ref(spark: SparkSession, repo: Repository) -> None:
     assert [r["message"] for r in repo.log().collect()] == ["second", "first"]
 
 
+def test_log_is_pinned_and_counts(spark: SparkSession, repo: Repository) -> None:
+    df = repo.log()
+    frame(spark, [(4, "d")]).write.versioned("r.t", message="third")
+    assert df.count() == 2 and [r["message"] for r in df.collect()] == ["second", "first"]
+    assert repo.log().count() == 3 and repo.log(limit=2).count() == 2 and repo.log(limit=0).count() == 0
+    assert [r["message"] for r in repo.log().select("message").collect()] == ["third", "second", "first"]
+
+
 def test_log_multiple_tables(spark: SparkSession, repo: Repository) -> None:
     frame(spark, [(1, "x")]).write.versioned("r.u", primary_key="id")
     [top] = repo.log(limit=1).collect()

@@ -49,10 +49,24 @@ private[core] object MetaDao {
       "VALUES (?,?,?,?,?,?,?,?)",
       img.repo, img.hash, Json.write(img.parents), img.createdMs, img.author, img.message, seq, Json.write(changedTables))
 
-  /** Every image of a repository with the tables it changed against its first parent. */
-  def allImagesWithChanges(c: Connection, repo: String): Vector[(Image, Seq[String])] =
-    Sql.query(c, s"SELECT $imageCols, changed_tables FROM vc_images WHERE repo = ?", repo)(rs =>
-      (image(repo)(rs), Json.readStrings(rs.getString("changed_tables"))))
+  // ---- log entries: images with the tables each changed against its first parent (see LogRowReader)
+  /** Lowest and highest `seq` of a repository's images; None when it has none. */
+  def seqRange(c: Connection, repo: String): Option[(Long, Long)] =
+    Sql.query(c, "SELECT (SELECT MIN(seq) FROM vc_images WHERE repo = ?), (SELECT MAX(seq) FROM vc_images WHERE repo = ?)",
+      repo, repo) { rs => val lo = rs.getLong(1); if (rs.wasNull()) None else Some((lo, rs.getLong(2))) }.head
+
+  /** Every image of a repository, or those with `from <= seq <= to`, to `f`. */
+  def foreachLogEntry(c: Connection, repo: String, seqs: Option[(Long, Long)], read: LogRowReader)(f: LogEntry => Unit): Unit =
+    seqs match {
+      case None => Sql.foreach(c, s"SELECT ${read.columns} FROM vc_images WHERE repo = ?", repo)(rs => f(read(rs)))
+      case Some((from, to)) => Sql.foreach(c, s"SELECT ${read.columns} FROM vc_images WHERE repo = ? AND seq >= ? AND seq <= ?",
+        repo, from, to)(rs => f(read(rs)))
+    }
+
+  def logEntry(c: Connection, repo: String, hash: String): Option[LogEntry] = {
+    val read = new LogRowReader(repo, utf8Bytes = false, graphOnly = false, identity)
+    Sql.query(c, s"SELECT ${read.columns} FROM vc_images WHERE repo = ? AND hash = ?", repo, hash)(read.apply).headOption
+  }
 
   // ---- tables of an image
   private def fragmentsToJson(fs: Seq[Fragment]): String =

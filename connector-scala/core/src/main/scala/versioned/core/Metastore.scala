@@ -75,13 +75,18 @@ object Sql {
   }
 
   def query[T](c: Connection, sql: String, args: Any*)(row: ResultSet => T): Vector[T] = {
+    val out = Vector.newBuilder[T]
+    foreach(c, sql, args: _*)(rs => out += row(rs))
+    out.result()
+  }
+
+  /** Runs a query and hands each row to `f` (for large results that need no intermediate collection). */
+  def foreach(c: Connection, sql: String, args: Any*)(f: ResultSet => Unit): Unit = {
     val ps = c.prepareStatement(sql)
     try {
       bind(ps, args)
       val rs = ps.executeQuery()
-      val out = Vector.newBuilder[T]
-      while (rs.next()) out += row(rs)
-      out.result()
+      while (rs.next()) f(rs)
     } finally ps.close()
   }
 

@@ -17,6 +17,15 @@ class HistorySuite extends CoreFixture {
     assert(history.log("r", Revision.DefaultBranch) == log)
   }
 
+  test("log reads authors and messages of any text") {
+    val authors = Seq("Zoë", "Zoë", "a", "日本 ✓", "a", "a", "b\"q")
+    val messages = Seq("multi\nline", "\"quoted\" \\ back", "😀 emoji", "", "tab\there", "same", "same")
+    val cs = authors.zip(messages).map { case (a, m) => engine.commit("r", "main", head("r"), Map.empty, a, m) }
+    val log = history.log("r", spec("main"))
+    assert(log.map(_.image) == cs.map(_.image).reverse)
+    assert(log.map(e => (e.image.author, e.image.message)) == authors.zip(messages).reverse)
+  }
+
   test("log limit") {
     val cs = commitMany("r", "main", 10).reverse.map(_.image.hash)
     assert(history.log("r", spec("main"), limit = 3).map(_.image.hash) == cs.take(3))
@@ -56,8 +65,67 @@ class HistorySuite extends CoreFixture {
     assert(log.map(i => (i.createdMs, i.hash)) == log.map(i => (i.createdMs, i.hash)).sorted.reverse)
   }
 
+  /** A chain of images above `parent`, inserted straight into the metastore with the given `seq` numbers. */
+  private def chain(parent: Image, seqs: Seq[Long], msg: String): Seq[Image] = engine.metastore.tx { c =>
+    var prev = parent
+    seqs.zipWithIndex.map { case (seq, i) =>
+      val created = prev.createdMs + 1
+      val img = Image("r", Hashing.imageHash(Seq(prev.hash), "a", s"$msg $i", created, Nil), Seq(prev.hash), created,
+        "a", s"$msg $i")
+      MetaDao.insertImage(c, img, seq, if (i % 3 == 0) Seq("t") else Nil)
+      prev = img
+      img
+    }
+  }
+
+  private def newestFirst(log: Seq[LogEntry]): Boolean =
+    log.map(e => (e.image.createdMs, e.image.hash)) == log.map(e => (e.image.createdMs, e.image.hash)).sorted.reverse
+
+  test("a limited log of a merge is a prefix of the whole log, however far apart its branches were committed") {
+    val root = commitOn("r", "main", putFresh("t")).image
+    val seq0 = engine.metastore.read(MetaDao.nextSeq(_, "r"))
+    val a = chain(root, (0 until 100).map(seq0 + _), "a")
+    val b = chain(root, (50 until 250).map(seq0 + _), "b") // overlapping seq numbers, as concurrent writers may give
+    val parents = Seq(a.last.hash, b.last.hash)
+    val created = b.last.createdMs + 1
+    val merge = Image("r", Hashing.imageHash(parents, "a", "merge", created, Nil), parents, created, "a", "merge")
+    engine.metastore.tx { c =>
+      MetaDao.insertImage(c, merge, seq0 + 250, Seq("t"))
+      MetaDao.insertRef(c, "r", Ref("heads/m", RefKind.Branch, merge.hash, created))
+    }
+    val full = history.log("r", spec("m"))
+    assert(full.map(_.image).toSet == (Seq(root, merge) ++ a ++ b).toSet && full.size == 302)
+    assert(full.head.image == merge && full.last.image == root && newestFirst(full))
+    assert(full.find(_.image == a(3)).get.tablesChanged == Seq("t") && full.find(_.image == a(4)).get.tablesChanged.isEmpty)
+    for (k <- 0 to 303) {
+      assert(history.log("r", spec("m"), limit = k) == full.take(k), s"limit $k")
+      assert(history.logOfImage("r", merge.hash, k) == full.take(k), s"limit $k")
+      assert(history.logSizeOfImage("r", merge.hash, k) == math.min(k, 302), s"limit $k")
+    }
+    assert(history.logSizeOfImage("r", merge.hash, Int.MaxValue) == 302)
+    assert(history.logSizeOfImage("r", b(10).hash, Int.MaxValue) == 12)
+    assert(history.log("r", spec(a.last.hash)).map(_.image) == (root +: a).reverse)
+  }
+
+  test("log finds images whose seq does not follow the ancestry") {
+    val root = commitOn("r", "main", putFresh("t")).image
+    val seq0 = engine.metastore.read(MetaDao.nextSeq(_, "r"))
+    val imgs = chain(root, (0 until 300).reverse.map(seq0 + _), "c") // each child numbered below its parent
+    engine.metastore.tx(c => assert(MetaDao.casRef(c, "r", "heads/main", root.hash, imgs.last.hash)))
+    val full = history.log("r", spec("main"))
+    assert(full.map(_.image) == (root +: imgs).reverse && newestFirst(full))
+    for (k <- Seq(1, 2, 5, 70, 299, 300, 301, 400)) {
+      assert(history.log("r", spec("main"), limit = k) == full.take(k))
+      assert(history.logSizeOfImage("r", imgs.last.hash, k) == math.min(k, 301))
+    }
+    assert(history.logSizeOfImage("r", imgs.last.hash, Int.MaxValue) == 301)
+  }
+
   test("log errors") {
     commitMany("r", "main", 1)
+    expectError[ImageNotFoundException](ErrorClass.ImageNotFound)(history.logOfImage("r", fakeId("x"), 10))
+    expectError[ImageNotFoundException](ErrorClass.ImageNotFound)(history.logSizeOfImage("r", fakeId("x"), 10))
+    assert(history.logOfImage("r", fakeId("x"), 0).isEmpty && history.logSizeOfImage("r", fakeId("x"), 0) == 0)
     expectError[RepositoryNotFoundException](ErrorClass.RepositoryNotFound)(history.log("nope", Revision.DefaultBranch))
     expectError[RefNotFoundException](ErrorClass.RefNotFound)(history.log("r", spec("nope")))
     expectError[ImageNotFoundException](ErrorClass.ImageNotFound)(history.log("r", spec("main~1")))
@@ -159,6 +227,7 @@ class HistorySuite extends CoreFixture {
     assert(log.zip(log.tail).forall { case (a, b) => a.image.parents == Seq(b.image.hash) })
     assert(log.map(_.tablesChanged).count(_ == Seq("t")) == 1 + (n - 1) / 2 + 1)
     assert(history.log("r", spec("main"), limit = 5).map(_.image) == log.take(5).map(_.image))
+    assert(history.logSizeOfImage("r", top.image.hash, Int.MaxValue) == n + 1)
     assert(engine.resolve("r", spec(s"main~$n")) == root)
     expectError[ImageNotFoundException](ErrorClass.ImageNotFound)(engine.resolve("r", spec(s"main~${n + 1}")))
     assert(engine.resolve("r", Revision.AsOf(root.createdMs, None)) == root)

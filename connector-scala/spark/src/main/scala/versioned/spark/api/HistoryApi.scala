@@ -2,9 +2,10 @@ package versioned.spark.api
 
 import java.time.Instant
 import scala.util.Try
-import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.types._
 import versioned.core.{Fragment, ImageDetails, ImageTable, Json, ObjectMeta}
+import versioned.spark.Warehouses
 import versioned.spark.api.ApiSupport._
 
 /** Read-only views of the image graph: log as a DataFrame, show as JSON. */
@@ -23,13 +24,8 @@ object HistoryApi {
    * Images reachable from `ref`, newest first. `limit` < 0 means no limit.
    * Columns: hash, parents, author, message, created, tables_changed.
    */
-  def log(spark: SparkSession, options: Opts, repo: String, ref: String, limit: Int): DataFrame = {
-    val entries = engine(spark, options).history.log(ApiSupport.repo(repo), spec(ref),
-      if (limit < 0) Int.MaxValue else limit)
-    frame(spark, LogSchema, entries.map { e =>
-      Row(e.image.hash, e.image.parents, e.image.author, e.image.message, timestamp(e.image.createdMs), e.tablesChanged)
-    })
-  }
+  def log(spark: SparkSession, options: Opts, repo: String, ref: String, limit: Int): DataFrame =
+    LogSource.frame(spark, Warehouses.config(spark, ApiSupport.options(options)), ApiSupport.repo(repo), spec(ref), limit)
 
   /** One image as JSON: metadata, tables (schema, key, fragments and their objects) and changed tables. */
   def show(spark: SparkSession, options: Opts, repo: String, ref: String): String =
