@@ -18,7 +18,8 @@ import versioned.core.{Engine, ErrorClass, WarehouseConfig}
 class LocalCommitFallbackSuite extends VersionedTestBase {
   private val schema = new StructType().add("v", StringType).add("id", IntegerType).add("del", BooleanType)
   private val Distributed = VersionedOptions.ConfLocalCommitMaxRows -> "0"
-  private val NoCompaction = Seq(VersionedOptions.ConfMaxChain -> "1000", VersionedOptions.ConfMaxDiffRatio -> "1000")
+  private val NoCompaction = Seq(VersionedOptions.ConfMaxChain -> "1000", VersionedOptions.ConfMaxDiffRatio -> "1000",
+    VersionedOptions.ConfConsolidateAfter -> "1000")
 
   private def rows(ids: Range, del: Int => Any = _ => false): Seq[Row] = ids.map(i => Row(s"v$i", i, del(i)))
   private def table(ids: Range): Seq[Row] = ids.map(i => Row(s"v$i", i))

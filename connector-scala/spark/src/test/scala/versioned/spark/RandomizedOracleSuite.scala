@@ -180,7 +180,8 @@ class RandomizedOracleSuite extends VersionedTestBase {
 
   test("composite (string, int) primary key: random appends, upserts and overwrites, never compacted") {
     // no commit-time compaction: chains grow to up to 24 DIFFs that every read merges
-    val versions = withConf(VersionedOptions.ConfMaxChain -> "1000", VersionedOptions.ConfMaxDiffRatio -> "1000") {
+    val versions = withConf(VersionedOptions.ConfMaxChain -> "1000", VersionedOptions.ConfMaxDiffRatio -> "1000",
+        VersionedOptions.ConfConsolidateAfter -> "1000") {
       runKeyed(CompositeKey, seed = 22L, "r.c")
     }
     assert(versions.forall(v => engine.tableOption("r", v.hash, "c").get.compacted.isEmpty))

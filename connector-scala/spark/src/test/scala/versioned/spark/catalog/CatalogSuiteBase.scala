@@ -10,7 +10,8 @@ abstract class CatalogSuiteBase extends VersionedSparkSuite {
   override protected def extraConf: Map[String, String] = Map(
     "spark.sql.catalog.c" -> classOf[VersionedCatalog].getName,
     VersionedOptions.ConfMaxChain -> "1000",
-    VersionedOptions.ConfMaxDiffRatio -> "1000")
+    VersionedOptions.ConfMaxDiffRatio -> "1000",
+    VersionedOptions.ConfConsolidateAfter -> "1000")
 
   protected def sql(q: String): DataFrame = spark.sql(q)
 
