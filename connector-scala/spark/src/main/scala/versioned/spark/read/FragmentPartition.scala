@@ -5,6 +5,11 @@ import org.apache.spark.sql.connector.read.InputPartition
 /** One object to read: its URI, byte size and row count. */
 private[versioned] final case class ObjectFile(uri: String, size: Long, rows: Long)
 
+private[versioned] object ObjectFile {
+  def of(config: versioned.core.WarehouseConfig, m: versioned.core.ObjectMeta): ObjectFile =
+    ObjectFile(config.objectUri(m.id), m.sizeBytes, m.rowCount)
+}
+
 /** One fragment's chain after pruning: an optional SNAP and DIFFs, oldest first. */
 private[versioned] final case class FragmentPartition(index: Int, snap: Option[ObjectFile], diffs: Seq[ObjectFile])
   extends InputPartition {

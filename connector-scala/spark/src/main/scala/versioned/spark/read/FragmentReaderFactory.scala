@@ -1,11 +1,9 @@
 package versioned.spark.read
 
-import org.apache.spark.paths.SparkPath
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjection}
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
-import org.apache.spark.sql.execution.datasources.PartitionedFile
-import org.apache.spark.sql.types.{ByteType, StructType}
+import org.apache.spark.sql.types.{ByteType, StructField, StructType}
 import org.apache.spark.sql.vectorized.ColumnarBatch
 
 /**
@@ -20,10 +18,10 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  */
 private[read] final case class FragmentReaders(
     columnar: Boolean,
-    snapRows: Option[PartitionedFile => Iterator[InternalRow]],
-    diffRows: Option[PartitionedFile => Iterator[InternalRow]],
-    snapBatches: Option[PartitionedFile => Iterator[InternalRow]],
-    mergedBatches: Option[PartitionedFile => Iterator[InternalRow]],
+    snapRows: Option[ObjectFiles.Reader],
+    diffRows: Option[ObjectFiles.Reader],
+    snapBatches: Option[ObjectFiles.Reader],
+    mergedBatches: Option[ObjectFiles.Reader],
     diffCacheBytes: Long)
 
 /**
@@ -47,44 +45,30 @@ private[read] final class FragmentReaderFactory(
   override def createColumnarReader(partition: InputPartition): PartitionReader[ColumnarBatch] = {
     val p = partition.asInstanceOf[FragmentPartition]
     if (p.diffs.isEmpty) {
-      val it = batches(readers.snapBatches.get, p.snap)
+      val it = batches(readers.snapBatches.get, p.snap.get)
       new PartitionReader[ColumnarBatch] {
         private var current: ColumnarBatch = _
         override def next(): Boolean = if (it.hasNext) { current = it.next(); true } else false
         override def get(): ColumnarBatch = current
-        override def close(): Unit = closeAll(Seq(it))
+        override def close(): Unit = ObjectFiles.close(Seq(it))
       }
     } else {
       val overlay = DiffCache.getOrLoad(DiffCache.Key(p.diffs.map(_.uri), mergedSchema.catalogString), readers.diffCacheBytes) {
         val copy = identity()
-        Conflation(p.diffs.map(load(_, copy)).toArray, keyTypes)
+        Conflation(p.diffs.map(ObjectFiles.load(readers.diffRows.get, _, copy)).toArray, keyTypes)
       }
-      val snap = p.snap.fold(Iterator.empty[ColumnarBatch])(f => batches(readers.mergedBatches.get, Some(f)))
+      val snap = p.snap.fold(Iterator.empty[ColumnarBatch])(batches(readers.mergedBatches.get, _))
       new OverlayBatchReader(snap, overlay, keyTypes, outputOrdinals, outputOrdinals.map(mergedSchema(_).dataType),
-        mergedSchema.length, OverlayBatchReader.BatchRows, () => closeAll(Seq(snap)))
+        mergedSchema.length, OverlayBatchReader.BatchRows, () => ObjectFiles.close(Seq(snap)))
     }
   }
 
-  private def batches(read: PartitionedFile => Iterator[InternalRow], f: Option[ObjectFile]): Iterator[ColumnarBatch] =
-    f.map(open(read, _)).getOrElse(Iterator.empty).asInstanceOf[Iterator[Any]].map(_.asInstanceOf[ColumnarBatch])
-
-  private def open(read: PartitionedFile => Iterator[InternalRow], f: ObjectFile): Iterator[InternalRow] =
-    read(PartitionedFile(InternalRow.empty, SparkPath.fromUrlString(f.uri), 0L, f.size, Array.empty[String], 0L, f.size,
-      Map.empty))
-
-  /** All rows of a DIFF, copied (in the merged layout plus the change kind). */
-  private def load(f: ObjectFile, copy: UnsafeProjection): Array[InternalRow] = {
-    val it = open(readers.diffRows.get, f)
-    try it.map(r => copy(r).copy(): InternalRow).toArray finally closeAll(Seq(it))
-  }
+  private def batches(read: ObjectFiles.Reader, f: ObjectFile): Iterator[ColumnarBatch] =
+    ObjectFiles.open(read, f).asInstanceOf[Iterator[Any]].map(_.asInstanceOf[ColumnarBatch])
 
   /** Identity projection of DIFF rows (merged columns + change kind) into unsafe rows. */
-  private def identity(): UnsafeProjection = UnsafeProjection.create((0 to mergedSchema.length).map { o =>
-    if (o < mergedSchema.length) BoundReference(o, mergedSchema(o).dataType, mergedSchema(o).nullable)
-    else BoundReference(o, ByteType, nullable = false)
-  })
-
-  private def closeAll(its: Seq[Iterator[_]]): Unit = its.foreach { case c: AutoCloseable => c.close(); case _ => () }
+  private def identity(): UnsafeProjection =
+    ObjectFiles.identity(mergedSchema.add(StructField("change", ByteType, nullable = false)))
 
   /**
    * The DIFFs of a chain (oldest first) conflated among themselves: newest change per key, deletes
@@ -102,9 +86,9 @@ private[read] final class FragmentReaderFactory(
     val project = UnsafeProjection.create(outputOrdinals.toSeq.map { o =>
       val f = mergedSchema(o); BoundReference(o, f.dataType, f.nullable)
     })
-    val snap = p.snap.map(open(readers.snapRows.get, _))
-    val diffs = p.diffs.map(open(readers.diffRows.get, _)).toArray
-    val close = () => closeAll(snap.toSeq ++ diffs)
+    val snap = p.snap.map(ObjectFiles.open(readers.snapRows.get, _))
+    val diffs = p.diffs.map(ObjectFiles.open(readers.diffRows.get, _)).toArray
+    val close = () => ObjectFiles.close(snap.toSeq ++ diffs)
     val reader =
       if (diffs.isEmpty) new SnapshotReader(snap.getOrElse(Iterator.empty), project, close)
       else // DIFFs are conflated first, so the base is merged against one stream: one key comparison per base row.

@@ -53,7 +53,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     else Some(FragmentPartition(index, snap.map(file), diffs.map(file)))
   }
 
-  private def file(m: ObjectMeta) = ObjectFile(snapshot.config.objectUri(m.id), m.sizeBytes, m.rowCount)
+  private def file(m: ObjectMeta) = ObjectFile.of(snapshot.config, m)
 
   override def planInputPartitions(): Array[InputPartition] = partitions.map(p => p: InputPartition)
 

@@ -1,15 +1,12 @@
 package versioned.spark.write
 
-import org.apache.spark.paths.SparkPath
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjection}
-import org.apache.spark.sql.execution.datasources.{FileFormat, PartitionedFile}
+import org.apache.spark.sql.execution.datasources.FileFormat
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.StructType
 import versioned.core.{ObjectKind, ObjectMeta}
 import versioned.spark.TableSnapshot
-import versioned.spark.read.Conflation
+import versioned.spark.read.{Conflation, ObjectFile, ObjectFiles}
 
 /**
  * Minor compaction: merges a run of a fragment's DIFFs into one conflated DIFF (newest change per
@@ -29,17 +26,11 @@ private[versioned] object DiffConsolidation {
     val config = snap.config
     val keyTypes = layout.keyTypes
     val plans = runs.toSeq.sortBy(_._1).map { case (frag, ids) =>
-      frag -> ids.map(id => (config.objectUri(id), snap.objects(id).sizeBytes))
+      frag -> ids.map(id => ObjectFile.of(config, snap.objects(id)))
     }
     val written = spark.sparkContext.parallelize(plans, math.max(1, plans.size)).map { case (frag, files) =>
-      val copy = UnsafeProjection.create(schema.fields.toSeq.zipWithIndex.map { case (f, o) =>
-        BoundReference(o, f.dataType, f.nullable)
-      })
-      val sources = files.map { case (uri, size) =>
-        val it = read(PartitionedFile(InternalRow.empty, SparkPath.fromUrlString(uri), 0L, size, Array.empty[String],
-          0L, size, Map.empty))
-        try it.map(r => copy(r).copy(): InternalRow).toArray finally it match { case c: AutoCloseable => c.close(); case _ => }
-      }.toArray
+      val copy = ObjectFiles.identity(schema)
+      val sources = files.map(ObjectFiles.load(read, _, copy)).toArray
       val writer = new ObjectWriter(sink, config, ObjectKind.Diff)
       try Conflation(sources, keyTypes).foreach(writer.write)
       catch { case e: Throwable => writer.abort(); throw e }
