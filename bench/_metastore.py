@@ -82,14 +82,19 @@ def object_kinds(warehouse: str, ids: Sequence[str]) -> Dict[str, str]:
     return out
 
 
-def max_chain(warehouse: str, repo: str, image: str, table: str) -> int:
-    """Most DIFFs in one fragment of the representation a reader uses (compacted if present)."""
+def _table_row(warehouse: str, repo: str, image: str, table: str) -> tuple:
+    """(fragments JSON, compacted JSON or None) of one table version."""
     c = _connect(warehouse)
     try:
-        row = c.execute("SELECT fragments, compacted FROM vc_tables WHERE repo = ? AND image_hash = ? AND name = ?",
-                        (repo, image, table)).fetchone()
+        return c.execute("SELECT fragments, compacted FROM vc_tables WHERE repo = ? AND image_hash = ? AND name = ?",
+                         (repo, image, table)).fetchone()
     finally:
         c.close()
+
+
+def max_chain(warehouse: str, repo: str, image: str, table: str) -> int:
+    """Most DIFFs in one fragment of the representation a reader uses (compacted if present)."""
+    row = _table_row(warehouse, repo, image, table)
     frags = json.loads(row[1] or row[0])
     kinds = object_kinds(warehouse, [o for f in frags for o in f["objects"]])
     return max((sum(1 for o in f["objects"] if kinds.get(o) == "DIFF") for f in frags), default=0)
@@ -122,12 +127,7 @@ def repo_object_ids(warehouse: str, repo: str) -> List[str]:
 
 def head_objects(warehouse: str, repo: str, image: str, table: str) -> Dict[str, List[str]]:
     """{"fragments": [...ids], "compacted": [...ids]} of one table version."""
-    c = _connect(warehouse)
-    try:
-        row = c.execute("SELECT fragments, compacted FROM vc_tables WHERE repo = ? AND image_hash = ? AND name = ?",
-                        (repo, image, table)).fetchone()
-    finally:
-        c.close()
+    row = _table_row(warehouse, repo, image, table)
     frags = [o for f in json.loads(row[0]) for o in f["objects"]]
     comp = [o for f in json.loads(row[1]) for o in f["objects"]] if row[1] else []
     return {"fragments": frags, "compacted": comp}

@@ -422,6 +422,18 @@ class Suite:
         meta_before = MS.sizes(self.wh)
 
         time_target = 1.5 * t_pq + 0.3
+        target = "time ≤ 1.5× Parquet + 0.3 s; bytes ≤ 1.5× Parquet(k rows) + metadata"
+
+        def verdict(t: float, written: int, objs: int, ref: str, first: int) -> Tuple[Optional[bool], float, bool]:
+            """(content check or None, allowed bytes, pass) of one way of committing the k rows on branch ``ref``."""
+            verified = (G.checksum(self.read("bench.t", ref=ref)) == G.checksum(ks.expected(sp, 1, first=first))
+                        if self.full_verify else None)
+            allow = 1.5 * pk_bytes + objs * footer
+            return verified, allow, t <= time_target and written <= allow
+
+        def content(verified: Optional[bool]) -> str:
+            return "" if verified is None else f"; content {'verified' if verified else 'MISMATCH'}"
+
         if self.state.get("feed_public"):
             # Like the baseline: the input DataFrame is built before the timer, one untimed warm-up commit,
             # then the median of 3 commits (each on its own branch from the loaded version).
@@ -437,19 +449,14 @@ class Suite:
                 self.create_branch("bench", br, "main")
                 t_feeds.append(timed(lambda: self.upsert_feed(feed_df, "bench.t", branch=br, message="k feed"))[0])
             t_feed = median(t_feeds)
-            verified = None
-            if self.full_verify:
-                verified = G.checksum(self.read("bench.t", ref="kc0")) == G.checksum(ks.expected(sp, 1))
-            allow = 1.5 * pk_bytes + objs_f * footer
-            ok = t_feed <= time_target and bytes_f <= allow
+            verified, allow, ok = verdict(t_feed, bytes_f, objs_f, "kc0", 0)
             self.add("k_commit_feed", f"commit k={k:,} changed rows (upserts + deletes) into N rows — public API, "
                      "one commit: upsert write with deleteColumn (no table read)", t_feed, t_pq, t_feed / t_pq,
-                     "time ≤ 1.5× Parquet + 0.3 s; bytes ≤ 1.5× Parquet(k rows) + metadata", ok,
+                     target, ok,
                      f"time target {fmt_s(time_target)}; wrote {fmt_b(bytes_f)} in {objs_f} objects vs Parquet(k rows) "
                      f"{fmt_b(pk_bytes)} → allowed {fmt_b(allow)} (1.5× + {objs_f} × {fmt_b(footer)} per-object "
                      f"Parquet footer); bytes ratio {bytes_f / pk_bytes:.2f}×"
-                     + f"; median of 3 commits (all: {', '.join(fmt_s(x) for x in t_feeds)})"
-                     + ("" if verified is None else f"; content {'verified' if verified else 'MISMATCH'}"),
+                     + f"; median of 3 commits (all: {', '.join(fmt_s(x) for x in t_feeds)})" + content(verified),
                      bytes=bytes_f, objects=objs_f, parquet_k_bytes=pk_bytes, parquet_write_all=tps, commit_all=t_feeds,
                      footer_bytes=footer, verified=verified)
 
@@ -465,19 +472,14 @@ class Suite:
         meta_after = MS.sizes(self.wh)
         t_pub = t_up + t_del
         bytes_pub, objs_pub = b2[0] - b0[0], b2[1] - b0[1]
-        verified = None
-        if self.full_verify:
-            verified = G.checksum(self.read("bench.t", ref="kc")) == G.checksum(ks.expected(sp, 1, first=1))
-        allow = 1.5 * pk_bytes + objs_pub * footer
-        ok = t_pub <= time_target and bytes_pub <= allow
+        verified, allow, ok = verdict(t_pub, bytes_pub, objs_pub, "kc", 1)
         self.add("k_commit_public", f"commit k={k:,} changed rows (upserts + deletes) into N rows — public API "
-                 "(upsert write + delete_where: 2 commits)", t_pub, t_pq, t_pub / t_pq,
-                 "time ≤ 1.5× Parquet + 0.3 s; bytes ≤ 1.5× Parquet(k rows) + metadata", ok,
+                 "(upsert write + delete_where: 2 commits)", t_pub, t_pq, t_pub / t_pq, target, ok,
                  f"upsert commit {fmt_s(t_up)} + delete_where {fmt_s(t_del)} ({deleted} rows); time target "
                  f"{fmt_s(time_target)}; wrote {fmt_b(bytes_pub)} in {objs_pub} objects vs Parquet(k rows) "
                  f"{fmt_b(pk_bytes)} → allowed {fmt_b(allow)} (1.5× + {objs_pub} × {fmt_b(footer)} per-object "
                  f"Parquet footer); bytes ratio {bytes_pub / pk_bytes:.2f}×; metastore +{fmt_b(meta_after - meta_before)}"
-                 + ("" if verified is None else f"; content {'verified' if verified else 'MISMATCH'}"),
+                 + content(verified),
                  upsert_s=t_up, delete_s=t_del, bytes=bytes_pub, objects=objs_pub, upsert_bytes=b1[0] - b0[0],
                  delete_bytes=b2[0] - b1[0], parquet_k_bytes=pk_bytes, parquet_write_all=tps,
                  footer_bytes=footer, verified=verified, metastore_growth=meta_after - meta_before)
@@ -488,17 +490,11 @@ class Suite:
         t_merge, _ = timed(lambda: self.merge_changes(ks.changes(sp, 2), "bench", "t", "kc3"))
         m1 = self.objects_bytes()
         bytes_m, objs_m = m1[0] - m0[0], m1[1] - m0[1]
-        verified = None
-        if self.full_verify:
-            verified = G.checksum(self.read("bench.t", ref="kc3")) == G.checksum(ks.expected(sp, 1, first=2))
-        allow = 1.5 * pk_bytes + objs_m * footer
-        ok = t_merge <= time_target and bytes_m <= allow
+        verified, allow, ok = verdict(t_merge, bytes_m, objs_m, "kc3", 2)
         self.add("k_commit_merge", f"commit k={k:,} changed rows (upserts + deletes) into N rows — SQL MERGE "
-                 "through the catalog (1 commit)", t_merge, t_pq, t_merge / t_pq,
-                 "time ≤ 1.5× Parquet + 0.3 s; bytes ≤ 1.5× Parquet(k rows) + metadata", ok,
+                 "through the catalog (1 commit)", t_merge, t_pq, t_merge / t_pq, target, ok,
                  f"wrote {fmt_b(bytes_m)} in {objs_m} objects (allowed {fmt_b(allow)}); bytes ratio "
-                 f"{bytes_m / pk_bytes:.2f}×; time target {fmt_s(time_target)}"
-                 + ("" if verified is None else f"; content {'verified' if verified else 'MISMATCH'}"),
+                 f"{bytes_m / pk_bytes:.2f}×; time target {fmt_s(time_target)}" + content(verified),
                  bytes=bytes_m, objects=objs_m, parquet_k_bytes=pk_bytes, verified=verified)
 
         # Engine: the same changes as one DIFF commit (deletes carry only the key).
@@ -508,16 +504,11 @@ class Suite:
                                                             message="k changes"))
         c1 = self.objects_bytes()
         bytes_eng, objs_eng = c1[0] - c0[0], c1[1] - c0[1]
-        if self.full_verify:
-            verified = G.checksum(self.read("bench.t", ref="kc2")) == G.checksum(ks.expected(sp, 1, first=3))
-        allow = 1.5 * pk_bytes + objs_eng * footer
-        ok = t_eng <= time_target and bytes_eng <= allow
+        verified, allow, ok = verdict(t_eng, bytes_eng, objs_eng, "kc2", 3)
         self.add("k_commit_engine", f"commit k={k:,} changed rows (upserts + deletes) into N rows — one DIFF "
-                 "commit via the engine (internal API, no table read)", t_eng, t_pq, t_eng / t_pq,
-                 "time ≤ 1.5× Parquet + 0.3 s; bytes ≤ 1.5× Parquet(k rows) + metadata", ok,
+                 "commit via the engine (internal API, no table read)", t_eng, t_pq, t_eng / t_pq, target, ok,
                  f"wrote {fmt_b(bytes_eng)} in {objs_eng} objects (allowed {fmt_b(allow)}); bytes ratio "
-                 f"{bytes_eng / pk_bytes:.2f}×; time target {fmt_s(time_target)}"
-                 + ("" if verified is None else f"; content {'verified' if verified else 'MISMATCH'}"),
+                 f"{bytes_eng / pk_bytes:.2f}×; time target {fmt_s(time_target)}" + content(verified),
                  bytes=bytes_eng, objects=objs_eng, parquet_k_bytes=pk_bytes, verified=verified)
 
     def main_churn(self) -> None:
