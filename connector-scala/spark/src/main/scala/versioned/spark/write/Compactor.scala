@@ -14,13 +14,24 @@ import versioned.spark.read.VersionedScan
 private[versioned] object Compactor {
   def diffCount(f: Fragment, objects: Map[String, ObjectMeta]): Int = f.objects.count(id => objects(id).kind == ObjectKind.Diff)
 
-  /** Rows in a fragment's DIFFs relative to its SNAP's rows (a DIFF-only chain counts as 1.0). */
-  def diffRatio(f: Fragment, objects: Map[String, ObjectMeta]): Double = {
+  private def snapRows(f: Fragment, objects: Map[String, ObjectMeta]): Long =
+    f.objects.map(objects).filter(_.kind == ObjectKind.Snap).map(_.rowCount).sum
+
+  /**
+   * Rows in a fragment's DIFFs relative to its SNAP's rows, or to `floor` rows when the SNAP is smaller
+   * (a DIFF-only chain counts as 1.0). The floor keeps a small fragment, such as the tail split off a
+   * growing table, from being rewritten after a handful of changes.
+   */
+  def diffRatio(f: Fragment, objects: Map[String, ObjectMeta], floor: Long = 0L): Double = {
     val metas = f.objects.map(objects)
-    val snapRows = metas.filter(_.kind == ObjectKind.Snap).map(_.rowCount).sum
+    val snap = snapRows(f, objects)
     val diffRows = metas.filter(_.kind == ObjectKind.Diff).map(_.rowCount).sum
-    if (diffRows == 0) 0.0 else if (snapRows == 0) 1.0 else diffRows.toDouble / snapRows
+    if (diffRows == 0) 0.0 else if (snap == 0) 1.0 else diffRows.toDouble / math.max(snap, floor)
   }
+
+  /** The ratio floor of a table version: its largest SNAP, capped at the target fragment size. */
+  def ratioFloor(frags: Seq[Fragment], objects: Map[String, ObjectMeta], targetRows: Long): Long =
+    math.min(targetRows, frags.map(snapRows(_, objects)).foldLeft(0L)(math.max))
 
   /**
    * The DIFFs at the end of a fragment's chain that were written by commits (not by an earlier
@@ -30,53 +41,82 @@ private[versioned] object Compactor {
     f.objects.reverse.takeWhile(id => objects(id).kind == ObjectKind.Diff && objects(id).parents.size <= 1).reverse
 
   /**
+   * A tail split for a fragment over the ratio (not one over the chain limit only): possible when the table has one key column, the chain
+   * starts with a non-empty SNAP, and the merged changes at or below the SNAP's largest key stay under
+   * half the ratio (else the SNAP is rewritten, see [[DiffConsolidation.Split]]).
+   */
+  private def tailSplit(snap: TableSnapshot, f: Fragment, ratio: Double, floor: Long): Option[DiffConsolidation.Split] = {
+    val key = snap.layout.keyColumns
+    val head = f.objects.headOption.map(snap.objects)
+    for {
+      k <- key.headOption if key.size == 1 && !snap.layout.hidden
+      s <- head if s.kind == ObjectKind.Snap && s.rowCount > 0 && f.objects.size > 1
+      max <- s.maxValues.get(k)
+    } yield DiffConsolidation.Split(max, (ratio * math.max(s.rowCount, floor) / 2).toLong)
+  }
+
+  /**
    * Default policy, at commit time, per fragment: a compacted SNAP once its DIFFs hold `maxDiffRatio`
-   * of its SNAP's rows (Delta rewrites files past a few percent of deleted rows) or its chain reaches
+   * of its SNAP's rows (Delta rewrites files past a few percent of deleted rows; the SNAP's rows count
+   * at least as the table's largest SNAP, capped at the target fragment size) or its chain reaches
    * `maxChain` DIFFs; otherwise, once `consolidateAfter` commit DIFFs follow the last SNAP or
-   * consolidated DIFF, those DIFFs are merged into one (only changed rows are rewritten).
+   * consolidated DIFF, those DIFFs are merged into one (only changed rows are rewritten). A fragment
+   * over the limits whose changes are mostly keyed above its SNAP (appends) is split instead: the
+   * appended rows become a new fragment's SNAP and the rest one merged DIFF.
    */
   def maybeCompact(spark: SparkSession, engine: Engine, req: WriteRequest, image: Image, maxChain: Int): Unit = {
     val snap = TableSnapshot.load(engine, req.ident.repo, req.ident.table, image)
     val frags = snap.version.effectiveFragments
     val ratio = Warehouses.maxDiffRatio(spark)
+    val floor = ratioFloor(frags, snap.objects, Warehouses.fragmentRows(spark))
     val consolidateAfter = math.max(2, Warehouses.consolidateAfter(spark))
-    val long = frags.indices.filter { i =>
-      val n = diffCount(frags(i), snap.objects)
-      n >= maxChain || (n > 0 && diffRatio(frags(i), snap.objects) >= ratio)
-    }.toSet
+    val overRatio = frags.indices.filter(i => diffRatio(frags(i), snap.objects, floor) >= ratio).toSet
+    val long = overRatio ++ frags.indices.filter(i => diffCount(frags(i), snap.objects) >= maxChain)
+    val splits = overRatio.flatMap(i => tailSplit(snap, frags(i), ratio, floor).map(i -> _)).toMap
     val runs = frags.indices.filterNot(long.contains).map(i => i -> trailingCommitDiffs(frags(i), snap.objects))
       .filter(_._2.size >= consolidateAfter).toMap
-    if (long.nonEmpty || runs.nonEmpty) compact(spark, engine, snap, long, req.locationOptions, runs)
+    if (long.nonEmpty || runs.nonEmpty) compact(spark, engine, snap, long, req.locationOptions, runs, splits)
   }
 
   /**
    * Compacts `fragments` (indexes into the effective representation) of one table version to one
-   * SNAP each and merges each of `runs` (fragment -> consecutive DIFF ids) into one DIFF, recorded
-   * together as the version's compacted representation.
+   * SNAP each, merges each of `runs` (fragment -> consecutive DIFF ids) into one DIFF, and tries a tail
+   * split first for the fragments in `splits` (those whose split is refused get the SNAP); all of it
+   * is recorded together as the version's compacted representation.
    */
   def compact(spark: SparkSession, engine: Engine, snap: TableSnapshot, fragments: Set[Int],
-              options: Map[String, String], runs: Map[Int, Seq[String]] = Map.empty): Seq[ObjectMeta] = {
+              options: Map[String, String], runs: Map[Int, Seq[String]] = Map.empty,
+              splits: Map[Int, DiffConsolidation.Split] = Map.empty): Seq[ObjectMeta] = {
     val layout = snap.layout
+    val base = snap.version.effectiveFragments
+    val tasks = runs.toSeq.map { case (i, ids) => DiffConsolidation.Task(i, ids) } ++
+      splits.toSeq.map { case (i, s) => DiffConsolidation.Task(i, base(i).objects.tail, Some(s)) }
+    val merged = if (tasks.isEmpty) Map.empty[Int, DiffConsolidation.Result] else DiffConsolidation.run(spark, snap, tasks)
+    val split = merged.filter { case (i, r) => splits.contains(i) && !r.rewrite }
+    val rewrite = fragments -- split.keySet
     val written =
-      if (fragments.isEmpty) Seq.empty
+      if (rewrite.isEmpty) Seq.empty
       else {
-        val restricted = snap.restrictedTo(fragments)
+        val restricted = snap.restrictedTo(rewrite)
         val planned = new VersionedScan(restricted, layout.physicalSchema, Nil).partitions.map(_.index)
         val df = spark.read.format("versioned").options(options)
           .option(VersionedOptions.Image, snap.image.hash)
           .option(VersionedOptions.IncludeHidden, "true")
-          .option(VersionedOptions.OnlyFragments, fragments.toSeq.sorted.mkString(","))
+          .option(VersionedOptions.OnlyFragments, rewrite.toSeq.sorted.mkString(","))
           .load(s"${snap.repo}.${snap.table}")
         FragmentWriter.write(df, layout.physicalSchema, layout.keyColumns, ObjectKind.Snap, snap.config, Some(planned))
       }
-    val consolidated = if (runs.isEmpty) Map.empty[Int, ObjectMeta] else DiffConsolidation.write(spark, snap, runs)
     val byFrag = written.map(w => w.fragment -> w).toMap
-    val base = snap.version.effectiveFragments
-    val next = base.zipWithIndex.map { case (f, i) =>
-      if (fragments.contains(i)) f.copy(objects = byFrag.get(i).map(w => Seq(w.meta.id)).getOrElse(Seq.empty))
-      else consolidated.get(i).fold(f)(m => f.copy(objects = f.objects.dropRight(runs(i).size) :+ m.id))
+    val next = base.zipWithIndex.flatMap { case (f, i) =>
+      if (rewrite.contains(i)) Seq(f.copy(objects = byFrag.get(i).map(w => Seq(w.meta.id)).getOrElse(Seq.empty)))
+      else split.get(i) match {
+        case Some(r) => f.copy(objects = f.objects.take(1) ++ r.diff.map(_.id)) +:
+          r.tail.toSeq.map(t => Fragment(Some(t.firstKey), Seq(t.meta.id)))
+        case None => Seq(merged.get(i).flatMap(_.diff).fold(f)(m => f.copy(objects = f.objects.dropRight(runs(i).size) :+ m.id)))
+      }
     }
-    val metas = written.map(w => w.meta.copy(parents = base(w.fragment).objects)) ++ consolidated.values
+    val metas = written.map(w => w.meta.copy(parents = base(w.fragment).objects)) ++
+      merged.filter { case (i, r) => !rewrite.contains(i) && !r.rewrite }.values.toSeq.flatMap(r => r.diff.toSeq ++ r.tail.map(_.meta))
     engine.setCompacted(snap.repo, snap.image.hash, snap.table, next, metas)
     metas
   }
