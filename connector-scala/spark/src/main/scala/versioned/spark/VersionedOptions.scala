@@ -42,6 +42,7 @@ object VersionedOptions {
   val ConfLocalCommitMaxRows = "spark.versioned.write.localCommitMaxRows"
   /** Byte cap (UnsafeRow size) of the rows such a local commit brings to the driver. */
   val ConfLocalCommitMaxBytes = "spark.versioned.write.localCommitMaxBytes"
+  val ConfDiffCompression = "spark.versioned.write.diffCompression"
 
   val DefaultFragmentRows = 1000000L
   val DefaultMaxChain = 50
@@ -51,6 +52,7 @@ object VersionedOptions {
   val DefaultDiffCacheBytes: Long = 256L << 20
   val DefaultLocalCommitMaxRows = 100000L
   val DefaultLocalCommitMaxBytes: Long = 64L << 20
+  val DefaultDiffCompression = "zstd"
   val DefaultWarehouse = "versioned-warehouse"
 
   /** Name of the hidden duplicate-ordinal column of tables without a primary key. */

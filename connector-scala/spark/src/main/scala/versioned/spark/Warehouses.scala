@@ -39,6 +39,9 @@ private[versioned] object Warehouses {
   def maxOverlayRows(spark: SparkSession): Long =
     spark.conf.getOption(VersionedOptions.ConfMaxOverlayRows).map(_.toLong).getOrElse(VersionedOptions.DefaultMaxOverlayRows)
 
+  def diffCompression(spark: SparkSession): String =
+    spark.conf.getOption(VersionedOptions.ConfDiffCompression).getOrElse(VersionedOptions.DefaultDiffCompression)
+
   def diffCacheBytes(spark: SparkSession): Long =
     spark.conf.getOption(VersionedOptions.ConfDiffCacheBytes).map(_.toLong).getOrElse(VersionedOptions.DefaultDiffCacheBytes)
 

@@ -4,6 +4,7 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.expressions.Window
 import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types.StructType
+import org.apache.spark.storage.StorageLevel
 import versioned.spark.Columns.col
 import versioned.core._
 import versioned.spark._
@@ -74,12 +75,28 @@ private[versioned] object CommitPlanner {
       // small upserts: changes follow from the data alone, so the driver writes the DIFFs itself
       case Some(rows) if current.isDefined && sameShape && LocalCommit.applies(req, layout) =>
         LocalCommit.writeDiffs(spark, engine.config, layout, current.get, staged.schema, req.deleteColumn, rows)
+      case None if req.mode == WriteMode.Changes && current.isDefined && sameShape =>
+        planChanges(spark, engine, req, staged.frame, layout, current.get, head)
       case _ => planDistributed(spark, engine, req, staged.frame, layout, current.filter(_ => sameShape), head)
     }
     val result = engine.commit(repo, branch, head.map(_.hash),
       Map(table -> TableUpdate.Put(version, objects)), req.author, req.message)
     Compactor.maybeCompact(spark, engine, req, result.image, Warehouses.maxChain(spark))
     result
+  }
+
+  /**
+   * Computed changes (DML, deleteWhere): written by the driver when there are few (no shuffle), else
+   * with Spark jobs; the frame stays cached meanwhile so it is computed once.
+   */
+  private def planChanges(spark: SparkSession, engine: Engine, req: WriteRequest, changes: DataFrame, layout: TableLayout,
+                          cur: TableVersion, head: Option[Image]): (TableVersion, Seq[ObjectMeta]) = {
+    val owned = changes.storageLevel == StorageLevel.NONE // DML hands over a cached frame already
+    val cached = if (owned) changes.persist(StorageLevel.MEMORY_AND_DISK) else changes
+    try LocalCommit.collectSmall(cached, Warehouses.localCommitMaxRows(spark)) match {
+      case Some(rows) => LocalCommit.writeChanges(spark, engine.config, layout, cur, cached.schema, rows)
+      case None => planDistributed(spark, engine, req, cached, layout, Some(cur), head)
+    } finally if (owned) cached.unpersist()
   }
 
   /** Validation, SNAP or DIFF with Spark jobs; `current` is the table when the data has its shape. */

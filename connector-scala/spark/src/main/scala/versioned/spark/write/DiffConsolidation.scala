@@ -45,8 +45,8 @@ private[versioned] object DiffConsolidation {
     val conf = new org.apache.hadoop.conf.Configuration(spark.sparkContext.hadoopConfiguration)
     val read = new ParquetFileFormat().buildReaderWithPartitionValues(spark, layout.diffSchema, new StructType(), readSchema,
       Nil, Map(FileFormat.OPTION_RETURNING_BATCH -> "false"), conf)
-    val diffSink = ParquetSink.prepare(spark, layout.diffSchema)
-    val snapSink = if (tasks.exists(_.split.isDefined)) Some(ParquetSink.prepare(spark, layout.physicalSchema)) else None
+    val diffSink = ParquetSink.forObjects(spark, layout.diffSchema, ObjectKind.Diff)
+    val snapSink = if (tasks.exists(_.split.isDefined)) Some(ParquetSink.forObjects(spark, layout.physicalSchema, ObjectKind.Snap)) else None
     val config = snap.config
     val keyTypes = layout.keyTypes
     val physical = layout.physicalSchema

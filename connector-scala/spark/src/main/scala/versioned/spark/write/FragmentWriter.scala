@@ -26,7 +26,7 @@ private[versioned] object FragmentWriter {
   def write(df: DataFrame, objectSchema: StructType, keyColumns: Seq[String], kind: String,
             config: WarehouseConfig, fragmentByPartition: Option[Array[Int]] = None): Seq[WrittenObject] = {
     val spark = SparkSession.active
-    val sink = ParquetSink.prepare(spark, objectSchema)
+    val sink = ParquetSink.forObjects(spark, objectSchema, kind)
     val inSchema = df.schema
     val fragOrdinal = if (fragmentByPartition.isEmpty) inSchema.fieldIndex(FragColumn) else -1
     val ordinals = objectSchema.fieldNames.map(inSchema.fieldIndex)

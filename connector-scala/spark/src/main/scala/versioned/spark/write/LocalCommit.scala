@@ -2,9 +2,9 @@ package versioned.spark.write
 
 import java.util.concurrent.{Callable, ExecutionException, Executors}
 import scala.jdk.CollectionConverters._
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
-import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, UnsafeProjection}
 import org.apache.spark.sql.types.StructType
 import versioned.core.{ChangeKind, ObjectKind, ObjectMeta, TableVersion, WarehouseConfig}
 import versioned.spark.TableLayout
@@ -26,17 +26,35 @@ private[versioned] object LocalCommit {
   /** One DIFF object per touched fragment of `cur`; `rows` are in `schema` (the layout's columns + `deleteColumn`). */
   def writeDiffs(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, cur: TableVersion,
                  schema: StructType, deleteColumn: Option[String],
-                 rows: IndexedSeq[InternalRow]): (TableVersion, Seq[ObjectMeta]) = {
-    val keyed = sortedByKey(rows, schema, layout)
+                 rows: IndexedSeq[InternalRow]): (TableVersion, Seq[ObjectMeta]) =
+    write(spark, config, layout, cur, sortedByKey(rows, schema, layout), { val f = diffRow(schema, layout, deleteColumn); () => f })
+
+  /** The same for DIFF rows already computed (`WriteMode.Changes`): `rows` hold the DIFF columns in `schema`'s order. */
+  def writeChanges(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, cur: TableVersion,
+                   schema: StructType, rows: IndexedSeq[InternalRow]): (TableVersion, Seq[ObjectMeta]) = {
+    val refs = layout.diffSchema.fields.toSeq.map(f => BoundReference(schema.fieldIndex(f.name), f.dataType, f.nullable))
+    // one projection per writing thread: an UnsafeProjection reuses its output row
+    write(spark, config, layout, cur, sortedByKey(rows, schema, layout, validate = false), () => UnsafeProjection.create(refs))
+  }
+
+  /** Changes of a write in `WriteMode.Changes`, on the driver when there are at most `maxRows` (the frame stays cached). */
+  def collectSmall(df: DataFrame, maxRows: Long): Option[IndexedSeq[InternalRow]] =
+    if (df.count() > maxRows) None
+    else Some(df.asInstanceOf[org.apache.spark.sql.classic.Dataset[_]].queryExecution.toRdd.map(_.copy()).collect().toIndexedSeq)
+
+  /** `change` makes the function turning a kept row into a DIFF row, once per writing thread. */
+  private def write(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, cur: TableVersion,
+                    keyed: IndexedSeq[(InternalRow, InternalRow)],
+                    change: () => InternalRow => InternalRow): (TableVersion, Seq[ObjectMeta]) = {
     val base = CommitPlanner.baseFragments(cur)
     val fragmentOf = Routing.local(base, layout)
-    val change = diffRow(schema, layout, deleteColumn)
-    val sink = ParquetSink.prepare(spark, layout.diffSchema)
+    val sink = ParquetSink.forObjects(spark, layout.diffSchema, ObjectKind.Diff)
     // one object per touched fragment, rows in key order
     val runs = keyed.map { case (key, row) => fragmentOf(key) -> row }.groupBy(_._1).toSeq.sortBy(_._1)
     val written = inParallel(runs) { case (frag, changes) =>
       val objects = new ObjectRuns(sink, config, ObjectKind.Diff, layout.keyColumns)
-      try changes.foreach { case (_, row) => objects.write(frag, change(row)) }
+      val toDiff = change()
+      try changes.foreach { case (_, row) => objects.write(frag, toDiff(row)) }
       catch { case e: Throwable => objects.abort(); throw e }
       objects.close()
     }
@@ -57,20 +75,23 @@ private[versioned] object LocalCommit {
       } finally pool.shutdownNow()
     }
 
-  /** (key, row) pairs in key order; null keys, then duplicate keys, fail as in [[Validation.check]]. */
-  private def sortedByKey(rows: IndexedSeq[InternalRow], schema: StructType,
-                          layout: TableLayout): IndexedSeq[(InternalRow, InternalRow)] = {
-    val keys = layout.primaryKey
+  /**
+   * (key, row) pairs in key order; with `validate`, null keys, then duplicate keys, fail as in
+   * [[Validation.check]] (computed changes are one row per key already, and key-less tables allow nulls).
+   */
+  private def sortedByKey(rows: IndexedSeq[InternalRow], schema: StructType, layout: TableLayout,
+                          validate: Boolean = true): IndexedSeq[(InternalRow, InternalRow)] = {
+    val keys = layout.keyColumns
     val ordinals = keys.map(schema.fieldIndex).toArray
     val types = layout.keyTypes.toArray
-    if (rows.exists(r => ordinals.exists(r.isNullAt))) throw Validation.nullKey(keys)
+    if (validate && rows.exists(r => ordinals.exists(r.isNullAt))) throw Validation.nullKey(keys)
     val cmp = new KeyComparator(layout.keyTypes)
     val byKey: Ordering[(InternalRow, InternalRow)] = (a, b) => cmp.compare(a._1, b._1)
     val keyed = rows.map { r =>
       val key: InternalRow = new GenericInternalRow(ordinals.indices.map(i => r.get(ordinals(i), types(i))).toArray)
       (key, r)
     }.sorted(byKey)
-    var i = 0
+    var i = if (validate) 0 else keyed.length
     while (i < keyed.length) {
       var j = i + 1
       while (j < keyed.length && byKey.equiv(keyed(i), keyed(j))) j += 1

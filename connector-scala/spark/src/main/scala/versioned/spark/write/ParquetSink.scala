@@ -22,9 +22,17 @@ private[versioned] final class ParquetSink(factory: OutputWriterFactory, conf: S
 }
 
 private[versioned] object ParquetSink {
-  def prepare(spark: SparkSession, schema: StructType): ParquetSink = {
+  def prepare(spark: SparkSession, schema: StructType, options: Map[String, String] = Map.empty): ParquetSink = {
     val job = Job.getInstance(new org.apache.hadoop.conf.Configuration(spark.sparkContext.hadoopConfiguration))
-    val factory = new ParquetFileFormat().prepareWrite(spark, job, Map.empty, schema)
+    val factory = new ParquetFileFormat().prepareWrite(spark, job, options, schema)
     new ParquetSink(factory, new SerializableConfiguration(job.getConfiguration), schema)
   }
+
+  /**
+   * The writer of objects of `kind`: SNAPs use the session's Parquet codec (what plain Parquet scans
+   * are compared with); DIFFs, small and mostly read once before compaction folds them in, use
+   * `spark.versioned.write.diffCompression` (zstd, Iceberg's default codec).
+   */
+  def forObjects(spark: SparkSession, schema: StructType, kind: String): ParquetSink =
+    prepare(spark, schema, if (kind == versioned.core.ObjectKind.Diff) Map("compression" -> versioned.spark.Warehouses.diffCompression(spark)) else Map.empty)
 }
