@@ -876,7 +876,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--k", type=int, default=1000, help="changed rows of the k-row commit (default 1,000)")
     ap.add_argument("--churn-commits", type=int, default=10, help="DIFF commits of 1%% churn before the head scan")
     ap.add_argument("--hist-rows", type=int, default=None,
-                    help="rows of the history table (default N/10 for N >= 4M, else N)")
+                    help="rows of the history table (default N)")
     ap.add_argument("--hist-commits", type=int, default=None, help="commits of 0.1%% churn (default 100; 20 quick)")
     ap.add_argument("--log-commits", type=int, default=100000, help="commits in the log repository")
     ap.add_argument("--ref-reps", type=int, default=20, help="repetitions of each ref operation")
@@ -891,7 +891,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     if a.rows is None:
         a.rows = 200_000 if a.quick else 10_000_000
     if a.hist_rows is None:
-        a.hist_rows = a.rows // 10 if a.rows >= 4_000_000 else a.rows
+        a.hist_rows = a.rows
     if a.hist_commits is None:
         a.hist_commits = 20 if a.quick else 100
     return a

@@ -68,6 +68,20 @@ class TailSplitSuite extends VersionedTestBase {
     }
   }
 
+  test("a fragment under half the target size is rewritten, not split, so small tables stay in few fragments") {
+    withConf(Ratio: _*) {
+      val v0 = rowsOf(0 until 20, 0)
+      write(frame(schema, v0), "r.t", "primaryKey" -> "id")
+      assert(head.fragments.map(_.objects.size) == Seq(1))
+      val added = rowsOf(20 until 22, 1)
+      write(frame(schema, added), "r.t", "upsert" -> "true")
+      val c = head.compacted.getOrElse(fail("2 appended rows for 20 SNAP rows should have been compacted"))
+      assert(c.size == 1 && c.head.objects.size == 1, c)
+      assert(engine.objects(c.head.objects)(c.head.objects.head).rowCount == 22)
+      assertReads(read("r.t"), v0 ++ added, "after the rewrite")
+    }
+  }
+
   /** Random appends, updates and deletes against an in-memory oracle; every version is re-read at the end. */
   private def randomHistory(repo: String, seed: Long, keyType: DataType): Unit = {
     val rnd = new Random(seed)

@@ -61,18 +61,23 @@ private[versioned] object Compactor {
    * at least as the table's largest SNAP, capped at the target fragment size) or its chain reaches
    * `maxChain` DIFFs; otherwise, once `consolidateAfter` commit DIFFs follow the last SNAP or
    * consolidated DIFF, those DIFFs are merged into one (only changed rows are rewritten). A fragment
-   * over the limits whose changes are mostly keyed above its SNAP (appends) is split instead: the
-   * appended rows become a new fragment's SNAP and the rest one merged DIFF.
+   * over the ratio, holding at least half the target fragment size, whose changes are mostly keyed
+   * above its SNAP (appends) is split instead: the appended rows become a new fragment's SNAP and the
+   * rest one merged DIFF.
    */
   def maybeCompact(spark: SparkSession, engine: Engine, req: WriteRequest, image: Image, maxChain: Int): Unit = {
     val snap = TableSnapshot.load(engine, req.ident.repo, req.ident.table, image)
     val frags = snap.version.effectiveFragments
     val ratio = Warehouses.maxDiffRatio(spark)
-    val floor = ratioFloor(frags, snap.objects, Warehouses.fragmentRows(spark))
+    val target = Warehouses.fragmentRows(spark)
+    val floor = ratioFloor(frags, snap.objects, target)
     val consolidateAfter = math.max(2, Warehouses.consolidateAfter(spark))
     val overRatio = frags.indices.filter(i => diffRatio(frags(i), snap.objects, floor) >= ratio).toSet
     val long = overRatio ++ frags.indices.filter(i => diffCount(frags(i), snap.objects) >= maxChain)
-    val splits = overRatio.flatMap(i => tailSplit(snap, frags(i), ratio, floor).map(i -> _)).toMap
+    // Only fragments at least half the target size are split: smaller ones are cheap to rewrite, and
+    // splitting them would leave a small table in many tiny fragments.
+    val splits = overRatio.filter(i => snapRows(frags(i), snap.objects) >= target / 2)
+      .flatMap(i => tailSplit(snap, frags(i), ratio, floor).map(i -> _)).toMap
     val runs = frags.indices.filterNot(long.contains).map(i => i -> trailingCommitDiffs(frags(i), snap.objects))
       .filter(_._2.size >= consolidateAfter).toMap
     if (long.nonEmpty || runs.nonEmpty) compact(spark, engine, snap, long, req.locationOptions, runs, splits)
