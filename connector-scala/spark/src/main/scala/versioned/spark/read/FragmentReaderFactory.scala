@@ -59,11 +59,12 @@ private[read] final class FragmentReaderFactory(
     } else {
       val overlay = DiffCache.getOrLoad(DiffCache.Key(p.diffs.map(_.uri), mergedSchema.catalogString), readers.diffCacheBytes) {
         val copy = identity()
-        Conflation(p.diffs.map(ObjectFiles.load(readers.diffRows.get, _, copy)).toArray, keyTypes)
+        new Overlay(Conflation(p.diffs.map(ObjectFiles.load(readers.diffRows.get, _, copy)).toArray, keyTypes), keyTypes,
+          mergedSchema.length)
       }
       val snap = p.snap.fold(Iterator.empty[ColumnarBatch])(batches(readers.mergedBatches.get, _))
       new OverlayBatchReader(snap, overlay, keyTypes, outputOrdinals, outputOrdinals.map(mergedSchema(_).dataType),
-        mergedSchema.length, OverlayBatchReader.BatchRows, () => ObjectFiles.close(Seq(snap)))
+        OverlayBatchReader.BatchRows, () => ObjectFiles.close(Seq(snap)))
     }
   }
 
