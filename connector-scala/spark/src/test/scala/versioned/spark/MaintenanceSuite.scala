@@ -13,7 +13,7 @@ class MaintenanceSuite extends VersionedSparkSuite {
   /** Objects per planned fragment of the scan of `df`. */
   private def chains(df: org.apache.spark.sql.DataFrame): Seq[Int] =
     df.queryExecution.executedPlan.collect { case b: BatchScanExec => b.scan.toBatch.planInputPartitions().toSeq }.head
-      .map(_.asInstanceOf[versioned.spark.read.FragmentPartition].objects.size)
+      .flatMap(_.asInstanceOf[versioned.spark.read.FragmentGroup].fragments).map(_.objects.size)
 
   test("materialize compacts every ref target, keeps content and hash, and reads single SNAPs") {
     val s = spark; import s.implicits._

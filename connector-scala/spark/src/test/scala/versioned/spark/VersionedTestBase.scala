@@ -65,11 +65,14 @@ abstract class VersionedTestBase extends VersionedSparkSuite {
     }
   }
 
-  /** Input partitions the versioned scan of `df` plans (one per fragment that survives pruning). */
+  /** Fragments the versioned scan of `df` plans to read (those that survive pruning), over all its input partitions. */
   protected def plannedPartitions(df: DataFrame): Int = {
     val scans = df.queryExecution.executedPlan.collect { case b: BatchScanExec => b }
     assert(scans.size == 1, s"expected one BatchScanExec in ${df.queryExecution.executedPlan}")
-    scans.head.scan.toBatch.planInputPartitions().length
+    scans.head.scan.toBatch.planInputPartitions().map {
+      case g: versioned.spark.read.FragmentGroup => g.fragments.size
+      case _ => 1
+    }.sum
   }
 
   /** What a user can observe of a repository: every branch head and tag, the log length, a table's rows. */

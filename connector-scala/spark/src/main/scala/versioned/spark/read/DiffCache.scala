@@ -1,32 +1,30 @@
 package versioned.spark.read
 
-import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.UnsafeRow
-
 /**
  * Executor-wide cache of conflated DIFF chains. Objects are immutable and content-addressed, so a
  * chain (its object URIs, oldest first) read with one column layout always conflates to the same rows:
- * repeated scans of a version skip re-reading its DIFFs. Least recently used chains are dropped first
- * once the cached rows exceed the byte budget the scan passes (0 disables the cache).
+ * repeated scans of a version skip re-reading its DIFFs and reuse the [[Overlay]]'s column batches.
+ * Least recently used chains are dropped first once the cached overlays exceed the byte budget the
+ * scan passes (0 disables the cache).
  */
 private[read] object DiffCache {
   final case class Key(objects: Seq[String], layout: String)
 
-  private final class Entry(val rows: Array[InternalRow], val bytes: Long)
+  private final class Entry(val overlay: Overlay, val bytes: Long)
   private val entries = new java.util.LinkedHashMap[Key, Entry](16, 0.75f, true)
   private var total = 0L
 
-  def getOrLoad(key: Key, budget: Long)(load: => Array[InternalRow]): Array[InternalRow] = {
+  def getOrLoad(key: Key, budget: Long)(load: => Overlay): Overlay = {
     if (budget <= 0) return load
-    synchronized { Option(entries.get(key)).map(_.rows) }.getOrElse {
-      val rows = load
-      val bytes = rows.iterator.map { case u: UnsafeRow => u.getSizeInBytes.toLong + 48; case _ => 256L }.sum
+    synchronized { Option(entries.get(key)).map(_.overlay) }.getOrElse {
+      val overlay = load
+      val bytes = overlay.estimatedBytes
       if (bytes <= budget / 2) synchronized {
-        if (!entries.containsKey(key)) { entries.put(key, new Entry(rows, bytes)); total += bytes }
+        if (!entries.containsKey(key)) { entries.put(key, new Entry(overlay, bytes)); total += bytes }
         val it = entries.values().iterator()
         while (total > budget && it.hasNext) { total -= it.next().bytes; it.remove() }
       }
-      rows
+      overlay
     }
   }
 

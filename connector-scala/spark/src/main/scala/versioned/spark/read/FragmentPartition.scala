@@ -11,8 +11,13 @@ private[versioned] object ObjectFile {
 }
 
 /** One fragment's chain after pruning: an optional SNAP and DIFFs, oldest first. */
-private[versioned] final case class FragmentPartition(index: Int, snap: Option[ObjectFile], diffs: Seq[ObjectFile])
-  extends InputPartition {
+private[versioned] final case class FragmentPartition(index: Int, snap: Option[ObjectFile], diffs: Seq[ObjectFile]) {
   def objects: Seq[ObjectFile] = snap.toSeq ++ diffs
   def diffRows: Long = diffs.map(_.rows).sum
 }
+
+/**
+ * One Spark input partition: consecutive fragments (in key order), read one after the other. Small
+ * fragments share a task the way Spark packs small files ([[ScanPartitioning]]).
+ */
+private[versioned] final case class FragmentGroup(fragments: Seq[FragmentPartition]) extends InputPartition

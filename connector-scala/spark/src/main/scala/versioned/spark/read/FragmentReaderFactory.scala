@@ -42,8 +42,12 @@ private[read] final class FragmentReaderFactory(
 
   override def supportColumnarReads(partition: InputPartition): Boolean = readers.columnar
 
-  override def createColumnarReader(partition: InputPartition): PartitionReader[ColumnarBatch] = {
-    val p = partition.asInstanceOf[FragmentPartition]
+  override def createColumnarReader(partition: InputPartition): PartitionReader[ColumnarBatch] =
+    new SequentialReader(fragments(partition).map(p => () => columnarReader(p)))
+
+  private def fragments(partition: InputPartition): Seq[FragmentPartition] = partition.asInstanceOf[FragmentGroup].fragments
+
+  private def columnarReader(p: FragmentPartition): PartitionReader[ColumnarBatch] = {
     if (p.diffs.isEmpty) {
       val it = batches(readers.snapBatches.get, p.snap.get)
       new PartitionReader[ColumnarBatch] {
@@ -55,11 +59,12 @@ private[read] final class FragmentReaderFactory(
     } else {
       val overlay = DiffCache.getOrLoad(DiffCache.Key(p.diffs.map(_.uri), mergedSchema.catalogString), readers.diffCacheBytes) {
         val copy = identity()
-        Conflation(p.diffs.map(ObjectFiles.load(readers.diffRows.get, _, copy)).toArray, keyTypes)
+        new Overlay(Conflation(p.diffs.map(ObjectFiles.load(readers.diffRows.get, _, copy)).toArray, keyTypes), keyTypes,
+          mergedSchema.length)
       }
       val snap = p.snap.fold(Iterator.empty[ColumnarBatch])(batches(readers.mergedBatches.get, _))
       new OverlayBatchReader(snap, overlay, keyTypes, outputOrdinals, outputOrdinals.map(mergedSchema(_).dataType),
-        mergedSchema.length, OverlayBatchReader.BatchRows, () => ObjectFiles.close(Seq(snap)))
+        OverlayBatchReader.BatchRows, () => ObjectFiles.close(Seq(snap)))
     }
   }
 
@@ -82,18 +87,20 @@ private[read] final class FragmentReaderFactory(
     }
 
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] = {
-    val p = partition.asInstanceOf[FragmentPartition]
+    val reader = new SequentialReader(fragments(partition).map(p => () => rowReader(p)))
+    limit.fold[PartitionReader[InternalRow]](reader)(n => new LimitedReader(reader, n))
+  }
+
+  private def rowReader(p: FragmentPartition): PartitionReader[InternalRow] = {
     val project = UnsafeProjection.create(outputOrdinals.toSeq.map { o =>
       val f = mergedSchema(o); BoundReference(o, f.dataType, f.nullable)
     })
     val snap = p.snap.map(ObjectFiles.open(readers.snapRows.get, _))
     val diffs = p.diffs.map(ObjectFiles.open(readers.diffRows.get, _)).toArray
     val close = () => ObjectFiles.close(snap.toSeq ++ diffs)
-    val reader =
-      if (diffs.isEmpty) new SnapshotReader(snap.getOrElse(Iterator.empty), project, close)
-      else // DIFFs are conflated first, so the base is merged against one stream: one key comparison per base row.
-        new MergingReader((snap.toSeq :+ conflated(diffs)).toArray, (snap.map(_ => false).toSeq :+ true).toArray,
-          mergedSchema.length, new KeyComparator(keyTypes), project, close)
-    limit.fold(reader)(n => new LimitedReader(reader, n))
+    if (diffs.isEmpty) new SnapshotReader(snap.getOrElse(Iterator.empty), project, close)
+    else // DIFFs are conflated first, so the base is merged against one stream: one key comparison per base row.
+      new MergingReader((snap.toSeq :+ conflated(diffs)).toArray, (snap.map(_ => false).toSeq :+ true).toArray,
+        mergedSchema.length, new KeyComparator(keyTypes), project, close)
   }
 }

@@ -79,3 +79,19 @@ private[read] final class ReaderIterator(r: PartitionReader[InternalRow]) extend
   override def hasNext: Boolean = { if (!ready && more) { more = r.next(); ready = true }; more }
   override def next(): InternalRow = { hasNext; ready = false; r.get() }
 }
+
+/** Readers opened one after the other (the fragments of one input partition); each is closed when done. */
+private[read] final class SequentialReader[T](readers: Seq[() => PartitionReader[T]]) extends PartitionReader[T] {
+  private val pending = readers.iterator
+  private var current: PartitionReader[T] = _
+  override def next(): Boolean = {
+    while (true) {
+      if (current == null) { if (!pending.hasNext) return false; current = pending.next()() }
+      if (current.next()) return true
+      val done = current; current = null; done.close()
+    }
+    false
+  }
+  override def get(): T = current.get()
+  override def close(): Unit = if (current != null) { val c = current; current = null; c.close() }
+}

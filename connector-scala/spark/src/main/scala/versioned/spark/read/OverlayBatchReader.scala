@@ -4,31 +4,28 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.PartitionReader
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
-import versioned.core.ChangeKind
 
 /**
  * Columnar merge-on-read of one fragment. SNAP batches come straight from Parquet; rows whose key a
  * DIFF changes or deletes are dropped in place ([[BatchCompaction]], else a [[SelectedVector]] view;
- * a batch no DIFF touches passes through as is); then the surviving DIFF rows follow as batches ([[RowColumns]]).
+ * a batch no DIFF touches passes through as is); then the surviving DIFF rows follow as the overlay's
+ * ready batches ([[Overlay.liveBatches]]).
  *
- * @param overlay the fragment's DIFFs conflated (newest change per key, deletes kept), sorted by key,
- *                in the DIFF read layout: key columns first, change kind at `changeOrdinal`
+ * @param overlay the fragment's DIFFs conflated
  * @param outputOrdinals for each output column, its ordinal in the SNAP batches and the overlay rows
  */
 private[read] final class OverlayBatchReader(
     snap: Iterator[ColumnarBatch],
-    overlay: Array[InternalRow],
+    overlay: Overlay,
     keyTypes: Seq[DataType],
     outputOrdinals: Array[Int],
     outputTypes: Array[DataType],
-    changeOrdinal: Int,
     batchRows: Int,
     onClose: () => Unit) extends PartitionReader[ColumnarBatch] {
 
-  private val live = overlay.filter(_.getByte(changeOrdinal) != ChangeKind.Delete)
   private val matcher = KeyMatcher(overlay, keyTypes)
   private var sel = new Array[Int](0)
-  private lazy val diffColumns = new RowColumns(outputOrdinals, outputTypes, batchRows)
+  private lazy val diffBatches = overlay.liveBatches(outputOrdinals, outputTypes, batchRows)
   private var emitted = 0
   private var current: ColumnarBatch = _
 
@@ -47,10 +44,9 @@ private[read] final class OverlayBatchReader(
         return true
       }
     }
-    if (emitted >= live.length) return false
-    val n = math.min(batchRows, live.length - emitted)
-    current = diffColumns.fill(live, emitted, n)
-    emitted += n
+    if (emitted >= diffBatches.length) return false
+    current = diffBatches(emitted).batch()
+    emitted += 1
     true
   }
 
@@ -73,11 +69,11 @@ private[read] sealed abstract class KeyMatcher {
 }
 
 private[read] object KeyMatcher {
-  def apply(overlay: Array[InternalRow], keyTypes: Seq[DataType]): KeyMatcher =
-    if (overlay.isEmpty) KeepAll
-    else IntegralKeys.of(keyTypes) match {
-      case Some(get) => new IntegralKey(overlay.map(get), keyTypes.head)
-      case None => new AnyKey(overlay, new KeyComparator(keyTypes))
+  def apply(overlay: Overlay, keyTypes: Seq[DataType]): KeyMatcher =
+    if (overlay.rows.isEmpty) KeepAll
+    else overlay.longKeys match {
+      case Some(keys) => new IntegralKey(keys, keyTypes.head)
+      case None => new AnyKey(overlay.rows, new KeyComparator(keyTypes))
     }
 
   private object KeepAll extends KeyMatcher {

@@ -6,8 +6,9 @@ import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 
 /**
- * Writes rows into reusable on-heap column vectors: how the columnar merge emits DIFF rows. The same
- * vector class as Spark's Parquet reader keeps the generated row conversion's calls bimorphic.
+ * Writes rows into on-heap column vectors: how the columnar merge holds DIFF rows as batches
+ * ([[Overlay]]). The same vector class as Spark's Parquet reader keeps the generated row conversion's
+ * calls bimorphic.
  *
  * @param ordinals for each output column, its ordinal in the rows
  */

@@ -55,7 +55,14 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
 
   private def file(m: ObjectMeta) = ObjectFile.of(snapshot.config, m)
 
-  override def planInputPartitions(): Array[InputPartition] = partitions.map(p => p: InputPartition)
+  /**
+   * Input partitions: consecutive fragments packed like small files ([[ScanPartitioning]]), except in
+   * scans restricted to some fragments (rewrites), which keep one partition per fragment.
+   */
+  override def planInputPartitions(): Array[InputPartition] =
+    if (snapshot.onlyFragments.isDefined) partitions.map(p => FragmentGroup(Seq(p)): InputPartition)
+    else ScanPartitioning.groups(SparkSession.active, partitions.toSeq.map(_.objects.map(_.size).sum))
+      .map(r => FragmentGroup(r.map(partitions)): InputPartition).toArray
 
   override def supportedCustomMetrics(): Array[org.apache.spark.sql.connector.metric.CustomMetric] = ScanMetrics.supported
 

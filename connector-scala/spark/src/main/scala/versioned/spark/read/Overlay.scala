@@ -1,0 +1,58 @@
+package versioned.spark.read
+
+import java.util.concurrent.ConcurrentHashMap
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow
+import org.apache.spark.sql.types.DataType
+import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
+import versioned.core.ChangeKind
+
+/**
+ * A fragment's DIFFs conflated (newest change per key, deletes kept, sorted by key, in the DIFF read
+ * layout: key columns first, change kind at `changeOrdinal`), with what the columnar merge derives
+ * from them, built once per overlay, so once per executor while it stays in the [[DiffCache]]: a
+ * single integral key as a sorted `long` array, and the live rows as column batches per output layout.
+ *
+ * The batches are shared by every scan that uses the overlay: readers emit them as they are, and
+ * Spark's consumers of scan batches only read them.
+ */
+private[read] final class Overlay(val rows: Array[InternalRow], keyTypes: Seq[DataType], changeOrdinal: Int) {
+  /** The keys of `rows` as `long`s, for a single integral key. */
+  val longKeys: Option[Array[Long]] = IntegralKeys.of(keyTypes).map { get =>
+    val a = new Array[Long](rows.length)
+    var i = 0
+    while (i < a.length) { a(i) = get(rows(i)); i += 1 }
+    a
+  }
+
+  private lazy val live = rows.filter(_.getByte(changeOrdinal) != ChangeKind.Delete)
+  private val batches = new ConcurrentHashMap[List[Int], IndexedSeq[Overlay.Batch]]()
+
+  /** The live rows (upserts) as batches of at most `batchRows` rows holding the columns `ordinals`. */
+  def liveBatches(ordinals: Array[Int], types: Array[DataType], batchRows: Int): IndexedSeq[Overlay.Batch] = {
+    def build = (0 until live.length by batchRows).map { from =>
+      val n = math.min(batchRows, live.length - from)
+      Overlay.Batch(new RowColumns(ordinals, types, n).fill(live, from, n))
+    }
+    val key = ordinals.toList
+    Option(batches.get(key)).getOrElse {
+      if (batches.size < Overlay.MaxLayouts) batches.computeIfAbsent(key, _ => build) else build
+    }
+  }
+
+  /** Estimated heap bytes: the rows, and about as much again for their column batches (one layout). */
+  def estimatedBytes: Long = 2 * rows.iterator.map { case u: UnsafeRow => u.getSizeInBytes.toLong + 48; case _ => 256L }.sum
+}
+
+private[read] object Overlay {
+  /** Output layouts whose batches an overlay keeps (others are rebuilt per reader). */
+  val MaxLayouts = 4
+
+  /** Filled vectors of a batch of live rows; every reader wraps them in its own [[ColumnarBatch]]. */
+  final case class Batch(vectors: Array[ColumnVector], rows: Int) {
+    def batch(): ColumnarBatch = new ColumnarBatch(vectors, rows)
+  }
+  object Batch {
+    def apply(b: ColumnarBatch): Batch = Batch((0 until b.numCols()).map(b.column).toArray, b.numRows())
+  }
+}
