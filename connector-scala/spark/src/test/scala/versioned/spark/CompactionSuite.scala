@@ -104,6 +104,23 @@ class CompactionSuite extends VersionedTestBase {
     }
   }
 
+  test("consolidation compares keys, also when the key is not the first column") {
+    withConf(VersionedOptions.ConfConsolidateAfter -> "3", VersionedOptions.ConfMaxChain -> "1000", NoRatio) {
+      val vk = new StructType().add("v", IntegerType).add("id", IntegerType)
+      var cur = (0 until 40).map(i => i -> Row(i % 3, i)).toMap
+      write(frame(vk, cur.values.toSeq), "r.t", "primaryKey" -> "id")
+      for (step <- 1 to 4) {
+        val upd = Seq(step, step + 10, step + 20).map(i => Row(step % 2, i))
+        write(frame(vk, upd), "r.t", "upsert" -> "true")
+        cur ++= upd.map(r => r.getInt(1) -> r)
+      }
+      val t = table(headHash("r").get)
+      val objs = engine.objects(t.effectiveFragments.flatMap(_.objects))
+      assert(t.effectiveFragments.flatMap(_.objects).exists(id => objs(id).parents.size > 1), "some DIFFs were consolidated")
+      assertReads(read("r.t"), cur.values.toSeq, "after consolidation")
+    }
+  }
+
   test("compacting by hand changes neither hashes nor content, and later commits build on it") {
     withConf(VersionedOptions.ConfMaxChain -> "100", NoRatio) {
       val versions = history()
