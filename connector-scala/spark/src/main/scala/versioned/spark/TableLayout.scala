@@ -18,6 +18,13 @@ private[versioned] final case class TableLayout(schema: StructType, primaryKey: 
   def keyFields: Seq[StructField] = keyColumns.map(physicalSchema(_))
   def keyTypes: Seq[DataType] = keyFields.map(_.dataType)
   def nonKeyColumns: Seq[String] = physicalSchema.fieldNames.toSeq.filterNot(keyColumns.contains)
+  /**
+   * The layout merges read SNAP rows in: key columns first (what conflation and the merge compare),
+   * then `columns` (non-key columns, in the order given).
+   */
+  def keyFirst(columns: Seq[String]): StructType = StructType((keyColumns ++ columns).map(physicalSchema(_)))
+  /** The layout DIFF rows are read in: [[keyFirst]], then the change kind. */
+  def diffRead(columns: Seq[String]): StructType = keyFirst(columns).add(diffSchema(ChangeColumn))
   def schemaJson: String = schema.json
 }
 

@@ -7,7 +7,7 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.StructType
 import versioned.core.{Fragment, ObjectKind, ObjectMeta}
-import versioned.spark.{TableSnapshot, VersionedOptions}
+import versioned.spark.TableSnapshot
 
 import java.util.OptionalLong
 
@@ -73,8 +73,8 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     val spark = SparkSession.active
     val keyCols = layout.keyColumns
     val others = readSchema0.fieldNames.filterNot(keySet.contains).toSeq
-    val merged = StructType((keyCols ++ others).map(layout.physicalSchema(_)))
-    val diffRead = merged.add(layout.diffSchema(VersionedOptions.ChangeColumn))
+    val merged = layout.keyFirst(others)
+    val diffRead = layout.diffRead(others)
     def conf = new org.apache.hadoop.conf.Configuration(spark.sparkContext.hadoopConfiguration)
     val format = new ParquetFileFormat()
     // Each reader broadcasts the Hadoop configuration: build only the ones this scan's partitions use.

@@ -121,7 +121,7 @@ private[versioned] object Compactor {
       }
     }
     val metas = written.map(w => w.meta.copy(parents = base(w.fragment).objects)) ++
-      merged.filter { case (i, r) => !rewrite.contains(i) && !r.rewrite }.values.toSeq.flatMap(r => r.diff.toSeq ++ r.tail.map(_.meta))
+      merged.values.toSeq.filterNot(_.rewrite).flatMap(r => r.diff.toSeq ++ r.tail.map(_.meta))
     engine.setCompacted(snap.repo, snap.image.hash, snap.table, next, metas)
     metas
   }

@@ -38,7 +38,7 @@ private[versioned] object DiffConsolidation {
     val layout = snap.layout
     val keyCols = layout.keyColumns
     // DIFF rows are read key columns first (what Conflation compares), then written back in object order.
-    val readSchema = StructType((keyCols ++ layout.nonKeyColumns :+ VersionedOptions.ChangeColumn).map(layout.diffSchema(_)))
+    val readSchema = layout.diffRead(layout.nonKeyColumns)
     def back(to: StructType) = UnsafeProjection.create(to.fields.toSeq.map { f =>
       BoundReference(readSchema.fieldIndex(f.name), f.dataType, f.nullable)
     })
