@@ -23,8 +23,12 @@ def jarsIn(dir: File, keep: String => Boolean): Seq[File] =
   Option(dir.listFiles()).toSeq.flatten.filter(f => f.getName.endsWith(".jar") && keep(f.getName))
 
 // Non-Spark runtime libraries that Spark already ships (Hadoop, Jackson, logging): provided for core.
+// The engine's only Spark type is the SparkThrowable interface of its errors (spark-common-utils).
 def coreProvided(n: String): Boolean =
-  Seq("hadoop-client-", "jackson-", "slf4j-", "log4j-", "commons-").exists(n.startsWith)
+  Seq("hadoop-client-", "jackson-", "slf4j-", "log4j-", "commons-", "spark-common-utils").exists(n.startsWith)
+
+// Spark ships an old HikariCP (2.5.1); the engine uses its own, shaded in the assembly.
+def sparkProvided(n: String): Boolean = !n.startsWith("HikariCP")
 
 val testJavaOptions = Seq(
   "-Xmx3g",
@@ -51,6 +55,7 @@ lazy val core = (project in file("connector-scala/core"))
     Compile / unmanagedJars ++= jarsIn(sparkJarsDir, coreProvided),
     libraryDependencies ++= Seq(
       "org.xerial" % "sqlite-jdbc" % "3.50.3.0",
+      "com.zaxxer" % "HikariCP" % "6.3.0" exclude("org.slf4j", "slf4j-api"),
       "org.postgresql" % "postgresql" % "42.7.7",
       "org.scalatest" %% "scalatest" % "3.2.19" % Test
     ),
@@ -61,7 +66,7 @@ lazy val spark = (project in file("connector-scala/spark"))
   .dependsOn(core % "compile->compile;test->test")
   .settings(
     name := "versioned-spark",
-    Compile / unmanagedJars ++= jarsIn(sparkJarsDir, _ => true),
+    Compile / unmanagedJars ++= jarsIn(sparkJarsDir, sparkProvided),
     libraryDependencies ++= Seq(
       "org.scalatest" %% "scalatest" % "3.2.19" % Test,
       "org.scalatestplus" %% "scalacheck-1-18" % "3.2.19.0" % Test
@@ -73,6 +78,7 @@ lazy val spark = (project in file("connector-scala/spark"))
       a.data.getParentFile == sparkJarsDir || a.data.getName.startsWith("scala-")
     },
     assembly / assemblyOption ~= (_.withIncludeScala(false)),
+    assembly / assemblyShadeRules := Seq(ShadeRule.rename("com.zaxxer.hikari.**" -> "versioned.shaded.hikari.@1").inAll),
     assembly / assemblyMergeStrategy := {
       case PathList("META-INF", "services", _*) => MergeStrategy.concat
       case PathList("META-INF", "versions", _*) => MergeStrategy.first

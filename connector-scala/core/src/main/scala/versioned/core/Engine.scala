@@ -1,6 +1,8 @@
 package versioned.core
 
 import java.util.concurrent.ConcurrentHashMap
+import org.apache.hadoop.conf.Configuration
+import org.slf4j.LoggerFactory
 
 /** Where a warehouse lives: a Hadoop-compatible root URI for objects and a JDBC URL for the metastore. */
 final case class WarehouseConfig(warehouse: String, metastoreUrl: String, defaultBranch: String = "main") {
@@ -22,16 +24,30 @@ object WarehouseConfig {
 
 /**
  * The versioning engine: repositories, images, tables, refs and history. Spark-free. All version
- * selection goes through [[resolver]].
+ * selection goes through [[resolver]]. Opening it checks that the metastore and the object store belong
+ * to the same warehouse ([[WarehouseIdentity]]).
+ *
+ * @param hadoopConf how to reach the object store (credentials, file system implementations)
  */
-final class Engine(val config: WarehouseConfig) {
-  val metastore: Metastore = new Metastore(config.metastoreUrl).init()
+final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new Configuration()) extends AutoCloseable {
+  val store = new WarehouseStore(config, hadoopConf)
+  WarehouseIdentity.requireMetastoreFile(config, store)
+  val metastore: Metastore = new Metastore(config.metastoreUrl)
+  try metastore.init() catch { case e: Throwable => metastore.close(); throw e }
+  /** The id both the metastore and the object store record. */
+  val warehouseId: String = try WarehouseIdentity.check(config, store, metastore) catch {
+    case e: Throwable => metastore.close(); throw e
+  }
   val resolver = new Resolver(metastore)
   val refs = new RefOps(this)
   val history = new History(this)
   val maintenance = new Maintenance(this)
+  val leases = new Leases(this)
+  private val log = LoggerFactory.getLogger(classOf[Engine])
 
   private[core] def now(): Long = System.currentTimeMillis()
+
+  override def close(): Unit = metastore.close()
 
   def repositories(): Seq[String] = metastore.read(MetaDao.listRepos)
   def repositoryExists(repo: String): Boolean = metastore.read(MetaDao.repoExists(_, repo))
@@ -102,12 +118,40 @@ final class Engine(val config: WarehouseConfig) {
 
   def objects(ids: Seq[String]): Map[String, ObjectMeta] = metastore.read(MetaDao.getObjects(_, ids))
 
-  /** Records an equivalent, shorter representation of a table version (the image hash is unchanged). */
-  def setCompacted(repo: String, image: String, table: String, compacted: Seq[Fragment], newObjects: Seq[ObjectMeta]): Unit =
+  /**
+   * Records an equivalent, shorter representation of a table version (the image hash is unchanged),
+   * under the same rules as a commit ([[secureObjects]]). `lease` is the compaction's write lease.
+   */
+  def setCompacted(repo: String, image: String, table: String, compacted: Seq[Fragment], newObjects: Seq[ObjectMeta],
+                   lease: Option[Lease] = None): Unit =
     metastore.tx { c =>
-      MetaDao.insertObjects(c, newObjects, now())
+      secureObjects(c, repo, newObjects, compacted.flatMap(_.objects), lease)
       MetaDao.setCompacted(c, repo, image, table, Some(compacted))
     }
+
+  /**
+   * The part of a transaction that adds references to objects (commit, compaction), under the generation
+   * lock that garbage collection also takes, so the two never interleave: registers `newObjects` (or
+   * re-marks existing rows live), checks that every object the new versions reference is registered,
+   * and that every new object's file is in the store (putting back the copy the writer kept in its
+   * lease's staging area if a collection removed it after the writer found it stored). A failure raises
+   * before anything is recorded.
+   */
+  private def secureObjects(c: java.sql.Connection, repo: String, newObjects: Seq[ObjectMeta], referenced: Seq[String],
+                            lease: Option[Lease]): Unit = {
+    MetaDao.lockGeneration(c, bump = true)
+    MetaDao.insertObjects(c, newObjects, now(), repo)
+    val newIds = newObjects.map(_.id).toSet
+    val older = referenced.distinct.filterNot(newIds)
+    val gone = older.toSet -- MetaDao.existingObjectIds(c, older)
+    if (gone.nonEmpty) throw new RefConflictException(s"${gone.size} object(s) this change builds on (e.g. " +
+      s"${gone.head.take(12)}) were removed by garbage collection while it was prepared. Nothing was committed; retry.")
+    newIds.toSeq.sorted.foreach { id =>
+      if (!store.objectExists(id) && !lease.exists(l => store.restore(l.id, id))) throw new ObjectMissingException(id,
+        "its file disappeared before this change recorded it (a concurrent garbage collection or a failing store). " +
+          "Nothing was committed; retry")
+    }
+  }
 
   def clearCompacted(repo: String, image: String, table: String): Unit =
     metastore.tx(MetaDao.setCompacted(_, repo, image, table, None))
@@ -118,10 +162,12 @@ final class Engine(val config: WarehouseConfig) {
    * created, with the repository if needed). A lost race raises [[RefConflictException]].
    */
   def commit(repo: String, branch: String, expectedHead: Option[String], updates: Map[String, TableUpdate],
-             author: String, message: String): CommitResult = {
+             author: String, message: String, lease: Option[Lease] = None): CommitResult = {
     Names.validate(Names.Repository, repo); Names.validate(Names.Branch, branch)
     updates.keys.foreach(Names.validate(Names.Table, _))
-    metastore.tx { c =>
+    val started = now()
+    val newObjectCount = updates.values.collect { case TableUpdate.Put(_, objs) => objs.size }.sum
+    val result = metastore.tx { c =>
       val fullRef = Ref.branch(branch)
       val current = writableHead(c, repo, branch).map(_.hash)
       if (current != expectedHead) throw new RefConflictException(
@@ -133,7 +179,8 @@ final class Engine(val config: WarehouseConfig) {
       val parent = current.flatMap(MetaDao.getImage(c, repo, _))
       val parentTables = current.map(MetaDao.tablesOf(c, repo, _)).getOrElse(Vector.empty).map(t => t.table.name -> t.table).toMap
       val newObjects = updates.values.collect { case TableUpdate.Put(_, objs) => objs }.flatten.toSeq
-      MetaDao.insertObjects(c, newObjects, now())
+      val referenced = updates.values.collect { case TableUpdate.Put(t, _) => t.effectiveFragments.flatMap(_.objects) }.flatten.toSeq
+      secureObjects(c, repo, newObjects, referenced, lease)
       val nextTables: Map[String, TableVersion] = updates.foldLeft(parentTables.map { case (n, t) => n -> t }) {
         case (acc, (name, TableUpdate.Drop)) =>
           if (!acc.contains(name)) throw new TableNotFoundException(repo, name, s"branch '$branch'")
@@ -160,11 +207,18 @@ final class Engine(val config: WarehouseConfig) {
       }
       CommitResult(image, branch, changed)
     }
+    log.info(s"versioned: commit $repo@$branch ${result.image.shortHash} tables=[${result.changedTables.mkString(",")}] " +
+      s"new objects=$newObjectCount in ${now() - started} ms")
+    result
   }
 }
 
-/** One engine per warehouse configuration per JVM. */
+/**
+ * One engine per warehouse configuration per JVM. `hadoopConf` (how to reach the object store) is used
+ * when the engine is first opened.
+ */
 object Engine {
   private val engines = new ConcurrentHashMap[WarehouseConfig, Engine]()
-  def apply(config: WarehouseConfig): Engine = engines.computeIfAbsent(config, c => new Engine(c))
+  def apply(config: WarehouseConfig, hadoopConf: Configuration = new Configuration()): Engine =
+    engines.computeIfAbsent(config, c => new Engine(c, hadoopConf))
 }

@@ -25,12 +25,37 @@ object ErrorClass {
   val Unsupported = "UNSUPPORTED_OPERATION"
   val MetastoreError = "METASTORE_ERROR"
   val StorageError = "STORAGE_ERROR"
+  val ObjectCorrupt = "OBJECT_CORRUPT"
+  val ObjectMissing = "OBJECT_MISSING"
+  val WarehouseMismatch = "WAREHOUSE_MISMATCH"
+
+  /** SQLSTATE of each class (Spark error conditions carry one): 42xxx user errors, 0A000 unsupported, 58xxx system. */
+  private val sqlStates: Map[String, String] = Map(
+    RepositoryNotFound -> "42P01", TableNotFound -> "42P01", RefNotFound -> "42704", ImageNotFound -> "42704",
+    RepositoryExists -> "42P07", TableExists -> "42P07", RefExists -> "42710",
+    AmbiguousRef -> "42702", InvalidName -> "42602", InvalidRevision -> "22023", InvalidOption -> "22023",
+    ImmutableRef -> "55000", ProtectedRef -> "55000", RefConflict -> "40001",
+    SchemaMismatch -> "42804", NullPrimaryKey -> "23502", DuplicateKey -> "23505", KeyExists -> "23505",
+    MissingKeyColumn -> "42703", MergeCardinality -> "21000", Unsupported -> "0A000",
+    MetastoreError -> "58030", StorageError -> "58030", ObjectCorrupt -> "XX001", ObjectMissing -> "58030",
+    WarehouseMismatch -> "55000")
+
+  def sqlState(errorClass: String): String = sqlStates.getOrElse(errorClass, "XX000")
 }
 
-/** Root of every error the engine raises. `errorClass` is stable; the message says what to do. */
+/**
+ * Root of every error the engine raises. `errorClass` is stable; the message says what to do. It is a
+ * Spark error condition ([[org.apache.spark.SparkThrowable]], the only Spark type the engine uses), so
+ * `spark.sql` and DataFrame users see the class and SQLSTATE as for Spark's own errors.
+ */
 class VersionedException(val errorClass: String, message: String, cause: Throwable = null)
-  extends RuntimeException(s"[$errorClass] $message", cause) {
-  def getErrorClass: String = errorClass
+  extends RuntimeException(s"[$errorClass] $message", cause) with org.apache.spark.SparkThrowable {
+  override def getErrorClass: String = errorClass
+  override def getCondition: String = errorClass
+  override def getSqlState: String = ErrorClass.sqlState(errorClass)
+  override def isInternalError: Boolean = false
+  override def getMessageParameters: java.util.Map[String, String] =
+    java.util.Collections.singletonMap("message", getMessage.stripPrefix(s"[$errorClass] "))
 }
 
 class NotFoundException(errorClass: String, message: String) extends VersionedException(errorClass, message)
@@ -61,4 +86,16 @@ object Errors {
   def unsupported(msg: String) = new VersionedException(ErrorClass.Unsupported, msg)
   def metastore(msg: String, cause: Throwable) = new VersionedException(ErrorClass.MetastoreError, msg, cause)
   def storage(msg: String, cause: Throwable) = new VersionedException(ErrorClass.StorageError, msg, cause)
+  def warehouseMismatch(msg: String) = new VersionedException(ErrorClass.WarehouseMismatch, msg)
 }
+
+/** An object's bytes do not match what was recorded when it was written: nothing it holds is returned. */
+class ObjectCorruptException(val objectId: String, detail: String, cause: Throwable = null)
+  extends VersionedException(ErrorClass.ObjectCorrupt, s"Object $objectId is corrupt: $detail. Every table version " +
+    "that uses it is affected (identical content is stored once). Run verify() to list the damaged objects and the " +
+    "versions that need them, then restore the file from a backup or a remote copy.", cause)
+
+/** An object a version needs is not in the warehouse. */
+class ObjectMissingException(val objectId: String, detail: String, cause: Throwable = null)
+  extends VersionedException(ErrorClass.ObjectMissing, s"Object $objectId is missing: $detail. Run verify() to list " +
+    "the missing objects and the versions that need them, then restore them from a backup or a remote copy.", cause)

@@ -1,10 +1,21 @@
 package versioned.core
 
-import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.Path
+import org.slf4j.LoggerFactory
 
 /** What ref-driven snapshot maintenance (MMS5) and garbage collection would do or did. */
 final case class EvictionReport(evicted: Seq[(String, String)], deletedObjects: Seq[String])
+
+/** One thing garbage collection removed (or, in a dry run, would remove): an object, an orphan file or a staging file. */
+final case class Collected(kind: String, name: String, path: String)
+
+object Collected {
+  /** An object no table version references, with its metastore row. */
+  val Object = "object"
+  /** A file under `objects/` that no metastore row names (left by a writer that failed). */
+  val Orphan = "orphan"
+  /** A file under `_staging/` of a write that ended or died. */
+  val Staging = "staging"
+}
 
 /**
  * Ref-driven snapshots and garbage collection (MMS5 + Splitgraph cleanup).
@@ -12,57 +23,123 @@ final case class EvictionReport(evicted: Seq[(String, String)], deletedObjects: 
  * Images that some ref (branch, tag, lock) points at keep a compacted representation; when the last
  * ref leaves an image its compacted representation becomes evictable. Objects referenced by any
  * table version's logical fragments (history) are never deleted.
+ *
+ * Garbage collection cannot race a commit (docs/FORMAT.md, "Garbage collection"): it deletes an object
+ * only when no table version of any repository references it and no commit has used it within the
+ * retention period, re-checking both in the transaction that deletes it, under the generation lock
+ * every commit takes; files without a row and staging files go only when older than the retention
+ * period and than every live write lease.
  */
 final class Maintenance(engine: Engine) {
   private def ms = engine.metastore
+  private val log = LoggerFactory.getLogger(classOf[Maintenance])
 
   /** Image hashes that some ref of `repo` points at. */
   def refTargets(repo: String): Set[String] = engine.refs.all(repo).map(_.image).toSet
 
   /** Drops the compacted representation of images no ref points at; returns (image, table) pairs. */
-  def evict(repo: String): Seq[(String, String)] = {
-    val keep = refTargets(repo)
-    ms.tx { c =>
-      val victims = Sql.query(c, "SELECT image_hash, name FROM vc_tables WHERE repo = ? AND compacted IS NOT NULL", repo)(r =>
-        (r.getString(1), r.getString(2))).filterNot { case (img, _) => keep(img) }
-      victims.foreach { case (img, t) => MetaDao.setCompacted(c, repo, img, t, None) }
-      victims
-    }
+  def evict(repo: String): Seq[(String, String)] = ms.tx { c =>
+    if (!MetaDao.repoExists(c, repo)) throw new RepositoryNotFoundException(repo)
+    val keep = MetaDao.listRefs(c, repo).map(_.image).toSet // read in the same transaction as the drop
+    val victims = Sql.query(c, "SELECT image_hash, name FROM vc_tables WHERE repo = ? AND compacted IS NOT NULL", repo)(r =>
+      (r.getString(1), r.getString(2))).filterNot { case (img, _) => keep(img) }
+    victims.foreach { case (img, t) => MetaDao.setCompacted(c, repo, img, t, None) }
+    victims
   }
+
+  private def referencedIds(c: java.sql.Connection): Set[String] =
+    MetaDao.referencedFragmentJson(c).iterator.flatMap { case (f, comp) =>
+      MetaDao.parseFragments(f).flatMap(_.objects) ++ comp.toSeq.flatMap(MetaDao.parseFragments).flatMap(_.objects)
+    }.toSet
 
   /** Ids of objects no table version (logical or compacted) of any repository refers to. */
   def unreferencedObjects(): Seq[String] = ms.read { c =>
-    val referenced = MetaDao.referencedFragmentJson(c).iterator.flatMap { case (f, comp) =>
-      MetaDao.parseFragments(f).flatMap(_.objects) ++ comp.toSeq.flatMap(MetaDao.parseFragments).flatMap(_.objects)
-    }.toSet
+    val referenced = referencedIds(c)
     MetaDao.allObjectIds(c).filterNot(referenced)
   }
 
   /**
-   * Deletes unreferenced objects: their metastore rows and files, plus files under `objects/` and
-   * `_staging/` that no metastore row names and that are older than `olderThanMs` (in-flight writes
-   * are younger; they are never touched).
+   * Deletes what nothing needs, and returns it (with `dryRun`, only lists it).
+   *
+   * @param repo        only objects first stored by this repository (the default of the public API);
+   *                    None: the whole warehouse, including orphan and staging files
+   * @param retentionMs an object must have been unused, and a file unmodified, for this long
+   * @param force       required for a retention below [[Maintenance.MinRetentionMs]]
    */
-  def collectGarbage(hadoopConf: Configuration, olderThanMs: Long): Seq[String] = {
-    val dead = unreferencedObjects()
-    ms.tx(MetaDao.deleteObjects(_, dead))
-    val known = ms.read(MetaDao.allObjectIds).toSet
-    val root = new Path(engine.config.warehouse)
-    val fs = root.getFileSystem(hadoopConf)
-    val cutoff = System.currentTimeMillis() - olderThanMs
-    val deleted = Seq.newBuilder[String]
-    dead.foreach { id =>
-      val p = new Path(engine.config.objectUri(id))
-      if (fs.exists(p) && fs.delete(p, false)) deleted += id
+  def collectGarbage(repo: Option[String], retentionMs: Long, force: Boolean, dryRun: Boolean): Seq[Collected] = {
+    if (retentionMs < 0) throw Errors.invalidOption(s"The retention period must not be negative (got $retentionMs ms).")
+    if (retentionMs < Maintenance.MinRetentionMs && !force) throw Errors.invalidOption(s"A retention period of " +
+      s"${retentionMs / 1000} s is below the minimum of ${Maintenance.MinRetentionMs / 1000} s without force: readers " +
+      "and writers still using recent objects could fail. Pass force=true to collect anyway.")
+    requireIdentity()
+    repo.foreach(r => if (!ms.read(MetaDao.repoExists(_, r))) throw new RepositoryNotFoundException(r))
+    val started = engine.now()
+    var (generation, referenced) = ms.read(c => (MetaDao.lockGenerationRead(c), referencedIds(c)))
+    val rows = ms.read(MetaDao.objectAges(_, repo))
+    val known = if (repo.isEmpty) rows.map(_._1).toSet else ms.read(MetaDao.allObjectIds).toSet
+    val candidates = rows.collect { case (id, _) if !referenced(id) => id }
+    val out = Vector.newBuilder[Collected]
+
+    /** One batch under the generation lock: references re-read if a commit added any since. */
+    def sweep[A](batch: Seq[A])(pick: (java.sql.Connection, Seq[A], Long) => Seq[Collected]): Unit = ms.tx { c =>
+      val g = MetaDao.lockGeneration(c, bump = false)
+      if (g != generation) { referenced = referencedIds(c); generation = g }
+      val picked = pick(c, batch, horizon(c, retentionMs))
+      if (!dryRun) picked.foreach(p => engine.store.delete(new org.apache.hadoop.fs.Path(p.path)))
+      out ++= picked
     }
-    Seq(new Path(root, "objects"), new Path(root, "_staging")).filter(fs.exists).foreach { dir =>
-      val it = fs.listFiles(dir, true)
-      while (it.hasNext) {
-        val st = it.next()
-        val name = st.getPath.getName.stripSuffix(".parquet")
-        if (!known(name) && st.getModificationTime < cutoff && fs.delete(st.getPath, false)) deleted += name
-      }
+
+    candidates.grouped(Maintenance.Batch).foreach(sweep(_) { (c, ids, horizon) =>
+      val ages = MetaDao.objectAges(c, ids)
+      val dead = ids.filter(id => ages.get(id).exists(_ < horizon) && !referenced(id))
+      if (!dryRun) MetaDao.deleteObjects(c, dead)
+      dead.map(id => Collected(Collected.Object, id, engine.store.objectPath(id).toString))
+    })
+    if (repo.isEmpty) {
+      val orphans = engine.store.listFiles("objects").filter(f => !known(f.name.stripSuffix(".parquet")))
+      orphans.grouped(Maintenance.Batch).foreach(sweep(_) { (c, files, horizon) =>
+        val registered = MetaDao.existingObjectIds(c, files.map(_.name.stripSuffix(".parquet")))
+        files.filter(f => f.modifiedMs < horizon && !registered(f.name.stripSuffix(".parquet")))
+          .map(f => Collected(Collected.Orphan, f.name.stripSuffix(".parquet"), f.path.toString))
+      })
+      engine.store.listFiles("_staging").grouped(Maintenance.Batch).foreach(sweep(_) { (c, files, horizon) =>
+        val live = MetaDao.liveLeases(c, engine.now() - Leases.TimeoutMs).map(_._1).toSet
+        files.filter(f => f.modifiedMs < horizon && !live.exists(l => f.path.toString.contains(s"/_staging/$l/")))
+          .map(f => Collected(Collected.Staging, f.name, f.path.toString))
+      })
     }
-    deleted.result().distinct
+    val result = out.result()
+    log.info(s"versioned: gc ${repo.getOrElse("(warehouse)")} ${if (dryRun) "would delete" else "deleted"} " +
+      s"${result.count(_.kind == Collected.Object)} objects, ${result.count(_.kind == Collected.Orphan)} orphan and " +
+      s"${result.count(_.kind == Collected.Staging)} staging files (retention ${retentionMs / 1000} s) in ${engine.now() - started} ms")
+    result
   }
+
+  /**
+   * Objects unused since, and files older than, this instant may go: the retention period before now,
+   * and before the oldest live write lease (less a margin for clock differences).
+   */
+  private def horizon(c: java.sql.Connection, retentionMs: Long): Long = {
+    val now = engine.now()
+    val oldestLease = MetaDao.liveLeases(c, now - Leases.TimeoutMs).map(_._2).minOption
+    math.min(now - retentionMs, oldestLease.map(_ - Leases.ClockSkewMs).getOrElse(Long.MaxValue))
+  }
+
+  /** Refuses to collect when the metastore and the object store no longer describe the same warehouse. */
+  private def requireIdentity(): Unit = {
+    val recorded = ms.read(MetaDao.metaValue(_, "warehouse_id"))
+    val marker = engine.store.readMarker()
+    if (recorded.isEmpty || recorded != marker || !recorded.contains(engine.warehouseId))
+      throw Errors.warehouseMismatch(s"Garbage collection refused: the metastore records warehouse " +
+        s"${recorded.getOrElse("(none)")} and the object store ${marker.getOrElse("(none)")}, opened as " +
+        s"${engine.warehouseId}. Nothing was deleted; check spark.versioned.warehouse and spark.versioned.metastore.url.")
+  }
+}
+
+object Maintenance {
+  /** Default retention period of garbage collection: a day (Iceberg and Delta keep days by default). */
+  val DefaultRetentionMs: Long = 24L * 60 * 60 * 1000
+  /** Below this retention, collection needs force. */
+  val MinRetentionMs: Long = 60L * 60 * 1000
+  private val Batch = 500
 }

@@ -115,24 +115,95 @@ private[core] object MetaDao {
     ObjectMeta(rs.getString("id"), rs.getString("kind"), Json.readStrings(rs.getString("parents")),
       rs.getLong("row_count"), rs.getLong("size_bytes"), rs.getString("format"), Json.readMap(rs.getString("min_values")),
       Json.readMap(rs.getString("max_values")),
-      Json.readMap(rs.getString("null_counts")).map { case (k, v) => k -> v.toString.toLong })
+      Json.readMap(rs.getString("null_counts")).map { case (k, v) => k -> v.toString.toLong },
+      Option(rs.getString("checksum")).getOrElse(""))
 
   def getObjects(c: Connection, ids: Seq[String]): Map[String, ObjectMeta] =
     ids.distinct.grouped(500).flatMap { g =>
       Sql.query(c, s"SELECT * FROM vc_objects WHERE id IN (${g.map(_ => "?").mkString(",")})", g: _*)(objectRow)
     }.map(o => o.id -> o).toMap
 
-  def insertObjects(c: Connection, objs: Seq[ObjectMeta], now: Long): Unit = {
-    val existing = getObjects(c, objs.map(_.id)).keySet
+  /**
+   * Registers objects a commit uses: new rows are inserted, existing ones re-marked live
+   * (`touched_ms = now`), in the caller's transaction. Returns the ids that already had a row.
+   */
+  def insertObjects(c: Connection, objs: Seq[ObjectMeta], now: Long, repo: String): Set[String] = {
+    val existing = existingObjectIds(c, objs.map(_.id))
     Sql.batch(c, "INSERT INTO vc_objects (id, kind, parents, row_count, size_bytes, format, min_values, max_values, " +
-      "null_counts, created_ms) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING",
+      "null_counts, created_ms, touched_ms, repo, checksum) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING",
       objs.filterNot(o => existing(o.id)).groupBy(_.id).values.map(_.head).map { o =>
         Seq(o.id, o.kind, Json.write(o.parents), o.rowCount, o.sizeBytes, o.format, Json.write(o.minValues),
-          Json.write(o.maxValues), Json.write(o.nullCounts), now)
+          Json.write(o.maxValues), Json.write(o.nullCounts), now, now, repo, o.checksum)
       })
+    touchObjects(c, existing.toSeq, now)
+    existing
   }
 
+  def touchObjects(c: Connection, ids: Seq[String], now: Long): Unit =
+    ids.distinct.grouped(500).foreach(g =>
+      Sql.update(c, s"UPDATE vc_objects SET touched_ms = ? WHERE id IN (${g.map(_ => "?").mkString(",")})", now +: g: _*))
+
+  def existingObjectIds(c: Connection, ids: Seq[String]): Set[String] =
+    ids.distinct.grouped(500).flatMap { g =>
+      Sql.query(c, s"SELECT id FROM vc_objects WHERE id IN (${g.map(_ => "?").mkString(",")})", g: _*)(_.getString(1))
+    }.toSet
+
   def allObjectIds(c: Connection): Vector[String] = Sql.query(c, "SELECT id FROM vc_objects")(_.getString(1))
+
+  /** (id, touched_ms) of every object row, or of those first stored by `repo`. */
+  def objectAges(c: Connection, repo: Option[String]): Vector[(String, Long)] = repo match {
+    case None => Sql.query(c, "SELECT id, touched_ms FROM vc_objects")(r => (r.getString(1), r.getLong(2)))
+    case Some(r) => Sql.query(c, "SELECT id, touched_ms FROM vc_objects WHERE repo = ?", r)(r => (r.getString(1), r.getLong(2)))
+  }
+
+  // ---- warehouse identity, generation and leases
+  def metaValue(c: Connection, key: String): Option[String] =
+    Sql.query(c, "SELECT value FROM vc_meta WHERE key = ?", key)(_.getString(1)).headOption
+
+  def insertMeta(c: Connection, key: String, value: String): Unit =
+    Sql.update(c, "INSERT INTO vc_meta (key, value) VALUES (?, ?)", key, value)
+
+  /**
+   * Takes the generation row lock (PostgreSQL; SQLite transactions are exclusive already) and returns the
+   * generation; with `bump` a transaction that adds references increments it, so a garbage collection
+   * that read references earlier knows to read them again.
+   */
+  def lockGeneration(c: Connection, bump: Boolean): Long = {
+    Sql.update(c, s"UPDATE vc_generation SET value = value ${if (bump) "+ 1" else ""} WHERE id = 1")
+    Sql.query(c, "SELECT value FROM vc_generation WHERE id = 1")(_.getLong(1)).head
+  }
+
+  /** The generation, without locking (garbage collection reads it before the references it goes with). */
+  def lockGenerationRead(c: Connection): Long =
+    Sql.query(c, "SELECT value FROM vc_generation WHERE id = 1")(_.getLong(1)).head
+
+  /** touched_ms of the given objects that have a row. */
+  def objectAges(c: Connection, ids: Seq[String]): Map[String, Long] =
+    ids.distinct.grouped(500).flatMap { g =>
+      Sql.query(c, s"SELECT id, touched_ms FROM vc_objects WHERE id IN (${g.map(_ => "?").mkString(",")})", g: _*)(r =>
+        (r.getString(1), r.getLong(2)))
+    }.toMap
+
+  def insertLease(c: Connection, id: String, repo: String, purpose: String, now: Long): Unit =
+    Sql.update(c, "INSERT INTO vc_leases (id, repo, purpose, started_ms, heartbeat_ms) VALUES (?,?,?,?,?)",
+      id, repo, purpose, now, now)
+
+  def heartbeatLease(c: Connection, id: String, now: Long): Unit =
+    Sql.update(c, "UPDATE vc_leases SET heartbeat_ms = ? WHERE id = ?", now, id)
+
+  def deleteLease(c: Connection, id: String): Unit = Sql.update(c, "DELETE FROM vc_leases WHERE id = ?", id)
+
+  /** (id, started_ms) of leases whose heartbeat is at or after `aliveSince`; older ones are dropped. */
+  def liveLeases(c: Connection, aliveSince: Long): Vector[(String, Long)] = {
+    Sql.update(c, "DELETE FROM vc_leases WHERE heartbeat_ms < ?", aliveSince)
+    Sql.query(c, "SELECT id, started_ms FROM vc_leases")(r => (r.getString(1), r.getLong(2)))
+  }
+
+  def hasObjectRows(c: Connection): Boolean = Sql.query(c, "SELECT 1 FROM vc_objects LIMIT 1")(_ => 1).nonEmpty
+
+  def hasAnyData(c: Connection): Boolean =
+    Sql.query(c, "SELECT 1 FROM vc_repositories LIMIT 1")(_ => 1).nonEmpty ||
+      Sql.query(c, "SELECT 1 FROM vc_objects LIMIT 1")(_ => 1).nonEmpty
 
   def deleteObjects(c: Connection, ids: Seq[String]): Unit =
     ids.grouped(500).foreach(g => Sql.update(c, s"DELETE FROM vc_objects WHERE id IN (${g.map(_ => "?").mkString(",")})", g: _*))

@@ -1,25 +1,44 @@
 package versioned.core
 
-import java.sql.{Connection, DriverManager, ResultSet}
-import java.util.Properties
+import java.sql.{Connection, ResultSet}
+import com.zaxxer.hikari.{HikariConfig, HikariDataSource}
 
 /**
- * The relational metastore over JDBC (embedded SQLite by default, PostgreSQL when configured).
+ * The relational metastore over JDBC (embedded SQLite by default, PostgreSQL when configured), through
+ * a pool of connections (HikariCP) with timeouts, so a stalled database is a clear error, not a hang.
  * Portable SQL only. Every public write happens inside one transaction via [[tx]].
  */
-final class Metastore(val url: String) {
+final class Metastore(val url: String) extends AutoCloseable {
   val isSqlite: Boolean = url.startsWith("jdbc:sqlite:")
 
-  private def connect(): Connection = {
-    val props = new Properties()
+  private val pool: HikariDataSource = {
+    val hc = new HikariConfig()
+    hc.setJdbcUrl(url)
+    hc.setPoolName(s"versioned-metastore-${Metastore.counter.incrementAndGet()}")
+    hc.setMaximumPoolSize(if (isSqlite) 4 else 8)
+    hc.setMinimumIdle(0)
+    hc.setIdleTimeout(60000L)
+    hc.setConnectionTimeout(Metastore.ConnectionTimeoutMs)
+    hc.setValidationTimeout(5000L)
+    hc.setInitializationFailTimeout(-1L) // fail on first use with our error, not in the constructor
     if (isSqlite) {
-      props.setProperty("busy_timeout", "30000")
-      props.setProperty("transaction_mode", "IMMEDIATE")
-      props.setProperty("foreign_keys", "false")
+      hc.addDataSourceProperty("busy_timeout", "30000")
+      hc.addDataSourceProperty("transaction_mode", "IMMEDIATE")
+      hc.addDataSourceProperty("foreign_keys", "false")
+    } else if (url.startsWith("jdbc:postgresql:")) {
+      // connect and handshake within 10 s; a query that gets no answer for 5 minutes fails (URL parameters override)
+      hc.addDataSourceProperty("connectTimeout", "10")
+      hc.addDataSourceProperty("loginTimeout", "10")
+      hc.addDataSourceProperty("socketTimeout", "300")
+      hc.addDataSourceProperty("tcpKeepAlive", "true")
     }
-    try DriverManager.getConnection(url, props)
-    catch { case e: java.sql.SQLException => throw Errors.metastore(s"Cannot open metastore '$url': ${e.getMessage}", e) }
+    new HikariDataSource(hc)
   }
+
+  private def connect(): Connection =
+    try pool.getConnection()
+    catch { case e: java.sql.SQLException => throw Errors.metastore(s"Cannot open metastore '${Metastore.redact(url)}': " +
+      s"${e.getMessage}. Check spark.versioned.metastore.url and that the database is reachable.", e) }
 
   /** Runs `f` in one database transaction: all of it commits or none of it does. */
   def tx[T](f: Connection => T): T = {
@@ -57,6 +76,22 @@ final class Metastore(val url: String) {
     tx(c => MetastoreSchema.migrate(c, isSqlite))
     this
   }
+
+  override def close(): Unit = pool.close()
+}
+
+object Metastore {
+  private val counter = new java.util.concurrent.atomic.AtomicInteger()
+  /** Longest wait for a pooled connection. */
+  val ConnectionTimeoutMs = 30000L
+
+  /** The URL without credentials, for messages. */
+  def redact(url: String): String = url.replaceAll("(?i)(password=)[^&;]*", "$1***")
+
+  /** The file of an embedded SQLite metastore, if the URL names one. */
+  def sqliteFile(url: String): Option[java.io.File] =
+    Option(url).filter(_.startsWith("jdbc:sqlite:")).map(_.stripPrefix("jdbc:sqlite:").takeWhile(_ != '?'))
+      .filter(p => p.nonEmpty && p != ":memory:" && !p.startsWith("file::memory")).map(p => new java.io.File(p.stripPrefix("file:")))
 }
 
 /** Small JDBC helpers shared by the DAOs. */
@@ -110,7 +145,7 @@ object Sql {
 
 /** Schema version and migrations. Version 1 is the first published format (docs/FORMAT.md). */
 object MetastoreSchema {
-  val CurrentVersion = 1
+  val CurrentVersion = 2
 
   private val v1 = Seq(
     """CREATE TABLE vc_meta (key VARCHAR(64) PRIMARY KEY, value VARCHAR(256) NOT NULL)""",
@@ -134,7 +169,24 @@ object MetastoreSchema {
       location TEXT NOT NULL)"""
   )
 
-  private val migrations: Seq[(Int, Seq[String])] = Seq(1 -> v1)
+  /**
+   * Version 2: garbage collection that cannot race a commit (docs/FORMAT.md, "Garbage collection"):
+   * objects record when a commit last used them (`touched_ms`), the repository that first stored them
+   * (`repo`) and a checksum of their file; write leases protect objects in flight; one generation row
+   * serializes commits that add references with garbage collection.
+   */
+  private val v2 = Seq(
+    "ALTER TABLE vc_objects ADD COLUMN touched_ms BIGINT",
+    "ALTER TABLE vc_objects ADD COLUMN repo VARCHAR(128)",
+    "ALTER TABLE vc_objects ADD COLUMN checksum VARCHAR(256)",
+    "UPDATE vc_objects SET touched_ms = created_ms",
+    """CREATE TABLE vc_leases (id VARCHAR(64) PRIMARY KEY, repo VARCHAR(128) NOT NULL, purpose VARCHAR(64) NOT NULL,
+      started_ms BIGINT NOT NULL, heartbeat_ms BIGINT NOT NULL)""",
+    "CREATE TABLE vc_generation (id INT PRIMARY KEY, value BIGINT NOT NULL)",
+    "INSERT INTO vc_generation (id, value) VALUES (1, 0)"
+  )
+
+  private val migrations: Seq[(Int, Seq[String])] = Seq(1 -> v1, 2 -> v2)
 
   def migrate(c: Connection, sqlite: Boolean): Unit = {
     val current = currentVersion(c)

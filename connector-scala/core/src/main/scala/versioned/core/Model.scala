@@ -21,6 +21,8 @@ object ChangeKind {
 /**
  * An immutable, content-addressed data file. Statistics are keyed by column name; values use the
  * engine's JSON value encoding (numbers for numeric/date/timestamp columns, strings for strings).
+ * `checksum` ([[ObjectChecksum]]) lets readers verify the file's bytes; empty for objects written before
+ * format 2.
  */
 final case class ObjectMeta(
     id: String,
@@ -31,7 +33,8 @@ final case class ObjectMeta(
     format: String,
     minValues: Map[String, Any],
     maxValues: Map[String, Any],
-    nullCounts: Map[String, Long]) {
+    nullCounts: Map[String, Long],
+    checksum: String = "") {
   def path: String = ObjectMeta.relativePath(id)
 }
 

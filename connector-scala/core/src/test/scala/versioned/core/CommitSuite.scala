@@ -38,7 +38,7 @@ class CommitSuite extends CoreFixture {
   }
 
   test("a Put is stored under its key, whatever the TableVersion's own name") {
-    val c = engine.commit("r", "main", None, Map("t" -> TableUpdate.Put(tableVersion("other", Seq(fakeId("x"))), Nil)),
+    val c = engine.commit("r", "main", None, Map("t" -> TableUpdate.Put(tableVersion("other", Seq(fakeId("x"))), Seq(objectMeta(fakeId("x"))))),
       "a", "m")
     assert(engine.tables("r", c.image.hash).map(_.name) == Seq("t"))
   }

@@ -36,6 +36,7 @@ trait CoreFixture extends AnyFunSuite with BeforeAndAfterEach {
   override protected def afterEach(): Unit = {
     try super.afterEach()
     finally {
+      if (_engine != null) _engine.close()
       _engine = null
       deleteRecursively(_dir)
       for (admin <- TestMetastores.postgresAdminUrl; db <- _database) TestMetastores.dropDatabase(admin, db)
@@ -57,9 +58,14 @@ trait CoreFixture extends AnyFunSuite with BeforeAndAfterEach {
   /** A unique fake object id. */
   def freshId(): String = fakeId(s"fresh-${counter.incrementAndGet()}-${System.nanoTime()}")
 
-  def objectMeta(id: String, rows: Long = 10): ObjectMeta =
+  /** Metadata of a fake object; its file is created under the warehouse (commits check that new objects are stored). */
+  def objectMeta(id: String, rows: Long = 10): ObjectMeta = {
+    val f = dir.resolve(ObjectMeta.relativePath(id))
+    Files.createDirectories(f.getParent)
+    if (!Files.exists(f)) Files.write(f, id.getBytes("UTF-8"))
     ObjectMeta(id, ObjectKind.Snap, Seq.empty, rows, rows * 100, "parquet",
       Map("id" -> 1), Map("id" -> rows), Map("id" -> 0L))
+  }
 
   val schemaJson: String = """{"type":"struct","fields":[{"name":"id","type":"long","nullable":false,"metadata":{}}]}"""
 

@@ -192,7 +192,8 @@ class HistorySuite extends CoreFixture {
   test("fragments with key bounds survive the metastore") {
     val frags = Seq(Fragment(None, Seq(fakeId("1"))), Fragment(Some(Seq(100, "x")), Seq(fakeId("2"), fakeId("3"))))
     val tv = TableVersion("t", schemaJson, Seq("id", "name"), hiddenKey = true, frags)
-    val c = engine.commit("r", "main", None, Map("t" -> TableUpdate.Put(tv, Nil)), "a", "m")
+    val c = engine.commit("r", "main", None, Map("t" -> TableUpdate.Put(tv, Seq("1", "2", "3").map(i => objectMeta(fakeId(i))))),
+      "a", "m")
     val back = engine.table("r", c.image, "t")
     assert(back.primaryKey == Seq("id", "name") && back.hiddenKey && back.schemaJson == schemaJson)
     assert(back.fragments.map(_.objects) == frags.map(_.objects))

@@ -1,0 +1,89 @@
+package versioned.core
+
+import java.util.zip.CRC32C
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FileSystem, Path}
+
+/**
+ * What a reader checks an object file against (docs/FORMAT.md, "Object checksums"): the CRC-32C of the
+ * whole file, and the CRC-32C of its tail, the bytes from `tailOffset` (the end of the last column chunk:
+ * page indexes, bloom filters and the Parquet footer) to the end. A scan verifies the file size and the
+ * tail when it opens an object, and Parquet's page checksums as it decodes each page; `verify` checks
+ * the whole file.
+ */
+final case class ObjectChecksum(fileCrc: Long, tailOffset: Long, tailCrc: Long) {
+  def encode: String = f"crc32c:$fileCrc%08x;tail:$tailOffset:$tailCrc%08x"
+}
+
+object ObjectChecksum {
+  private val Format = """crc32c:([0-9a-f]{8});tail:(\d+):([0-9a-f]{8})""".r
+
+  /** The recorded checksum; None for objects written before checksums (format 1). */
+  def parse(s: String): Option[ObjectChecksum] = Option(s).collect {
+    case Format(f, off, t) => ObjectChecksum(java.lang.Long.parseLong(f, 16), off.toLong, java.lang.Long.parseLong(t, 16))
+  }
+
+  /** Reads a whole file once: its size and checksum with the tail starting at `tailOffset`. */
+  def compute(fs: FileSystem, path: Path, tailOffset: Long): (Long, ObjectChecksum) = {
+    val all = new CRC32C()
+    val tail = new CRC32C()
+    val buf = new Array[Byte](1 << 16)
+    val in = fs.open(path)
+    var pos = 0L
+    try {
+      var n = in.read(buf)
+      while (n > 0) {
+        all.update(buf, 0, n)
+        val from = math.max(0L, tailOffset - pos)
+        if (from < n) tail.update(buf, from.toInt, (n - from).toInt)
+        pos += n
+        n = in.read(buf)
+      }
+    } finally in.close()
+    (pos, ObjectChecksum(all.getValue, math.min(tailOffset, pos), tail.getValue))
+  }
+
+  private def open(fs: FileSystem, path: Path, id: String) =
+    try fs.open(path)
+    catch { case e: java.io.FileNotFoundException => throw new ObjectMissingException(id, s"$path does not exist", e) }
+
+  /**
+   * Checks the size and tail of an object file (cheap: one small read); throws [[ObjectMissingException]]
+   * or [[ObjectCorruptException]]. Objects without a recorded checksum are not checked.
+   */
+  def verifyTail(fs: FileSystem, path: Path, meta: ObjectMeta): Unit = parse(meta.checksum).foreach { cs =>
+    val len = meta.sizeBytes - cs.tailOffset
+    if (len < 0 || len > Int.MaxValue) throw new ObjectCorruptException(meta.id, s"its recorded tail offset is invalid")
+    val buf = new Array[Byte](len.toInt)
+    val in = open(fs, path, meta.id)
+    try {
+      try in.readFully(cs.tailOffset, buf)
+      catch { case e: java.io.EOFException => throw new ObjectCorruptException(meta.id,
+        s"$path is shorter than the ${meta.sizeBytes} bytes written (truncated)", e) }
+      // bytes past the recorded size: the file was appended to or replaced
+      val extra = new Array[Byte](1)
+      if (in.read(meta.sizeBytes, extra, 0, 1) > 0) throw new ObjectCorruptException(meta.id,
+        s"$path is longer than the ${meta.sizeBytes} bytes written (replaced or appended to)")
+    } finally in.close()
+    val crc = new CRC32C()
+    crc.update(buf, 0, buf.length)
+    if (crc.getValue != cs.tailCrc) throw new ObjectCorruptException(meta.id,
+      s"the footer of $path does not match its checksum (the file was changed or replaced)")
+  }
+
+  /** Reads the whole file: size and full checksum (`verify`). */
+  def verifyWhole(fs: FileSystem, path: Path, meta: ObjectMeta): Unit = {
+    if (!fs.exists(path)) throw new ObjectMissingException(meta.id, s"$path does not exist")
+    parse(meta.checksum) match {
+      case None =>
+        val len = fs.getFileStatus(path).getLen
+        if (len != meta.sizeBytes) throw new ObjectCorruptException(meta.id, s"$path has $len bytes, ${meta.sizeBytes} were written")
+      case Some(cs) =>
+        val (len, actual) = compute(fs, path, cs.tailOffset)
+        if (len != meta.sizeBytes) throw new ObjectCorruptException(meta.id, s"$path has $len bytes, ${meta.sizeBytes} were written")
+        if (actual.fileCrc != cs.fileCrc) throw new ObjectCorruptException(meta.id, s"the bytes of $path do not match its checksum")
+    }
+  }
+
+  def fileSystem(uri: String, conf: Configuration): FileSystem = new Path(uri).getFileSystem(conf)
+}
