@@ -55,7 +55,7 @@ lazy val core = (project in file("connector-scala/core"))
     Compile / unmanagedJars ++= jarsIn(sparkJarsDir, coreProvided),
     libraryDependencies ++= Seq(
       "org.xerial" % "sqlite-jdbc" % "3.50.3.0",
-      "com.zaxxer" % "HikariCP" % "6.3.0" exclude("org.slf4j", "slf4j-api"),
+      "com.zaxxer" % "HikariCP" % "6.3.0" intransitive(), // its only dependency, slf4j, comes with Spark
       "org.postgresql" % "postgresql" % "42.7.7",
       "org.scalatest" %% "scalatest" % "3.2.19" % Test
     ),

@@ -44,6 +44,8 @@ from versioned.errors import (
     MetastoreError,
     MissingKeyColumn,
     NotFoundError,
+    ObjectCorrupt,
+    ObjectMissing,
     NullPrimaryKey,
     ProtectedRef,
     RefConflict,
@@ -58,9 +60,10 @@ from versioned.errors import (
     TableNotFound,
     UnsupportedOperation,
     VersionedError,
+    WarehouseMismatch,
 )
 from versioned.install import install, is_installed, uninstall
-from versioned.repository import Repository, repositories
+from versioned.repository import Repository, collect_garbage, repositories
 from versioned.session import configure_spark_with_versioned, jar_path
 
 __version__ = "0.1.0"
@@ -73,6 +76,7 @@ __all__ = [
     "is_installed",
     "Repository",
     "repositories",
+    "collect_garbage",
     "VersionedError",
     "NotFoundError",
     "InvalidInputError",
@@ -101,4 +105,11 @@ __all__ = [
     "UnsupportedOperation",
     "MetastoreError",
     "StorageError",
+    "ObjectCorrupt",
+    "ObjectMissing",
+    "WarehouseMismatch",
 ]
+
+from versioned import _jvm as _jvm_module
+
+_jvm_module.install_error_translation()

@@ -147,6 +147,45 @@ def call_strings(spark: SparkSession, options: Options, method: str, *args: Any)
     return [str(v) for v in call(spark, options, method, *args)]
 
 
+def java_list(spark: SparkSession, values: List[str]) -> Any:
+    """A ``java.util.ArrayList`` of strings."""
+    lst = _gateway(spark).jvm.java.util.ArrayList()
+    for v in values:
+        lst.add(v)
+    return lst
+
+
+_translation_installed = False
+
+
+def install_error_translation() -> None:
+    """Makes PySpark raise :mod:`versioned.errors` exceptions for versioned errors from plain DataFrame
+    and ``spark.sql`` calls too (not only from this package's wrappers). Idempotent.
+
+    PySpark turns JVM exceptions into Python ones in ``pyspark.errors.exceptions.captured``; errors it
+    does not know come out as ``Py4JJavaError`` with the whole Java trace. This wraps that conversion so
+    that an exception whose cause chain holds a versioned error becomes the matching Python type.
+    """
+    global _translation_installed
+    if _translation_installed:
+        return
+    from pyspark.errors.exceptions import captured
+
+    original = captured.convert_exception
+
+    def convert(e: Any) -> Any:
+        from pyspark import SparkContext
+
+        try:
+            converted = _versioned_cause(SparkContext._gateway, e)
+        except Exception:  # never let the translation itself fail a call
+            converted = None
+        return converted if converted is not None else original(e)
+
+    captured.convert_exception = convert
+    _translation_installed = True
+
+
 def call_int(spark: SparkSession, options: Options, method: str, *args: Any) -> int:
     """:func:`call` for methods returning a number."""
     return int(call(spark, options, method, *args))

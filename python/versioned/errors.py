@@ -47,6 +47,9 @@ __all__ = [
     "UnsupportedOperation",
     "MetastoreError",
     "StorageError",
+    "ObjectCorrupt",
+    "ObjectMissing",
+    "WarehouseMismatch",
     "error_for_class",
     "known_error_classes",
 ]
@@ -229,6 +232,34 @@ class StorageError(VersionedError):
     """Object storage failed."""
 
     error_class = "STORAGE_ERROR"
+
+
+class ObjectCorrupt(StorageError):
+    """An object's bytes do not match the checksum recorded when it was written; nothing it holds was
+    returned. Run :meth:`~versioned.Repository.verify` to list damaged objects and the versions that need them.
+
+    Example::
+
+        try:
+            spark.read.versioned("shop.products").count()
+        except ObjectCorrupt as e:
+            print(e.message)
+    """
+
+    error_class = "OBJECT_CORRUPT"
+
+
+class ObjectMissing(StorageError):
+    """An object a version needs is not in the warehouse. Example: a file deleted by hand."""
+
+    error_class = "OBJECT_MISSING"
+
+
+class WarehouseMismatch(VersionedError):
+    """The metastore and the object store do not belong to the same warehouse (a deleted, empty or
+    foreign metastore); nothing was changed. Example: ``metastore.db`` deleted by mistake."""
+
+    error_class = "WAREHOUSE_MISMATCH"
 
 
 def _subclasses(cls: Type[VersionedError]) -> Dict[str, Type[VersionedError]]:

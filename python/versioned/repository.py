@@ -8,8 +8,9 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 from pyspark.sql import DataFrame, SparkSession
 
 from versioned import _jvm
+from versioned.errors import InvalidOption
 
-__all__ = ["Repository", "repositories"]
+__all__ = ["Repository", "repositories", "collect_garbage"]
 
 
 def _location(warehouse: Optional[str], metastore_url: Optional[str]) -> Dict[str, str]:
@@ -279,15 +280,56 @@ class Repository:
         """
         return self._frame("materialize")
 
-    def gc(self, older_than_seconds: float = 3600.0) -> int:
-        """Deletes objects no table version refers to, and stray files older than ``older_than_seconds``
-        (in-flight writes are younger). History stays readable. Returns the number of files deleted.
+    def gc(self, older_than_seconds: Optional[float] = None, *, force: bool = False,
+           dry_run: bool = False) -> DataFrame:
+        """Deletes this repository's objects that no version of any repository needs and that no commit
+        used for ``older_than_seconds`` (default: a day). History stays readable; concurrent commits
+        are never affected (they are serialized with the collection). A retention below an hour needs
+        ``force=True``. With ``dry_run=True`` nothing is deleted. Returns one row (kind, name, path) per
+        object deleted, or that would be. Use :func:`collect_garbage` for the whole warehouse.
 
         Example::
 
             repo.release_lock("reports", "q3")
             repo.materialize()
-            repo.gc(older_than_seconds=0)
+            repo.gc(dry_run=True).show()
+            repo.gc(older_than_seconds=0, force=True)
         """
-        return _jvm.call_int(self.spark, self._options, "collectGarbage", int(older_than_seconds * 1000))
+        return _jvm.call_frame(self.spark, self._options, "collectGarbage", self.name,
+                               _retention_ms(older_than_seconds), bool(force), bool(dry_run))
 
+    def verify(self, refs: Optional[Sequence[str]] = None) -> DataFrame:
+        """Reads every object the versions reachable from ``refs`` (default: every branch, tag and lock)
+        need, against the checksum recorded when it was written. One row per object: ``object``,
+        ``kind``, ``status`` ('ok', 'missing' or 'corrupt'), ``detail`` and ``needed_by`` (table@image).
+
+        Example::
+
+            repo.verify().filter("status != 'ok'").show(truncate=False)
+        """
+        java_refs = _jvm.java_list(self.spark, [str(r) for r in (refs or [])])
+        return _jvm.call_frame(self.spark, self._options, "verify", self.name, java_refs)
+
+
+def _retention_ms(older_than_seconds: Optional[float]) -> int:
+    if older_than_seconds is None:
+        return -1
+    if older_than_seconds < 0:
+        raise InvalidOption(f"older_than_seconds must be >= 0, not {older_than_seconds}")
+    return int(older_than_seconds * 1000)
+
+
+def collect_garbage(spark: SparkSession, *, older_than_seconds: Optional[float] = None, force: bool = False,
+                    dry_run: bool = False, warehouse: Optional[str] = None,
+                    metastore_url: Optional[str] = None) -> DataFrame:
+    """Garbage collection of the whole warehouse: objects no repository needs, files no metastore row
+    names (left by failed writers) and staging files of writes that ended, all older than
+    ``older_than_seconds`` (default: a day; below an hour only with ``force=True``). Refuses to run when
+    the metastore and the object store do not belong together (:class:`~versioned.WarehouseMismatch`).
+
+    Example::
+
+        versioned.collect_garbage(spark, dry_run=True).groupBy("kind").count().show()
+    """
+    return _jvm.call_frame(spark, _location(warehouse, metastore_url), "collectGarbage", None,
+                           _retention_ms(older_than_seconds), bool(force), bool(dry_run))

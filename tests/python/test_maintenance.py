@@ -57,7 +57,7 @@ def test_materialize_evict_and_gc_keep_every_version(spark: SparkSession, no_com
     assert all(repo.show(ref)["tables"][0].get("compacted_fragments") for ref in ("main", "reports:q3"))
     repo.release_lock("reports", "q3")
     repo.materialize()
-    assert repo.gc(older_than_seconds=0) >= 1
+    assert repo.gc(older_than_seconds=0, force=True).count() >= 1
     for ref, expected in versions.items():
         assert rows_of(spark.read.versioned("r.t", ref=ref)) == expected
     assert repo.resolve("main") in heads  # compaction never changes an image hash

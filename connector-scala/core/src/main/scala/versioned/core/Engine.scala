@@ -140,16 +140,26 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
   private def secureObjects(c: java.sql.Connection, repo: String, newObjects: Seq[ObjectMeta], referenced: Seq[String],
                             lease: Option[Lease]): Unit = {
     MetaDao.lockGeneration(c, bump = true)
+    val recorded = MetaDao.getObjects(c, newObjects.map(_.id))
     MetaDao.insertObjects(c, newObjects, now(), repo)
     val newIds = newObjects.map(_.id).toSet
     val older = referenced.distinct.filterNot(newIds)
     val gone = older.toSet -- MetaDao.existingObjectIds(c, older)
     if (gone.nonEmpty) throw new RefConflictException(s"${gone.size} object(s) this change builds on (e.g. " +
       s"${gone.head.take(12)}) were removed by garbage collection while it was prepared. Nothing was committed; retry.")
-    newIds.toSeq.sorted.foreach { id =>
-      if (!store.objectExists(id) && !lease.exists(l => store.restore(l.id, id))) throw new ObjectMissingException(id,
-        "its file disappeared before this change recorded it (a concurrent garbage collection or a failing store). " +
-          "Nothing was committed; retry")
+    def missing(id: String) = new ObjectMissingException(id, "its file disappeared before this change recorded it " +
+      "(a concurrent garbage collection or a failing store). Nothing was committed; retry")
+    newObjects.groupBy(_.id).values.map(_.head).toSeq.sortBy(_.id).foreach { o =>
+      recorded.get(o.id) match {
+        // registered now: the stored file must be the writer's (a copy it kept replaces a file no row describes)
+        case None =>
+          if (!lease.exists(l => store.restore(l.id, o.id, replace = true)) && !store.objectExists(o.id)) throw missing(o.id)
+        // registered before: the file the row describes must still be there (or be put back with the same bytes)
+        case Some(row) =>
+          val same = row.checksum.isEmpty || o.checksum.isEmpty || row.checksum == o.checksum
+          if (!store.objectExists(o.id) && !(same && lease.exists(l => store.restore(l.id, o.id, replace = false))))
+            throw missing(o.id)
+      }
     }
   }
 

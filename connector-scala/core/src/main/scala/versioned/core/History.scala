@@ -57,6 +57,36 @@ final class History(engine: Engine) {
       out.result()
     }
 
+  /** Hashes of the images reachable from `from` (image hashes) through parents, `from` included. */
+  def reachable(repo: String, from: Seq[String]): Set[String] = engine.metastore.read { c =>
+    val parents = MetaDao.allImages(c, repo).map(i => i.hash -> i.parents).toMap
+    val seen = scala.collection.mutable.HashSet.empty[String]
+    val todo = scala.collection.mutable.Stack[String](from: _*)
+    while (todo.nonEmpty) {
+      val h = todo.pop()
+      if (seen.add(h)) parents.getOrElse(h, Nil).foreach(todo.push)
+    }
+    seen.toSet
+  }
+
+  /**
+   * The objects the table versions of `images` need (logical and compacted representations), each with
+   * the (image, table) pairs that need it.
+   */
+  def objectsNeeded(repo: String, images: Set[String]): Map[String, Seq[(String, String)]] = engine.metastore.read { c =>
+    val out = scala.collection.mutable.HashMap.empty[String, Vector[(String, String)]]
+    Sql.foreach(c, "SELECT image_hash, name, fragments, compacted FROM vc_tables WHERE repo = ?", repo) { rs =>
+      val image = rs.getString(1)
+      if (images(image)) {
+        val table = rs.getString(2)
+        val ids = MetaDao.parseFragments(rs.getString(3)).flatMap(_.objects) ++
+          Option(rs.getString(4)).toSeq.flatMap(MetaDao.parseFragments).flatMap(_.objects)
+        ids.distinct.foreach(id => out(id) = out.getOrElse(id, Vector.empty) :+ (image -> table))
+      }
+    }
+    out.toMap
+  }
+
   /** One image with its tables and the objects behind them. */
   def show(repo: String, at: Revision): ImageDetails = engine.metastore.read { c =>
     val img = engine.resolver.resolve(c, repo, at)

@@ -51,23 +51,23 @@ object ObjectChecksum {
    * Checks the size and tail of an object file (cheap: one small read); throws [[ObjectMissingException]]
    * or [[ObjectCorruptException]]. Objects without a recorded checksum are not checked.
    */
-  def verifyTail(fs: FileSystem, path: Path, meta: ObjectMeta): Unit = parse(meta.checksum).foreach { cs =>
-    val len = meta.sizeBytes - cs.tailOffset
-    if (len < 0 || len > Int.MaxValue) throw new ObjectCorruptException(meta.id, s"its recorded tail offset is invalid")
+  def verifyTail(fs: FileSystem, path: Path, id: String, size: Long, checksum: String): Unit = parse(checksum).foreach { cs =>
+    val len = size - cs.tailOffset
+    if (len < 0 || len > Int.MaxValue) throw new ObjectCorruptException(id, s"its recorded tail offset is invalid")
     val buf = new Array[Byte](len.toInt)
-    val in = open(fs, path, meta.id)
+    val in = open(fs, path, id)
     try {
       try in.readFully(cs.tailOffset, buf)
-      catch { case e: java.io.EOFException => throw new ObjectCorruptException(meta.id,
-        s"$path is shorter than the ${meta.sizeBytes} bytes written (truncated)", e) }
+      catch { case e: java.io.EOFException => throw new ObjectCorruptException(id,
+        s"$path is shorter than the $size bytes written (truncated)", e) }
       // bytes past the recorded size: the file was appended to or replaced
       val extra = new Array[Byte](1)
-      if (in.read(meta.sizeBytes, extra, 0, 1) > 0) throw new ObjectCorruptException(meta.id,
-        s"$path is longer than the ${meta.sizeBytes} bytes written (replaced or appended to)")
+      if (in.read(size, extra, 0, 1) > 0) throw new ObjectCorruptException(id,
+        s"$path is longer than the $size bytes written (replaced or appended to)")
     } finally in.close()
     val crc = new CRC32C()
     crc.update(buf, 0, buf.length)
-    if (crc.getValue != cs.tailCrc) throw new ObjectCorruptException(meta.id,
+    if (crc.getValue != cs.tailCrc) throw new ObjectCorruptException(id,
       s"the footer of $path does not match its checksum (the file was changed or replaced)")
   }
 

@@ -68,14 +68,21 @@ final class WarehouseStore(config: WarehouseConfig, conf: Configuration) {
   /** The staging directory of a lease: everything a write stages lives there until it ends. */
   def leaseDir(lease: String): Path = new Path(config.stagingUri(lease))
 
+  /** The copy a writer keeps in its lease's staging area when it finds its object already stored. */
+  def reusedCopy(lease: String, id: String): Path = new Path(leaseDir(lease), s"${WarehouseStore.Reused}/$id.parquet")
+
   /**
-   * Puts back an object file from the copy a writer kept in its lease's staging area when it found
-   * the object already stored (`reused/<id>.parquet`); false when there is no such copy.
+   * Moves the copy of object `id` kept by a writer into place; with `replace`, over the file there (a
+   * file no metastore row describes). False when there is no such copy.
    */
-  def restore(lease: String, id: String): Boolean = io(s"restore object $id") {
-    val copy = new Path(leaseDir(lease), s"${WarehouseStore.Reused}/$id.parquet")
+  def restore(lease: String, id: String, replace: Boolean): Boolean = io(s"restore object $id") {
+    val copy = reusedCopy(lease, id)
     val dst = objectPath(id)
-    fs.exists(copy) && { fs.mkdirs(dst.getParent); fs.rename(copy, dst) || fs.exists(dst) }
+    fs.exists(copy) && {
+      fs.mkdirs(dst.getParent)
+      if (replace) fs.delete(dst, false)
+      fs.rename(copy, dst) || fs.exists(dst)
+    }
   }
 }
 

@@ -30,7 +30,7 @@ private[versioned] final case class VersionedTable(
     newSchema: Option[StructType] = None) extends Table with SupportsRead with SupportsWrite
   with SupportsRowLevelOperations with SupportsMetadataColumns {
 
-  def engine: Engine = Engine(config)
+  def engine: Engine = Warehouses.engine(SparkSession.active, config)
   def withRevision(r: Revision): VersionedTable = copy(revision = r)
   def withBranch(b: String): VersionedTable = copy(branch = Some(b), revision = Revision.Spec(Ref.branch(b)))
 

@@ -18,7 +18,10 @@ private[versioned] object Warehouses {
     }
   }
 
-  def engine(spark: SparkSession, options: Map[String, String]): Engine = Engine(config(spark, options))
+  def engine(spark: SparkSession, options: Map[String, String]): Engine = engine(spark, config(spark, options))
+
+  /** The engine of a warehouse, reaching its object store with the session's Hadoop configuration. */
+  def engine(spark: SparkSession, config: WarehouseConfig): Engine = Engine(config, spark.sparkContext.hadoopConfiguration)
 
   def fragmentRows(spark: SparkSession): Long =
     spark.conf.getOption(VersionedOptions.ConfFragmentRows).map(_.toLong).getOrElse(VersionedOptions.DefaultFragmentRows)

@@ -47,7 +47,7 @@ class MaintenanceSuite extends VersionedSparkSuite {
     engine.refs.releaseLock("r", "app1", "l2")
     assert(engine.maintenance.evict("r").map(_._1) == Seq(locked.image.hash))
     assert(TableSnapshot.load(engine, "r", "t", locked.image).version.compacted.isEmpty)
-    val deleted = engine.maintenance.collectGarbage(spark.sparkContext.hadoopConfiguration, 0L)
+    val deleted = engine.maintenance.collectGarbage(None, 0L, force = true, dryRun = false)
     assert(deleted.nonEmpty)
     all.foreach { case (r, expected) => assert(rows(read("r.t", "ref" -> r)) == expected, r) }
     assert(engine.maintenance.unreferencedObjects().isEmpty)

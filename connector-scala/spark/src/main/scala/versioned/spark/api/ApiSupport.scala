@@ -8,7 +8,7 @@ import versioned.core.{Engine, Names, Ref, Revision}
 import versioned.spark.{VersionedOptions, Warehouses}
 
 /** Helpers shared by the facade objects: option maps, engines, argument checks and small DataFrames. */
-private[api] object ApiSupport {
+private[spark] object ApiSupport {
   /** A Java map from Python or Java (possibly null) as an immutable Scala map. */
   def options(javaOptions: java.util.Map[String, String]): Map[String, String] =
     Option(javaOptions).map(_.asScala.toMap).getOrElse(Map.empty).filter { case (_, v) => v != null }

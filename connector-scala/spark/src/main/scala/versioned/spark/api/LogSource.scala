@@ -5,6 +5,7 @@ import java.util
 import java.util.OptionalLong
 import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, SparkSession}
+import versioned.spark.Warehouses
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.util.GenericArrayData
@@ -53,7 +54,7 @@ object LogSource {
    */
   def frame(spark: SparkSession, config: WarehouseConfig, repo: String, ref: Revision, limit: Int,
             extra: Map[String, String] = Map.empty): DataFrame = {
-    val image = Engine(config).resolve(repo, ref).hash
+    val image = Warehouses.engine(spark, config).resolve(repo, ref).hash
     val opts = Map(Warehouse -> config.warehouse, Metastore -> config.metastoreUrl, DefaultBranch -> config.defaultBranch,
       Repo -> repo, Image -> image, Limit -> (if (limit < 0) Int.MaxValue else limit).toString) ++ extra
     spark.read.format(classOf[LogSource].getName).options(opts).load()
@@ -64,7 +65,7 @@ private final class LogTable(config: WarehouseConfig, repo: String, image: Strin
   extends Table with SupportsRead {
   @volatile private var read: IndexedSeq[LogEntry] = _
 
-  private def history = Engine(config).history
+  private def history = Warehouses.engine(SparkSession.active, config).history
 
   /** The log, read when a query first needs its rows, then kept. */
   def entries: IndexedSeq[LogEntry] = {

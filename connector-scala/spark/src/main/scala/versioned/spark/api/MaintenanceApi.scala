@@ -2,11 +2,13 @@ package versioned.spark.api
 
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.types._
+import versioned.core.{Engine, Maintenance}
 import versioned.spark.diff.TableDiff
+import versioned.spark.read.Verifier
 import versioned.spark.write.Snapshots
 
-/** Diffs, ref-driven snapshots (MMS5) and garbage collection. */
-private[api] object MaintenanceApi {
+/** Diffs, ref-driven snapshots (MMS5), verification and garbage collection. */
+private[spark] object MaintenanceApi {
   import ApiSupport._
 
   def diff(spark: SparkSession, options: VersionedApi.Opts, table: String, fromRef: String, toRef: String): DataFrame =
@@ -24,6 +26,30 @@ private[api] object MaintenanceApi {
   def evict(spark: SparkSession, options: VersionedApi.Opts, repository: String): Int =
     engine(spark, options).maintenance.evict(repo(repository)).size
 
-  def collectGarbage(spark: SparkSession, options: VersionedApi.Opts, olderThanMs: Long): Int =
-    engine(spark, options).maintenance.collectGarbage(spark.sparkContext.hadoopConfiguration, olderThanMs).size
+  val CollectedSchema: StructType = StructType(Seq(
+    StructField("kind", StringType, nullable = false), StructField("name", StringType, nullable = false),
+    StructField("path", StringType, nullable = false)))
+
+  /**
+   * Garbage collection of one repository (`repository` non-null) or of the whole warehouse (null);
+   * `olderThanMs` < 0 means the default retention period.
+   */
+  def collectGarbage(spark: SparkSession, options: VersionedApi.Opts, repository: String, olderThanMs: Long,
+                     force: Boolean, dryRun: Boolean): DataFrame =
+    collectGarbage(spark, engine(spark, options), Option(repository), olderThanMs, force, dryRun)
+
+  def collectGarbage(spark: SparkSession, e: Engine, repository: Option[String], olderThanMs: Long, force: Boolean,
+                     dryRun: Boolean): DataFrame = {
+    val retention = if (olderThanMs < 0) Maintenance.DefaultRetentionMs else olderThanMs
+    val done = e.maintenance.collectGarbage(repository.map(repo), retention, force, dryRun)
+    frame(spark, CollectedSchema, done.map(c => Row(c.kind, c.name, c.path)))
+  }
+
+  def verify(spark: SparkSession, options: VersionedApi.Opts, repository: String, refs: java.util.List[String]): DataFrame = {
+    val rs = Option(refs).map(l => scala.jdk.CollectionConverters.ListHasAsScala(l).asScala.toSeq).getOrElse(Seq.empty)
+    verify(spark, engine(spark, options), repository, rs)
+  }
+
+  def verify(spark: SparkSession, e: Engine, repository: String, refs: Seq[String]): DataFrame =
+    Verifier.run(spark, e, repo(repository), refs.filter(_ != null).map(_.trim).filter(_.nonEmpty))
 }

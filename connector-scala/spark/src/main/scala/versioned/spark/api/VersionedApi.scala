@@ -69,6 +69,15 @@ object VersionedApi {
   def materialize(spark: SparkSession, options: Opts, repo: String): DataFrame =
     MaintenanceApi.materialize(spark, options, repo)
   def evict(spark: SparkSession, options: Opts, repo: String): Int = MaintenanceApi.evict(spark, options, repo)
-  def collectGarbage(spark: SparkSession, options: Opts, olderThanMs: Long): Int =
-    MaintenanceApi.collectGarbage(spark, options, olderThanMs)
+  /**
+   * Deletes objects no version needs that nothing used for `olderThanMs` (< 0: the default, a day), and
+   * for a whole warehouse (`repo` null) orphan and staging files; below an hour only with `force`. With
+   * `dryRun`, lists what would go. Returns (kind, name, path) rows.
+   */
+  def collectGarbage(spark: SparkSession, options: Opts, repo: String, olderThanMs: Long, force: Boolean,
+                     dryRun: Boolean): DataFrame =
+    MaintenanceApi.collectGarbage(spark, options, repo, olderThanMs, force, dryRun)
+  /** Checks every object the versions reachable from `refs` (null or empty: every ref) need; one row per object. */
+  def verify(spark: SparkSession, options: Opts, repo: String, refs: java.util.List[String]): DataFrame =
+    MaintenanceApi.verify(spark, options, repo, refs)
 }

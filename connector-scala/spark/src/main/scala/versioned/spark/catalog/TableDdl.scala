@@ -9,7 +9,7 @@ import org.apache.spark.sql.functions._
 import org.apache.spark.sql.types.StructType
 import versioned.core._
 import versioned.spark.{TableLayout, VersionedOptions}
-import versioned.spark.write.{CommitPlanner, Validation}
+import versioned.spark.write.{CommitPlanner, ObjectTarget, Validation}
 
 /**
  * DDL as commits: every statement records exactly one image on the target branch, moved by
@@ -118,9 +118,11 @@ private[catalog] final class TableDdl(engine: Engine, locationOptions: Map[Strin
     if (newKey) Validation.check(df, layout)
     val physical = if (!layout.hidden) df else df.withColumn(VersionedOptions.DupColumn,
       (row_number().over(Window.partitionBy(df.columns.map(c => col(s"`$c`")).toIndexedSeq: _*).orderBy(lit(1))) - 1).cast("int"))
-    val (next, objects) = CommitPlanner.writeSnapshot(spark, engine.config, layout, physical, t.table)
-    engine.commit(t.repo, branchOf(t), head.map(_.hash), Map(t.table -> TableUpdate.Put(next, objects)), author,
-      s"alter table ${t.table}: ${described.mkString(", ")}")
+    engine.leases.withLease(t.repo, "alter table") { lease =>
+      val (next, objects) = CommitPlanner.writeSnapshot(spark, ObjectTarget(engine.config, lease.id), layout, physical, t.table)
+      engine.commit(t.repo, branchOf(t), head.map(_.hash), Map(t.table -> TableUpdate.Put(next, objects)), author,
+        s"alter table ${t.table}: ${described.mkString(", ")}", Some(lease))
+    }
   }
 }
 

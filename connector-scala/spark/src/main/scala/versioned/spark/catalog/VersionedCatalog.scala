@@ -30,7 +30,7 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
 
   /** Resolved on every call, so a session's `spark.versioned.*` conf changes are picked up. */
   private[catalog] def config: WarehouseConfig = Warehouses.config(SparkSession.active, catalogOptions)
-  private[catalog] def engine: Engine = Engine(config)
+  private[catalog] def engine: Engine = Warehouses.engine(SparkSession.active, config)
   private def locationOptions(c: WarehouseConfig): Map[String, String] =
     Map(VersionedOptions.Warehouse -> c.warehouse, VersionedOptions.MetastoreUrl -> c.metastoreUrl)
   private def ddl: TableDdl = new TableDdl(engine, locationOptions(config))

@@ -2,12 +2,12 @@ package versioned.spark.read
 
 import org.apache.spark.sql.connector.read.InputPartition
 
-/** One object to read: its URI, byte size and row count. */
-private[versioned] final case class ObjectFile(uri: String, size: Long, rows: Long)
+/** One object to read: its URI, byte size, row count, id and recorded checksum (verified on open). */
+private[versioned] final case class ObjectFile(uri: String, size: Long, rows: Long, id: String, checksum: String)
 
 private[versioned] object ObjectFile {
   def of(config: versioned.core.WarehouseConfig, m: versioned.core.ObjectMeta): ObjectFile =
-    ObjectFile(config.objectUri(m.id), m.sizeBytes, m.rowCount)
+    ObjectFile(config.objectUri(m.id), m.sizeBytes, m.rowCount, m.id, m.checksum)
 }
 
 /** One fragment's chain after pruning: an optional SNAP and DIFFs, oldest first. */

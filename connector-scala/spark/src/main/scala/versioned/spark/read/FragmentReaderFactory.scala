@@ -15,6 +15,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  * @param diffRows DIFF rows in the merged layout plus the change kind (any fragment with DIFFs)
  * @param mergedBatches SNAP batches in the merged layout (columnar mode, SNAPs under DIFFs)
  * @param diffCacheBytes budget of the executor's [[DiffCache]] (columnar mode)
+ * @param hadoopConf how executors reach objects to verify them
  */
 private[read] final case class FragmentReaders(
     columnar: Boolean,
@@ -22,7 +23,10 @@ private[read] final case class FragmentReaders(
     diffRows: Option[ObjectFiles.Reader],
     snapBatches: Option[ObjectFiles.Reader],
     mergedBatches: Option[ObjectFiles.Reader],
-    diffCacheBytes: Long)
+    diffCacheBytes: Long,
+    hadoopConf: org.apache.spark.broadcast.Broadcast[org.apache.spark.util.SerializableConfiguration]) {
+  def conf: org.apache.hadoop.conf.Configuration = hadoopConf.value.value
+}
 
 /**
  * Builds readers for fragment partitions on executors: one SNAP is read as is, a SNAP under DIFFs is
@@ -59,7 +63,7 @@ private[read] final class FragmentReaderFactory(
     } else {
       val overlay = DiffCache.getOrLoad(DiffCache.Key(p.diffs.map(_.uri), mergedSchema.catalogString), readers.diffCacheBytes) {
         val copy = identity()
-        new Overlay(Conflation(p.diffs.map(ObjectFiles.load(readers.diffRows.get, _, copy)).toArray, keyTypes), keyTypes,
+        new Overlay(Conflation(p.diffs.map(ObjectFiles.load(readers.diffRows.get, _, copy, readers.conf)).toArray, keyTypes), keyTypes,
           mergedSchema.length)
       }
       val snap = p.snap.fold(Iterator.empty[ColumnarBatch])(batches(readers.mergedBatches.get, _))
@@ -69,7 +73,7 @@ private[read] final class FragmentReaderFactory(
   }
 
   private def batches(read: ObjectFiles.Reader, f: ObjectFile): Iterator[ColumnarBatch] =
-    ObjectFiles.open(read, f).asInstanceOf[Iterator[Any]].map(_.asInstanceOf[ColumnarBatch])
+    ObjectFiles.open(read, f, readers.conf).asInstanceOf[Iterator[Any]].map(_.asInstanceOf[ColumnarBatch])
 
   /** Identity projection of DIFF rows (merged columns + change kind) into unsafe rows. */
   private def identity(): UnsafeProjection =
@@ -95,8 +99,8 @@ private[read] final class FragmentReaderFactory(
     val project = UnsafeProjection.create(outputOrdinals.toSeq.map { o =>
       val f = mergedSchema(o); BoundReference(o, f.dataType, f.nullable)
     })
-    val snap = p.snap.map(ObjectFiles.open(readers.snapRows.get, _))
-    val diffs = p.diffs.map(ObjectFiles.open(readers.diffRows.get, _)).toArray
+    val snap = p.snap.map(ObjectFiles.open(readers.snapRows.get, _, readers.conf))
+    val diffs = p.diffs.map(ObjectFiles.open(readers.diffRows.get, _, readers.conf)).toArray
     val close = () => ObjectFiles.close(snap.toSeq ++ diffs)
     if (diffs.isEmpty) new SnapshotReader(snap.getOrElse(Iterator.empty), project, close)
     else // DIFFs are conflated first, so the base is merged against one stream: one key comparison per base row.

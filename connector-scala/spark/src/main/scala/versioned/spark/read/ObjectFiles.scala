@@ -1,28 +1,74 @@
 package versioned.spark.read
 
+import scala.util.control.NonFatal
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
 import org.apache.spark.paths.SparkPath
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjection}
 import org.apache.spark.sql.execution.datasources.PartitionedFile
 import org.apache.spark.sql.types.StructType
+import versioned.core.{Errors, ObjectChecksum, ObjectCorruptException, ObjectMissingException, VersionedException}
 
-/** Opening whole objects with a Parquet file reader prepared on the driver (scans and DIFF consolidation). */
+/**
+ * Opening whole objects with a Parquet file reader prepared on the driver (scans and DIFF consolidation).
+ * Every object is verified as it is read: its size and tail (page indexes and footer) against the
+ * checksum recorded when it was written, when it is opened; each page against its Parquet checksum as
+ * it is decoded (readers are built with [[verifying]]). A missing or damaged object is an
+ * [[ObjectMissingException]] or [[ObjectCorruptException]] naming it; no unverified row is returned.
+ */
 private[versioned] object ObjectFiles {
   type Reader = PartitionedFile => Iterator[InternalRow]
 
-  def open(read: Reader, f: ObjectFile): Iterator[InternalRow] =
-    read(PartitionedFile(InternalRow.empty, SparkPath.fromUrlString(f.uri), 0L, f.size, Array.empty[String], 0L, f.size,
-      Map.empty))
+  /** A copy of `conf` whose Parquet readers verify page checksums. */
+  def verifying(conf: Configuration): Configuration = {
+    val c = new Configuration(conf)
+    c.setBoolean("parquet.page.verify-checksum.enabled", true)
+    c
+  }
+
+  def open(read: Reader, f: ObjectFile, conf: Configuration): Iterator[InternalRow] = {
+    val path = new Path(f.uri)
+    guarded(f)(ObjectChecksum.verifyTail(path.getFileSystem(conf), path, f.id, f.size, f.checksum))
+    val rows = guarded(f)(read(PartitionedFile(InternalRow.empty, SparkPath.fromUrlString(f.uri), 0L, f.size,
+      Array.empty[String], 0L, f.size, Map.empty)))
+    // columnar readers hand out batches through the same iterator type: stay generic
+    new Checked[Any](f, rows.asInstanceOf[Iterator[Any]]).asInstanceOf[Iterator[InternalRow]]
+  }
 
   /** Identity projection of rows of `schema` into unsafe rows (to copy rows a reader reuses). */
   def identity(schema: StructType): UnsafeProjection =
     UnsafeProjection.create(schema.fields.toSeq.zipWithIndex.map { case (f, o) => BoundReference(o, f.dataType, f.nullable) })
 
   /** Every row of an object, copied through `copy` (an [[identity]] of the rows `read` produces). */
-  def load(read: Reader, f: ObjectFile, copy: UnsafeProjection): Array[InternalRow] = {
-    val it = open(read, f)
+  def load(read: Reader, f: ObjectFile, copy: UnsafeProjection, conf: Configuration): Array[InternalRow] = {
+    val it = open(read, f, conf)
     try it.map(r => copy(r).copy(): InternalRow).toArray finally close(Seq(it))
   }
 
   def close(its: Seq[Iterator[_]]): Unit = its.foreach { case c: AutoCloseable => c.close(); case _ => () }
+
+  /** Failures while reading an object, as typed errors naming it. */
+  private[read] def guarded[T](f: ObjectFile)(body: => T): T =
+    try body catch {
+      case e: VersionedException => throw e
+      case e: InterruptedException => throw e
+      case e: org.apache.spark.TaskKilledException => throw e
+      case e: java.io.FileNotFoundException => throw new ObjectMissingException(f.id, s"${f.uri} does not exist", e)
+      case e: java.io.IOException if !looksCorrupt(e) =>
+        throw Errors.storage(s"Could not read object ${f.id} (${f.uri}): ${e.getMessage}", e)
+      case NonFatal(e) => throw new ObjectCorruptException(f.id, s"${f.uri} cannot be decoded (${e.getClass.getSimpleName}: " +
+        s"${Option(e.getMessage).getOrElse("").take(300)})", e)
+    }
+
+  /** I/O errors that mean damaged bytes rather than an unreachable store. */
+  private def looksCorrupt(e: java.io.IOException): Boolean = e.isInstanceOf[java.io.EOFException] ||
+    Option(e.getMessage).exists(m => Seq("checksum", "crc", "corrupt", "magic", "footer", "parquet").exists(m.toLowerCase.contains))
+
+  /** Rows of one object, with read failures turned into typed errors. */
+  private final class Checked[T](f: ObjectFile, it: Iterator[T]) extends Iterator[T] with AutoCloseable {
+    override def hasNext: Boolean = guarded(f)(it.hasNext)
+    override def next(): T = guarded(f)(it.next())
+    override def close(): Unit = it match { case c: AutoCloseable => c.close(); case _ => () }
+  }
 }

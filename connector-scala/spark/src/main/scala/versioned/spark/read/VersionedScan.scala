@@ -75,7 +75,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     val others = readSchema0.fieldNames.filterNot(keySet.contains).toSeq
     val merged = layout.keyFirst(others)
     val diffRead = layout.diffRead(others)
-    def conf = new org.apache.hadoop.conf.Configuration(spark.sparkContext.hadoopConfiguration)
+    def conf = ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration)
     val format = new ParquetFileFormat()
     // Each reader broadcasts the Hadoop configuration: build only the ones this scan's partitions use.
     def reader(schema: StructType, read: StructType, fs: Seq[Filter], batch: Boolean) = format.buildReaderWithPartitionValues(
@@ -91,7 +91,8 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
       diffRows = Option.when(withDiffs)(reader(layout.diffSchema, diffRead, keyFilters, batch = false)),
       snapBatches = Option.when(columnar && snapOnly)(reader(layout.physicalSchema, readSchema0, filters, batch = true)),
       mergedBatches = Option.when(columnar && snapUnderDiffs)(reader(layout.physicalSchema, merged, filters, batch = true)),
-      diffCacheBytes = versioned.spark.Warehouses.diffCacheBytes(spark))
+      diffCacheBytes = versioned.spark.Warehouses.diffCacheBytes(spark),
+      hadoopConf = spark.sparkContext.broadcast(new org.apache.spark.util.SerializableConfiguration(conf)))
     new FragmentReaderFactory(readers, merged, keyCols.size, readSchema0.fieldNames.map(merged.fieldIndex), limit)
   }
 

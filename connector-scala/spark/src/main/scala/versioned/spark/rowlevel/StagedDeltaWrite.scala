@@ -24,7 +24,8 @@ private[rowlevel] final class StagedDeltaWrite(
     cmd: RowLevelOperation.Command,
     info: LogicalWriteInfo) extends DeltaWrite with DeltaBatchWrite {
 
-  private val stagingDir = table.config.stagingUri(s"writes/${UUID.randomUUID()}")
+  private val lease = new WriteLease(table, table.ident.repo, "row-level write")
+  private def stagingDir = lease.stagingDir
   private val idSchema: StructType = info.rowIdSchema().orElse(new StructType())
   /** Every user column is staged; a DELETE's rows carry none of them (they stay null). */
   private val rowSchema: StructType = snapshot.layout.schema
@@ -69,18 +70,17 @@ private[rowlevel] final class StagedDeltaWrite(
         if (!changes.isEmpty) record(req, changes)
       } finally { changes.unpersist(); if (cmd != RowLevelOperation.Command.DELETE) current.unpersist(); staged.unpersist() }
     }
-  } finally cleanup()
+  } finally lease.close()
 
   /** One DIFF commit through the shared commit path, moving the branch only from the image that was read. */
   private def record(req: WriteRequest, changes: DataFrame): CommitResult = {
     val message = req.options.collectFirst { case (k, v) if k.equalsIgnoreCase(VersionedOptions.Message) => v }
       .getOrElse(s"${DeltaChanges.verb(cmd)} ${table.ident.table}")
-    CommitPlanner.commit(table.engine, req.copy(message = message, expectedHead = Some(snapshot.image.hash)), changes)
+    CommitPlanner.commit(table.engine, req.copy(message = message, expectedHead = Some(snapshot.image.hash)),
+      StagedInput(changes), Some(lease.get))
   }
 
-  override def abort(messages: Array[WriterCommitMessage]): Unit = cleanup()
-
-  private def cleanup(): Unit = StagedWrite.delete(table.config, stagingDir)
+  override def abort(messages: Array[WriterCommitMessage]): Unit = lease.close()
 }
 
 private[rowlevel] object StagedDeltaWrite {

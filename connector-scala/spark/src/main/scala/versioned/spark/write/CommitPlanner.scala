@@ -43,11 +43,32 @@ private[versioned] final case class WriteRequest(
  */
 private[versioned] object CommitPlanner {
 
+  private val log = org.slf4j.LoggerFactory.getLogger(getClass)
+
   def commit(engine: Engine, req: WriteRequest, rawInput: DataFrame): CommitResult =
     commit(engine, req, StagedInput(rawInput))
 
-  def commit(engine: Engine, req: WriteRequest, staged: StagedInput): CommitResult = {
+  /**
+   * One commit. Objects are written under `lease` (a write that staged its rows brings the lease it
+   * staged them under; otherwise one is opened for the commit). The write is done when the image is
+   * recorded: compaction afterwards is best effort, and a failure there is logged, never raised (the
+   * next commit of the table retries it).
+   */
+  def commit(engine: Engine, req: WriteRequest, staged: StagedInput, lease: Option[Lease] = None): CommitResult = {
     val spark = SparkSession.active
+    val maxChain = Warehouses.maxChain(spark)
+    val result = lease match {
+      case Some(l) => record(spark, engine, req, staged, l)
+      case None => engine.leases.withLease(req.ident.repo, "commit")(record(spark, engine, req, staged, _))
+    }
+    try Compactor.maybeCompact(spark, engine, req, result.image, maxChain)
+    catch { case scala.util.control.NonFatal(e) => log.warn(s"versioned: compaction after commit ${result.image.shortHash} " +
+      s"of ${req.ident} failed; the commit stands and the next commit of the table retries it: $e", e) }
+    result
+  }
+
+  private def record(spark: SparkSession, engine: Engine, req: WriteRequest, staged: StagedInput, lease: Lease): CommitResult = {
+    val target = ObjectTarget(engine.config, lease.id)
     req.deleteColumn.foreach(ChangeSets.checkDeleteColumn(staged.schema, _))
     val inputSchema = req.deleteColumn.fold(staged.schema)(c => StructType(staged.schema.filterNot(_.name == c)))
     val repo = req.ident.repo
@@ -74,33 +95,31 @@ private[versioned] object CommitPlanner {
     val (version, objects) = staged.localRows match {
       // small upserts: changes follow from the data alone, so the driver writes the DIFFs itself
       case Some(rows) if current.isDefined && sameShape && LocalCommit.applies(req, layout) =>
-        LocalCommit.writeDiffs(spark, engine.config, layout, current.get, staged.schema, req.deleteColumn, rows)
+        LocalCommit.writeDiffs(spark, target, layout, current.get, staged.schema, req.deleteColumn, rows)
       case None if req.mode == WriteMode.Changes && current.isDefined && sameShape =>
-        planChanges(spark, engine, req, staged.frame, layout, current.get, head)
-      case _ => planDistributed(spark, engine, req, staged.frame, layout, current.filter(_ => sameShape), head)
+        planChanges(spark, target, req, staged.frame, layout, current.get, head)
+      case _ => planDistributed(spark, target, req, staged.frame, layout, current.filter(_ => sameShape), head)
     }
-    val result = engine.commit(repo, branch, head.map(_.hash),
-      Map(table -> TableUpdate.Put(version, objects)), req.author, req.message)
-    Compactor.maybeCompact(spark, engine, req, result.image, Warehouses.maxChain(spark))
-    result
+    engine.commit(repo, branch, head.map(_.hash), Map(table -> TableUpdate.Put(version, objects)), req.author, req.message,
+      Some(lease))
   }
 
   /**
    * Computed changes (DML, deleteWhere): written by the driver when there are few (no shuffle), else
    * with Spark jobs; the frame stays cached meanwhile so it is computed once.
    */
-  private def planChanges(spark: SparkSession, engine: Engine, req: WriteRequest, changes: DataFrame, layout: TableLayout,
+  private def planChanges(spark: SparkSession, target: ObjectTarget, req: WriteRequest, changes: DataFrame, layout: TableLayout,
                           cur: TableVersion, head: Option[Image]): (TableVersion, Seq[ObjectMeta]) = {
     val owned = changes.storageLevel == StorageLevel.NONE // DML hands over a cached frame already
     val cached = if (owned) changes.persist(StorageLevel.MEMORY_AND_DISK) else changes
     try LocalCommit.collectSmall(cached, Warehouses.localCommitMaxRows(spark)) match {
-      case Some(rows) => LocalCommit.writeChanges(spark, engine.config, layout, cur, cached.schema, rows)
-      case None => planDistributed(spark, engine, req, cached, layout, Some(cur), head)
+      case Some(rows) => LocalCommit.writeChanges(spark, target, layout, cur, cached.schema, rows)
+      case None => planDistributed(spark, target, req, cached, layout, Some(cur), head)
     } finally if (owned) cached.unpersist()
   }
 
   /** Validation, SNAP or DIFF with Spark jobs; `current` is the table when the data has its shape. */
-  private def planDistributed(spark: SparkSession, engine: Engine, req: WriteRequest, rawInput: DataFrame,
+  private def planDistributed(spark: SparkSession, target: ObjectTarget, req: WriteRequest, rawInput: DataFrame,
                               layout: TableLayout, current: Option[TableVersion],
                               head: Option[Image]): (TableVersion, Seq[ObjectMeta]) = {
     val marked = req.deleteColumn.map(_ => rawInput)
@@ -111,7 +130,7 @@ private[versioned] object CommitPlanner {
     current match {
       case None =>
         val rows = marked.fold(input)(m => m.filter(!coalesce(col(req.deleteColumn.get), lit(false))).drop(req.deleteColumn.get))
-        writeSnapshot(spark, engine.config, layout, withDup(rows, layout), req.ident.table)
+        writeSnapshot(spark, target, layout, withDup(rows, layout), req.ident.table)
       case Some(cur) =>
         val changes = req.mode match {
           case WriteMode.Append if marked.isDefined => ChangeSets.upsertWithDeletes(marked.get, req.deleteColumn.get, layout)
@@ -121,7 +140,7 @@ private[versioned] object CommitPlanner {
           case WriteMode.Overwrite => ChangeSets.overwrite(input, readCurrent().get, layout)
           case WriteMode.Changes => input
         }
-        writeDiffs(engine.config, layout, cur, changes)
+        writeDiffs(target, layout, cur, changes)
     }
   }
 
@@ -132,20 +151,20 @@ private[versioned] object CommitPlanner {
         .cast("int"))
 
   /** A new SNAP: range-partitioned by key into fragments of about the target size, sorted inside. */
-  def writeSnapshot(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, df: DataFrame,
+  def writeSnapshot(spark: SparkSession, target: ObjectTarget, layout: TableLayout, df: DataFrame,
                     table: String): (TableVersion, Seq[ObjectMeta]) = {
     val keys = layout.keyColumns.map(col)
     val rows = df.count()
     val n = math.max(1L, math.ceil(rows.toDouble / Warehouses.fragmentRows(spark)).toLong).toInt
     val ranged = df.repartitionByRange(n, keys: _*).sortWithinPartitions(keys: _*)
       .withColumn(FragmentWriter.FragColumn, spark_partition_id())
-    val written = FragmentWriter.write(ranged, layout.physicalSchema, layout.keyColumns, ObjectKind.Snap, config)
+    val written = FragmentWriter.write(ranged, layout.physicalSchema, layout.keyColumns, ObjectKind.Snap, target)
     val fragments = written.zipWithIndex.map { case (w, i) => Fragment(if (i == 0) None else Some(w.firstKey), Seq(w.meta.id)) }
     (TableVersion(table, layout.schemaJson, layout.primaryKey, layout.hidden, fragments), written.map(_.meta))
   }
 
   /** DIFF objects: changes routed to the fragment whose key range holds them, one object per fragment. */
-  def writeDiffs(config: WarehouseConfig, layout: TableLayout, cur: TableVersion,
+  def writeDiffs(target: ObjectTarget, layout: TableLayout, cur: TableVersion,
                  changes: DataFrame): (TableVersion, Seq[ObjectMeta]) = {
     val base = baseFragments(cur)
     val keys = layout.keyColumns
@@ -153,7 +172,7 @@ private[versioned] object CommitPlanner {
     val parts = math.max(1, math.min(base.size, SparkSession.active.sparkContext.defaultParallelism))
     val sorted = routed.repartition(parts, col(FragmentWriter.FragColumn))
       .sortWithinPartitions((FragmentWriter.FragColumn +: keys).map(col): _*)
-    withDiffs(cur, base, FragmentWriter.write(sorted, layout.diffSchema, keys, ObjectKind.Diff, config))
+    withDiffs(cur, base, FragmentWriter.write(sorted, layout.diffSchema, keys, ObjectKind.Diff, target))
   }
 
   /** The fragments changes are routed to: the effective ones, or one unbounded fragment for an empty table. */

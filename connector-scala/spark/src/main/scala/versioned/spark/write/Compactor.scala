@@ -91,12 +91,25 @@ private[versioned] object Compactor {
    */
   def compact(spark: SparkSession, engine: Engine, snap: TableSnapshot, fragments: Set[Int],
               options: Map[String, String], runs: Map[Int, Seq[String]] = Map.empty,
-              splits: Map[Int, DiffConsolidation.Split] = Map.empty): Seq[ObjectMeta] = {
+              splits: Map[Int, DiffConsolidation.Split] = Map.empty): Seq[ObjectMeta] =
+    engine.leases.withLease(snap.repo, "compaction") { lease =>
+      val metas = rewrite(spark, engine, snap, fragments, options, runs, splits, lease)
+      log.info(s"versioned: compaction ${snap.repo}.${snap.table}@${snap.image.shortHash} rewrote ${fragments.size} " +
+        s"fragment(s), consolidated ${runs.size}, split ${splits.size}: ${metas.size} new object(s)")
+      metas
+    }
+
+  private val log = org.slf4j.LoggerFactory.getLogger(getClass)
+
+  private def rewrite(spark: SparkSession, engine: Engine, snap: TableSnapshot, fragments: Set[Int],
+                      options: Map[String, String], runs: Map[Int, Seq[String]], splits: Map[Int, DiffConsolidation.Split],
+                      lease: Lease): Seq[ObjectMeta] = {
+    val target = ObjectTarget(engine.config, lease.id)
     val layout = snap.layout
     val base = snap.version.effectiveFragments
     val tasks = runs.toSeq.map { case (i, ids) => DiffConsolidation.Task(i, ids) } ++
       splits.toSeq.map { case (i, s) => DiffConsolidation.Task(i, base(i).objects.tail, Some(s)) }
-    val merged = if (tasks.isEmpty) Map.empty[Int, DiffConsolidation.Result] else DiffConsolidation.run(spark, snap, tasks)
+    val merged = if (tasks.isEmpty) Map.empty[Int, DiffConsolidation.Result] else DiffConsolidation.run(spark, snap, tasks, target)
     val split = merged.filter { case (i, r) => splits.contains(i) && !r.rewrite }
     val rewrite = fragments -- split.keySet
     val written =
@@ -109,7 +122,7 @@ private[versioned] object Compactor {
           .option(VersionedOptions.IncludeHidden, "true")
           .option(VersionedOptions.OnlyFragments, rewrite.toSeq.sorted.mkString(","))
           .load(s"${snap.repo}.${snap.table}")
-        FragmentWriter.write(df, layout.physicalSchema, layout.keyColumns, ObjectKind.Snap, snap.config, Some(planned))
+        FragmentWriter.write(df, layout.physicalSchema, layout.keyColumns, ObjectKind.Snap, target, Some(planned))
       }
     val byFrag = written.map(w => w.fragment -> w).toMap
     val next = base.zipWithIndex.flatMap { case (f, i) =>
@@ -122,7 +135,7 @@ private[versioned] object Compactor {
     }
     val metas = written.map(w => w.meta.copy(parents = base(w.fragment).objects)) ++
       merged.values.toSeq.filterNot(_.rewrite).flatMap(r => r.diff.toSeq ++ r.tail.map(_.meta))
-    engine.setCompacted(snap.repo, snap.image.hash, snap.table, next, metas)
+    engine.setCompacted(snap.repo, snap.image.hash, snap.table, next, metas, Some(lease))
     metas
   }
 }

@@ -34,7 +34,7 @@ private[versioned] object DiffConsolidation {
   /** The merged DIFF (absent when a split left no change at or below the SNAP) and the tail SNAP. */
   final case class Result(fragment: Int, diff: Option[ObjectMeta], tail: Option[WrittenObject], rewrite: Boolean)
 
-  def run(spark: SparkSession, snap: TableSnapshot, tasks: Seq[Task]): Map[Int, Result] = {
+  def run(spark: SparkSession, snap: TableSnapshot, tasks: Seq[Task], target: ObjectTarget): Map[Int, Result] = {
     val layout = snap.layout
     val keyCols = layout.keyColumns
     // DIFF rows are read key columns first (what Conflation compares), then written back in object order.
@@ -42,7 +42,8 @@ private[versioned] object DiffConsolidation {
     def back(to: StructType) = UnsafeProjection.create(to.fields.toSeq.map { f =>
       BoundReference(readSchema.fieldIndex(f.name), f.dataType, f.nullable)
     })
-    val conf = new org.apache.hadoop.conf.Configuration(spark.sparkContext.hadoopConfiguration)
+    val conf = ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration)
+    val verifyConf = spark.sparkContext.broadcast(new org.apache.spark.util.SerializableConfiguration(conf))
     val read = new ParquetFileFormat().buildReaderWithPartitionValues(spark, layout.diffSchema, new StructType(), readSchema,
       Nil, Map(FileFormat.OPTION_RETURNING_BATCH -> "false"), conf)
     val diffSink = ParquetSink.forObjects(spark, layout.diffSchema, ObjectKind.Diff)
@@ -53,21 +54,21 @@ private[versioned] object DiffConsolidation {
     val change = readSchema.fieldIndex(VersionedOptions.ChangeColumn)
     val plans = tasks.sortBy(_.fragment).map(t => (t, t.diffs.map(id => ObjectFile.of(config, snap.objects(id)))))
     val results = spark.sparkContext.parallelize(plans, math.max(1, plans.size)).map { case (task, files) =>
-      val sources = files.map(ObjectFiles.load(read, _, ObjectFiles.identity(readSchema))).toArray
+      val sources = files.map(ObjectFiles.load(read, _, ObjectFiles.identity(readSchema), verifyConf.value.value)).toArray
       val rows = Conflation(sources, keyTypes)
       val cut = task.split.fold(rows.length)(s => firstAbove(rows, Values.toInternal(s.snapMax, keyTypes.head), keyTypes))
       if (task.split.exists(cut > _.maxBodyRows)) Result(task.fragment, None, None, rewrite = true)
       else {
         val diff = Option.when(task.split.isEmpty || cut > 0) {
           val toDiff = back(layout.diffSchema)
-          val writer = new ObjectWriter(diffSink, config, ObjectKind.Diff)
+          val writer = new ObjectWriter(diffSink, target, ObjectKind.Diff)
           try { var i = 0; while (i < cut) { writer.write(toDiff(rows(i))); i += 1 } }
           catch { case e: Throwable => writer.abort(); throw e }
           writer.close().copy(parents = task.diffs)
         }
         val tail = if (task.split.isEmpty) None else snapSink.flatMap { sink =>
           val toSnap = back(physical)
-          val runs = new ObjectRuns(sink, config, ObjectKind.Snap, keyCols)
+          val runs = new ObjectRuns(sink, target, ObjectKind.Snap, keyCols)
           try (cut until rows.length).foreach(i => if (rows(i).getByte(change) != ChangeKind.Delete) runs.write(task.fragment, toSnap(rows(i))))
           catch { case e: Throwable => runs.abort(); throw e }
           runs.close().headOption.map(w => w.copy(meta = w.meta.copy(parents = task.diffs)))

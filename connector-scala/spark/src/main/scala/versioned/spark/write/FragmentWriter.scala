@@ -5,7 +5,7 @@ import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjection}
 import org.apache.spark.sql.types.StructType
-import versioned.core.{ObjectMeta, WarehouseConfig}
+import versioned.core.ObjectMeta
 import versioned.spark.Values
 
 /** An object written by an executor for fragment `fragment`, with the canonical key of its first row. */
@@ -24,7 +24,7 @@ private[versioned] object FragmentWriter {
    *                            fragment from column [[FragColumn]]
    */
   def write(df: DataFrame, objectSchema: StructType, keyColumns: Seq[String], kind: String,
-            config: WarehouseConfig, fragmentByPartition: Option[Array[Int]] = None): Seq[WrittenObject] = {
+            target: ObjectTarget, fragmentByPartition: Option[Array[Int]] = None): Seq[WrittenObject] = {
     val spark = SparkSession.active
     val sink = ParquetSink.forObjects(spark, objectSchema, kind)
     val inSchema = df.schema
@@ -35,7 +35,7 @@ private[versioned] object FragmentWriter {
       val project = UnsafeProjection.create(ordinals.toSeq.zip(objectSchema.fields).map { case (o, f) =>
         BoundReference(o, f.dataType, f.nullable)
       })
-      val runs = new ObjectRuns(sink, config, kind, keyColumns)
+      val runs = new ObjectRuns(sink, target, kind, keyColumns)
       try it.foreach(row => runs.write(fragmentByPartition.map(_(pid)).getOrElse(row.getInt(fragOrdinal)), project(row)))
       catch { case e: Throwable => runs.abort(); throw e }
       runs.close().iterator
@@ -47,7 +47,7 @@ private[versioned] object FragmentWriter {
  * Writes rows (in the sink's schema) that arrive grouped by fragment and sorted by key: one object per
  * run of equal fragment ids. Used by executor tasks and, for small writes, by the driver.
  */
-private[versioned] final class ObjectRuns(sink: ParquetSink, config: WarehouseConfig, kind: String,
+private[versioned] final class ObjectRuns(sink: ParquetSink, target: ObjectTarget, kind: String,
                                           keyColumns: Seq[String]) {
   private val keyOrdinals = keyColumns.map(sink.schema.fieldIndex)
   private val keyTypes = keyColumns.map(sink.schema(_).dataType)
@@ -59,7 +59,7 @@ private[versioned] final class ObjectRuns(sink: ParquetSink, config: WarehouseCo
     if (frag != current || writer == null) {
       finish()
       current = frag
-      writer = new ObjectWriter(sink, config, kind)
+      writer = new ObjectWriter(sink, target, kind)
     }
     writer.write(row)
   }

@@ -6,7 +6,7 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, UnsafeProjection}
 import org.apache.spark.sql.types.StructType
-import versioned.core.{ChangeKind, ObjectKind, ObjectMeta, TableVersion, WarehouseConfig}
+import versioned.core.{ChangeKind, ObjectKind, ObjectMeta, TableVersion}
 import versioned.spark.TableLayout
 import versioned.spark.read.KeyComparator
 
@@ -24,17 +24,17 @@ private[versioned] object LocalCommit {
     req.mode == WriteMode.Append && req.upsert && !layout.hidden
 
   /** One DIFF object per touched fragment of `cur`; `rows` are in `schema` (the layout's columns + `deleteColumn`). */
-  def writeDiffs(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, cur: TableVersion,
+  def writeDiffs(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
                  schema: StructType, deleteColumn: Option[String],
                  rows: IndexedSeq[InternalRow]): (TableVersion, Seq[ObjectMeta]) =
-    write(spark, config, layout, cur, sortedByKey(rows, schema, layout), { val f = diffRow(schema, layout, deleteColumn); () => f })
+    write(spark, target, layout, cur, sortedByKey(rows, schema, layout), { val f = diffRow(schema, layout, deleteColumn); () => f })
 
   /** The same for DIFF rows already computed (`WriteMode.Changes`): `rows` hold the DIFF columns in `schema`'s order. */
-  def writeChanges(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, cur: TableVersion,
+  def writeChanges(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
                    schema: StructType, rows: IndexedSeq[InternalRow]): (TableVersion, Seq[ObjectMeta]) = {
     val refs = layout.diffSchema.fields.toSeq.map(f => BoundReference(schema.fieldIndex(f.name), f.dataType, f.nullable))
     // one projection per writing thread: an UnsafeProjection reuses its output row
-    write(spark, config, layout, cur, sortedByKey(rows, schema, layout, validate = false), () => UnsafeProjection.create(refs))
+    write(spark, target, layout, cur, sortedByKey(rows, schema, layout, validate = false), () => UnsafeProjection.create(refs))
   }
 
   /** Changes of a write in `WriteMode.Changes`, on the driver when there are at most `maxRows` (the frame stays cached). */
@@ -43,7 +43,7 @@ private[versioned] object LocalCommit {
     else Some(df.asInstanceOf[org.apache.spark.sql.classic.Dataset[_]].queryExecution.toRdd.map(_.copy()).collect().toIndexedSeq)
 
   /** `change` makes the function turning a kept row into a DIFF row, once per writing thread. */
-  private def write(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, cur: TableVersion,
+  private def write(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
                     keyed: IndexedSeq[(InternalRow, InternalRow)],
                     change: () => InternalRow => InternalRow): (TableVersion, Seq[ObjectMeta]) = {
     val base = CommitPlanner.baseFragments(cur)
@@ -52,7 +52,7 @@ private[versioned] object LocalCommit {
     // one object per touched fragment, rows in key order
     val runs = keyed.map { case (key, row) => fragmentOf(key) -> row }.groupBy(_._1).toSeq.sortBy(_._1)
     val written = inParallel(runs) { case (frag, changes) =>
-      val objects = new ObjectRuns(sink, config, ObjectKind.Diff, layout.keyColumns)
+      val objects = new ObjectRuns(sink, target, ObjectKind.Diff, layout.keyColumns)
       val toDiff = change()
       try changes.foreach { case (_, row) => objects.write(frag, toDiff(row)) }
       catch { case e: Throwable => objects.abort(); throw e }

@@ -8,17 +8,30 @@ import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, UnsafeProj
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
-import versioned.core.{Errors, Hashing, ObjectMeta, WarehouseConfig}
+import versioned.core.{Errors, Hashing, ObjectChecksum, ObjectMeta, WarehouseConfig, WarehouseStore}
 import versioned.spark.Values
 
 /**
- * Writes one object (rows already sorted by key) on an executor: Parquet through Spark's writer, a
- * SHA-256 content hash over the rows, and per-column min/max/null-count statistics. On close the
- * file is moved to its content-addressed name; identical content yields the identical object.
+ * Where a writer puts objects: the warehouse, and the write lease its staging files live under
+ * (`_staging/<lease>/`, see docs/FORMAT.md, "Garbage collection").
  */
-private[versioned] final class ObjectWriter(sink: ParquetSink, config: WarehouseConfig, kind: String) {
+private[versioned] final case class ObjectTarget(config: WarehouseConfig, lease: String) {
+  def stagingUri(name: String): String = config.stagingUri(s"$lease/$name")
+  /** Where a writer keeps its copy of an object it found already stored. */
+  def reusedUri(id: String): String = stagingUri(s"${WarehouseStore.Reused}/$id.parquet")
+}
+
+/**
+ * Writes one object (rows already sorted by key) on an executor: Parquet through Spark's writer (with
+ * page checksums), a SHA-256 content hash over the rows, per-column min/max/null-count statistics, and
+ * the file's [[ObjectChecksum]]. On close the file is moved to its content-addressed name; identical
+ * content yields the identical object. When the object is stored already, the new file is kept in the
+ * lease's staging area until the commit has checked that the stored one is still there.
+ */
+private[versioned] final class ObjectWriter(sink: ParquetSink, target: ObjectTarget, kind: String) {
+  private val config = target.config
   private val schema = sink.schema
-  private val tmp = config.stagingUri(s"objects/${UUID.randomUUID()}.parquet")
+  private val tmp = target.stagingUri(s"objects/${UUID.randomUUID()}.parquet")
   private val out = sink.open(tmp)
   private val unsafe = UnsafeProjection.create(schema)
   private val md = MessageDigest.getInstance("SHA-256")
@@ -76,18 +89,23 @@ private[versioned] final class ObjectWriter(sink: ParquetSink, config: Warehouse
     try {
       val src = new Path(tmp)
       val fs = src.getFileSystem(sink.hadoopConf)
-      val size = fs.getFileStatus(src).getLen
+      val (size, checksum) = ObjectChecksum.compute(fs, src, ObjectWriter.dataEnd(src, sink.hadoopConf))
       val dst = new Path(config.objectUri(id))
-      if (fs.exists(dst)) fs.delete(src, false)
+      def keep(): Unit = {
+        val copy = new Path(target.reusedUri(id))
+        fs.mkdirs(copy.getParent)
+        if (!fs.rename(src, copy)) fs.delete(src, false)
+      }
+      if (fs.exists(dst)) keep()
       else {
         fs.mkdirs(dst.getParent)
-        if (!fs.rename(src, dst) && !fs.exists(dst)) throw new java.io.IOException(s"rename $src -> $dst failed")
+        if (!fs.rename(src, dst)) { if (fs.exists(dst)) keep() else throw new java.io.IOException(s"rename $src -> $dst failed") }
       }
       def canon(arr: Array[Any]): Map[String, Any] = statCols.filter(arr(_) != null).map { i =>
         schema(i).name -> Values.fromInternal(new GenericInternalRow(Array(arr(i))), 0, schema(i).dataType)
       }.toMap
       ObjectMeta(id, kind, Seq.empty, rows, size, "parquet", canon(mins), canon(maxs),
-        statCols.map(i => schema(i).name -> nulls(i)).toMap)
+        statCols.map(i => schema(i).name -> nulls(i)).toMap, checksum.encode)
     } catch {
       case e: java.io.IOException => throw Errors.storage(s"Could not store object $id under ${config.warehouse}: ${e.getMessage}", e)
     }
@@ -95,5 +113,23 @@ private[versioned] final class ObjectWriter(sink: ParquetSink, config: Warehouse
 
   def abort(): Unit = try out.close() finally {
     val p = new Path(tmp); p.getFileSystem(sink.hadoopConf).delete(p, false)
+  }
+}
+
+private[versioned] object ObjectWriter {
+  /**
+   * Where a Parquet file's column data ends: page indexes, bloom filters and the footer follow (the
+   * tail its checksum covers separately).
+   */
+  def dataEnd(path: Path, conf: org.apache.hadoop.conf.Configuration): Long = {
+    val reader = org.apache.parquet.hadoop.ParquetFileReader.open(
+      org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(path, conf))
+    try {
+      val ends = for {
+        block <- scala.jdk.CollectionConverters.ListHasAsScala(reader.getFooter.getBlocks).asScala
+        col <- scala.jdk.CollectionConverters.ListHasAsScala(block.getColumns).asScala
+      } yield col.getStartingPos + col.getTotalSize
+      if (ends.isEmpty) 4L else ends.max // after the leading magic bytes
+    } finally reader.close()
   }
 }

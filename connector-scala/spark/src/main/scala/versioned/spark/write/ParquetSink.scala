@@ -24,6 +24,8 @@ private[versioned] final class ParquetSink(factory: OutputWriterFactory, conf: S
 private[versioned] object ParquetSink {
   def prepare(spark: SparkSession, schema: StructType, options: Map[String, String] = Map.empty): ParquetSink = {
     val job = Job.getInstance(new org.apache.hadoop.conf.Configuration(spark.sparkContext.hadoopConfiguration))
+    // page checksums let readers detect damaged pages (see ObjectFiles)
+    job.getConfiguration.setBoolean("parquet.page.write-checksum.enabled", true)
     val factory = new ParquetFileFormat().prepareWrite(spark, job, options, schema)
     new ParquetSink(factory, new SerializableConfiguration(job.getConfiguration), schema)
   }

@@ -24,7 +24,9 @@ private[versioned] final case class StagedFile(path: String, rows: Long) extends
  */
 private[versioned] final class StagedWrite(table: VersionedTable, req: WriteRequest, schema: StructType)
   extends Write with BatchWrite {
-  private val stagingDir = table.config.stagingUri(s"writes/${UUID.randomUUID()}")
+  /** The write lease, opened before tasks stage rows (its staging area holds them) and closed when the write ends. */
+  private val lease = new WriteLease(table, req.ident.repo, "write")
+  private def stagingDir = lease.stagingDir
   @volatile private var lastResult: Option[versioned.core.CommitResult] = None
   @volatile private var localMaxRows = 0L
   private lazy val sink = ParquetSink.prepare(SparkSession.active, schema)
@@ -46,12 +48,10 @@ private[versioned] final class StagedWrite(table: VersionedTable, req: WriteRequ
     val input =
       if (localMaxRows > 0 && files.isEmpty && kept.map(_.rows.toLong).sum <= localMaxRows) new LocalInput(kept)
       else StagedInput(frame(files ++ stage(kept)))
-    lastResult = Some(CommitPlanner.commit(table.engine, req, input))
-  } finally cleanup()
+    lastResult = Some(CommitPlanner.commit(table.engine, req, input, Some(lease.get)))
+  } finally lease.close()
 
-  override def abort(messages: Array[WriterCommitMessage]): Unit = cleanup()
-
-  private def cleanup(): Unit = StagedWrite.delete(table.config, stagingDir)
+  override def abort(messages: Array[WriterCommitMessage]): Unit = lease.close()
 
   private def frame(files: Seq[String]): DataFrame = {
     val spark = SparkSession.active
@@ -79,6 +79,21 @@ private[versioned] final class StagedWrite(table: VersionedTable, req: WriteRequ
   }
 }
 
+/**
+ * The lease of a DSv2 write, opened on first use (when Spark asks for the writer factory) and closed,
+ * with its staging files, when the write commits or aborts. Closing never throws: a write that
+ * committed is reported as committed.
+ */
+private[versioned] final class WriteLease(table: VersionedTable, repo: String, purpose: String) {
+  @volatile private var lease: Option[versioned.core.Lease] = None
+  def get: versioned.core.Lease = synchronized {
+    if (lease.isEmpty) lease = Some(table.engine.leases.open(repo, purpose))
+    lease.get
+  }
+  def stagingDir: String = s"${table.engine.store.leaseDir(get.id)}/writes"
+  def close(): Unit = synchronized { lease.foreach(table.engine.leases.close); lease = None }
+}
+
 private[versioned] object StagedWrite {
   /** `dt` with every field, element and value nullable (as Spark's file sources read a given schema). */
   def nullable(dt: DataType): DataType = dt match {
@@ -86,11 +101,6 @@ private[versioned] object StagedWrite {
     case a: ArrayType => ArrayType(nullable(a.elementType), containsNull = true)
     case m: MapType => MapType(nullable(m.keyType), nullable(m.valueType), valueContainsNull = true)
     case other => other
-  }
-
-  def delete(config: WarehouseConfig, dir: String): Unit = {
-    val p = new Path(dir)
-    p.getFileSystem(SparkSession.active.sparkContext.hadoopConfiguration).delete(p, true)
   }
 }
 

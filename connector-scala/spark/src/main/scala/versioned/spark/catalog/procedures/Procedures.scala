@@ -12,7 +12,10 @@ private[versioned] object Procedures {
     "create_tag" -> (e => new CreateTagProcedure(e)),
     "delete_tag" -> (e => new DeleteTagProcedure(e)),
     "create_lock" -> (e => new CreateLockProcedure(e)),
-    "release_lock" -> (e => new ReleaseLockProcedure(e)))
+    "release_lock" -> (e => new ReleaseLockProcedure(e)),
+    "gc" -> (e => new GcProcedure(e, wholeWarehouse = false)),
+    "gc_warehouse" -> (e => new GcProcedure(e, wholeWarehouse = true)),
+    "verify" -> (e => new VerifyProcedure(e)))
 
   def names: Seq[String] = all.keys.toSeq.sorted
 

@@ -1,0 +1,51 @@
+package versioned.spark.catalog.procedures
+
+import java.util.Collections
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.catalog.procedures.{BoundProcedure, ProcedureParameter, UnboundProcedure}
+import org.apache.spark.sql.connector.read.{LocalScan, Scan}
+import org.apache.spark.sql.types.{DataTypes, StructType}
+import versioned.core.{Engine, Errors}
+
+/**
+ * Base of procedures whose result is a table (gc, verify): string arguments as in [[RefProcedure]]
+ * (boolean and number arguments are strings parsed here), the result rows of a DataFrame.
+ */
+private[procedures] abstract class MaintenanceProcedure(engine: () => Engine) extends UnboundProcedure with BoundProcedure {
+  protected def params: Seq[Param]
+  protected def outputType: StructType
+  protected def run(spark: SparkSession, e: Engine, args: Args): DataFrame
+
+  override def bind(inputType: StructType): BoundProcedure = this
+  override def isDeterministic: Boolean = false
+
+  override def parameters(): Array[ProcedureParameter] = params.map { p =>
+    val b = ProcedureParameter.in(p.name, DataTypes.StringType).comment(p.comment)
+    (if (p.required) b else b.defaultValue("CAST(NULL AS STRING)")).build()
+  }.toArray
+
+  override def call(input: InternalRow): java.util.Iterator[Scan] = {
+    val df = run(SparkSession.active, engine(), new Args(name(), params, input))
+    val rows = df.queryExecution.toRdd.map(_.copy()).collect()
+    Collections.singleton[Scan](new FrameResult(outputType, rows)).iterator()
+  }
+
+  protected def bool(a: Args, name: String): Boolean = a.opt(name).map(_.trim.toLowerCase) match {
+    case None | Some("") | Some("false") => false
+    case Some("true") => true
+    case Some(v) => throw Errors.invalidOption(s"${this.name()}: argument '$name' must be 'true' or 'false', not '$v'.")
+  }
+
+  /** Seconds as milliseconds; -1 when absent (the default retention). */
+  protected def seconds(a: Args, name: String): Long = a.opt(name).map(_.trim).filter(_.nonEmpty) match {
+    case None => -1L
+    case Some(v) => v.toDoubleOption.filter(d => d >= 0 && !d.isInfinite).map(d => (d * 1000).toLong).getOrElse(
+      throw Errors.invalidOption(s"${this.name()}: argument '$name' must be a number of seconds >= 0, not '$v'."))
+  }
+}
+
+private[procedures] final class FrameResult(schema: StructType, data: Array[InternalRow]) extends LocalScan {
+  override def readSchema(): StructType = schema
+  override def rows(): Array[InternalRow] = data
+}

@@ -1,0 +1,62 @@
+package versioned.spark.read
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.types._
+import org.apache.spark.util.SerializableConfiguration
+import versioned.core._
+
+/**
+ * `verify`: checks every object that the versions reachable from some refs need, reading each whole file
+ * against the checksum recorded when it was written, in Spark tasks (a batch of objects per task). One
+ * row per object: `ok`, `missing` or `corrupt`, and the (table@image) versions that need it.
+ */
+private[versioned] object Verifier {
+  val Ok = "ok"
+  val Missing = "missing"
+  val Corrupt = "corrupt"
+
+  val Schema: StructType = StructType(Seq(
+    StructField("object", StringType, nullable = false), StructField("kind", StringType, nullable = true),
+    StructField("status", StringType, nullable = false), StructField("detail", StringType, nullable = true),
+    StructField("needed_by", ArrayType(StringType, containsNull = false), nullable = false)))
+
+  private val Batch = 32
+  private val ShownVersions = 20
+
+  /** `refs`: revisions to start from; empty means every ref of the repository. */
+  def run(spark: SparkSession, engine: Engine, repo: String, refs: Seq[String]): DataFrame = {
+    val starts = if (refs.isEmpty) engine.refs.all(repo).map(_.image) else refs.map(r => engine.resolve(repo, Revision.Spec(r)).hash)
+    val needed = engine.history.objectsNeeded(repo, engine.history.reachable(repo, starts.distinct))
+    val metas = engine.objects(needed.keys.toSeq)
+    val config = engine.config
+    val conf = spark.sparkContext.broadcast(new SerializableConfiguration(spark.sparkContext.hadoopConfiguration))
+    val work = needed.keys.toSeq.sorted.map(id => (id, metas.get(id)))
+    val checked = if (work.isEmpty) Seq.empty else {
+      spark.sparkContext.setJobDescription(s"versioned: verify $repo (${work.size} objects)")
+      try spark.sparkContext.parallelize(work.grouped(Batch).toSeq, math.max(1, (work.size + Batch - 1) / Batch)).flatMap { batch =>
+        batch.map { case (id, meta) => (id, meta.map(_.kind), check(config, conf.value.value, id, meta)) }
+      }.collect().toSeq
+      finally spark.sparkContext.setJobDescription(null)
+    }
+    val rows = checked.map { case (id, kind, (status, detail)) =>
+      val by = needed(id).map { case (image, table) => s"$table@${image.take(12)}" }.distinct.sorted
+      Row(id, kind.orNull, status, detail.orNull,
+        (by.take(ShownVersions) ++ (if (by.size > ShownVersions) Seq(s"... ${by.size - ShownVersions} more") else Nil)).toArray)
+    }
+    spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), Schema)
+  }
+
+  private def check(config: WarehouseConfig, conf: org.apache.hadoop.conf.Configuration, id: String,
+                    meta: Option[ObjectMeta]): (String, Option[String]) = meta match {
+    case None => (Missing, Some("no metastore row describes it"))
+    case Some(m) =>
+      val path = new Path(config.objectUri(id))
+      try { ObjectChecksum.verifyWhole(path.getFileSystem(conf), path, m); (Ok, None) }
+      catch {
+        case e: ObjectMissingException => (Missing, Some(e.getMessage))
+        case e: ObjectCorruptException => (Corrupt, Some(e.getMessage))
+        case e: java.io.IOException => (Corrupt, Some(s"reading it failed: ${e.getMessage}"))
+      }
+  }
+}

@@ -1,0 +1,119 @@
+package versioned.spark.safety
+
+import org.apache.spark.sql.{DataFrame, Row}
+import versioned.core._
+import versioned.spark.{VersionedOptions, VersionedSparkSuite}
+
+/**
+ * A write either raises and committed nothing, or returns its commit: a file system fails the Nth
+ * operation of a write, for operations spread over the whole write (staging, object writes, commit,
+ * commit-time compaction with its default settings, cleanup). After each attempt the branch head and
+ * the table equal the oracle, and every acknowledged version stays readable.
+ */
+class FaultInjectionSuite extends VersionedSparkSuite {
+  override protected def extraConf: Map[String, String] = Map("spark.hadoop.fs.faulty.impl" -> classOf[FaultyFileSystem].getName)
+
+  override def beforeEach(): Unit = {
+    super.beforeEach()
+    spark.conf.set(VersionedOptions.ConfWarehouse, s"faulty://${warehouse.getAbsolutePath}")
+    spark.conf.set(VersionedOptions.ConfMetastoreUrl, s"jdbc:sqlite:${warehouse.getAbsolutePath}/metastore.db")
+  }
+
+  override def afterEach(): Unit = {
+    Faults.disarm()
+    spark.conf.unset(VersionedOptions.ConfMetastoreUrl)
+    super.afterEach()
+  }
+
+  private def eng: Engine = Engine(WarehouseConfig(s"faulty://${warehouse.getAbsolutePath}",
+    s"jdbc:sqlite:${warehouse.getAbsolutePath}/metastore.db"), spark.sparkContext.hadoopConfiguration)
+  private def head(repo: String): Option[String] = eng.branchHeadOption(repo, "main").map(_.hash)
+
+  /**
+   * Runs `attempt` with the n-th file operation failing, for n spread over the operations it makes; each
+   * time the outcome must be all or nothing. `oracle` gives the expected rows after a success.
+   */
+  private def allOrNothing(repo: String, table: String, attempt: () => Unit, before: () => Set[Row], after: Set[Row] => Set[Row]): Unit = {
+    Faults.arm(0)
+    val probeHead = head(repo)
+    val start = before()
+    attempt()
+    val ops = Faults.operations
+    assert(ops > 3, s"the write made only $ops file operations")
+    val acknowledged = scala.collection.mutable.ArrayBuffer(head(repo).get -> after(start))
+    val points = ((1L to math.min(ops, 10L)) ++ (0 until 14).map(i => 10 + (ops - 10) * i / 14) :+ ops).filter(_ >= 1).distinct
+    points.foreach { n =>
+      val current = read(s"$repo.$table").collect().toSet
+      val h0 = head(repo)
+      Faults.arm(n)
+      val outcome = try { attempt(); None } catch { case t: Throwable => Some(t) }
+      Faults.disarm()
+      val h1 = head(repo)
+      val now = read(s"$repo.$table").collect().toSet
+      outcome match {
+        case Some(t) =>
+          assert(h1 == h0, s"fault at operation $n: the write raised ($t) but the branch moved")
+          assert(now == current, s"fault at operation $n: the write raised but the table changed")
+        case None =>
+          assert(h1 != h0 || now == after(current), s"fault at operation $n: the write returned without a commit")
+          assert(now == after(current), s"fault at operation $n: the write returned but the table is wrong")
+          acknowledged += (h1.get -> now)
+      }
+    }
+    acknowledged.foreach { case (image, expected) =>
+      assert(read(s"$repo.$table", "image" -> image).collect().toSet == expected, s"acknowledged image ${image.take(12)} lost data")
+    }
+    assert(probeHead.isEmpty || acknowledged.nonEmpty)
+  }
+
+  test("keyed upserts (driver-written DIFFs, commit-time compaction)") {
+    val s = spark; import s.implicits._
+    write((1 to 120).map(i => (i, s"v$i")).toDF("id", "v"), "r.t", "primaryKey" -> "id")
+    var k = 0
+    allOrNothing("r", "t", () => { k += 1; write(Seq((k, s"u$k"), (200 + k, s"n$k")).toDF("id", "v"), "r.t", "upsert" -> "true") },
+      () => read("r.t").collect().toSet,
+      cur => { val byId = cur.map(r => r.getInt(0) -> r).toMap; (byId + (k -> Row(k, s"u$k")) + ((200 + k) -> Row(200 + k, s"n$k"))).values.toSet })
+  }
+
+  test("overwrite computed by a distributed comparison") {
+    val s = spark; import s.implicits._
+    write((1 to 120).map(i => (i, s"v$i")).toDF("id", "v"), "r.t", "primaryKey" -> "id")
+    var k = 0
+    def data(k: Int): DataFrame = (1 to 120).map(i => (i, if (i % 10 == k % 10) s"o$k" else s"v$i")).toDF("id", "v")
+    allOrNothing("r", "t", () => { k += 1; overwrite(data(k), "r.t") }, () => read("r.t").collect().toSet,
+      _ => data(k).collect().toSet)
+  }
+
+  test("appends to a table without a primary key never duplicate rows on failure") {
+    val s = spark; import s.implicits._
+    write((1 to 60).map(i => (s"k${i % 7}", i % 3)).toDF("k", "n"), "r.nk")
+    var k = 0
+    def multiset(rows: Seq[Row]) = rows.groupBy(identity).view.mapValues(_.size).toMap
+    allOrNothing("r", "nk", () => { k += 1; write(Seq(("k1", 1), ("new", k)).toDF("k", "n"), "r.nk") },
+      () => read("r.nk").collect().toSet, cur => cur ++ Set(Row("k1", 1), Row("new", k)))
+    // multiplicities: every acknowledged append added exactly its rows
+    val counts = multiset(read("r.nk").collect().toSeq)
+    assert(counts.getOrElse(Row("k1", 1), 0) == read("r.nk").filter("k = 'k1' and n = 1").count())
+  }
+
+  test("a first load (SNAP) of a new table") {
+    val s = spark; import s.implicits._
+    write(Seq((0, "x")).toDF("id", "v"), "r.seed", "primaryKey" -> "id")
+    var k = 0
+    Faults.arm(0)
+    val points = 1 to 40
+    points.foreach { n =>
+      k += 1
+      val name = s"t$k"
+      Faults.arm(n)
+      val outcome = try { write((1 to 130).map(i => (i, s"v$i")).toDF("id", "v"), s"r.$name", "primaryKey" -> "id"); None }
+      catch { case t: Throwable => Some(t) }
+      Faults.disarm()
+      val table = eng.branchHeadOption("r", "main").flatMap(h => eng.tableOption("r", h.hash, name))
+      outcome match {
+        case Some(t) => assert(table.isEmpty, s"fault at operation $n: the load raised ($t) but table $name exists")
+        case None => assert(read(s"r.$name").count() == 130, s"fault at operation $n: acknowledged load is incomplete")
+      }
+    }
+  }
+}

@@ -1,0 +1,45 @@
+package versioned.spark.safety
+
+import java.net.URI
+import java.util.concurrent.atomic.{AtomicInteger, AtomicLong}
+import org.apache.hadoop.fs.{FSDataInputStream, FSDataOutputStream, Path, RawLocalFileSystem}
+import org.apache.hadoop.fs.permission.FsPermission
+import org.apache.hadoop.util.Progressable
+
+/**
+ * A local file system under scheme `faulty:` (no checksum side files, like an object store) whose Nth
+ * mutating or reading operation (create, open, rename, delete, mkdirs), counted from [[Faults.arm]],
+ * fails with an IOException. Register with `spark.hadoop.fs.faulty.impl`.
+ */
+class FaultyFileSystem extends RawLocalFileSystem {
+  override def getUri: URI = URI.create("faulty:///")
+  override def getScheme: String = "faulty"
+
+  override def create(f: Path, permission: FsPermission, overwrite: Boolean, bufferSize: Int, replication: Short,
+                      blockSize: Long, progress: Progressable): FSDataOutputStream = {
+    Faults.check("create", f); super.create(f, permission, overwrite, bufferSize, replication, blockSize, progress)
+  }
+  override def open(f: Path, bufferSize: Int): FSDataInputStream = { Faults.check("open", f); super.open(f, bufferSize) }
+  override def rename(src: Path, dst: Path): Boolean = { Faults.check("rename", src); super.rename(src, dst) }
+  override def delete(p: Path, recursive: Boolean): Boolean = { Faults.check("delete", p); super.delete(p, recursive) }
+  override def mkdirs(p: Path, permission: FsPermission): Boolean = { Faults.check("mkdirs", p); super.mkdirs(p, permission) }
+}
+
+object Faults {
+  private val count = new AtomicLong()
+  private val failAt = new AtomicLong(-1)
+  val failures = new AtomicInteger()
+
+  /** Counts operations from now; the `n`-th fails (n <= 0: none fails). */
+  def arm(n: Long): Unit = { count.set(0); failures.set(0); failAt.set(if (n <= 0) -1 else n) }
+  def disarm(): Unit = failAt.set(-1)
+  def operations: Long = count.get()
+
+  def check(op: String, p: Path): Unit = {
+    val i = count.incrementAndGet()
+    if (i == failAt.get()) {
+      failures.incrementAndGet()
+      throw new java.io.IOException(s"injected fault: $op #$i on $p")
+    }
+  }
+}
