@@ -17,9 +17,12 @@ import java.util.OptionalLong
  * Filter semantics under DIFFs: key-column filters may prune any object (a key never changes within a
  * chain); other filters may prune only the SNAP, because a DIFF row that no longer matches must still
  * supersede the base row it replaces. Deletes carry no values, so DIFFs are never value-filtered.
+ *
+ * @param rowsOnly read rows, never columnar batches: for wrappers that consume the reader factory's
+ *                 rows (the row-id scan of key-less tables)
  */
 private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema0: StructType, filters: Seq[Filter],
-                                             limit: Option[Int] = None)
+                                             limit: Option[Int] = None, rowsOnly: Boolean = false)
   extends Scan with Batch with SupportsReportStatistics {
 
   private val layout = snapshot.layout
@@ -83,7 +86,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     val withDiffs = partitions.exists(_.diffs.nonEmpty)
     val snapOnly = partitions.exists(_.diffs.isEmpty)
     val snapUnderDiffs = partitions.exists(p => p.diffs.nonEmpty && p.snap.isDefined)
-    val columnar = limit.isEmpty && partitions.nonEmpty && readSchema0.nonEmpty && format.supportBatch(spark, readSchema0) &&
+    val columnar = !rowsOnly && limit.isEmpty && partitions.nonEmpty && readSchema0.nonEmpty && format.supportBatch(spark, readSchema0) &&
       (!withDiffs || (snapshot.onlyFragments.isEmpty && overlayFits(spark, format, merged)))
     val readers = FragmentReaders(
       columnar,

@@ -9,9 +9,10 @@ import versioned.spark.TableSnapshot
 /**
  * Column pruning and filter pushdown. Filters are used to prune fragments and objects and to skip
  * Parquet row groups; every filter is still evaluated by Spark after the merge, which keeps results
- * correct under DIFFs (see [[VersionedScan]]).
+ * correct under DIFFs (see [[VersionedScan]]). `rowsOnly` builds scans that never read columnar batches.
  */
-private[versioned] final class VersionedScanBuilder(snapshot: TableSnapshot, tableSchema: StructType)
+private[versioned] final class VersionedScanBuilder(snapshot: TableSnapshot, tableSchema: StructType,
+                                                    rowsOnly: Boolean = false)
   extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownFilters with SupportsPushDownLimit {
 
   private var required: StructType = tableSchema
@@ -27,5 +28,5 @@ private[versioned] final class VersionedScanBuilder(snapshot: TableSnapshot, tab
   /** Each partition stops after `n` merged rows; Spark still applies the limit (partially pushed). */
   override def pushLimit(n: Int): Boolean = { limit = Some(n); true }
 
-  override def build(): Scan = new VersionedScan(snapshot, required, filters.toSeq, limit)
+  override def build(): Scan = new VersionedScan(snapshot, required, filters.toSeq, limit, rowsOnly)
 }

@@ -37,7 +37,8 @@ private[versioned] final class RowIdScanBuilder(snapshot: TableSnapshot, tableSc
 
   override def build(): Scan = {
     val withRowId = required.fieldNames.contains(RowIdColumn)
-    val inner = new VersionedScanBuilder(snapshot, layout.physicalSchema)
+    // RowIdScan projects the inner factory's rows, so that scan must be planned in row mode.
+    val inner = new VersionedScanBuilder(snapshot, layout.physicalSchema, rowsOnly = withRowId)
     inner.pruneColumns(if (withRowId) layout.physicalSchema else required)
     inner.pushFilters(pushed)
     limit.foreach(inner.pushLimit)
@@ -58,7 +59,7 @@ private[versioned] object RowIdScanBuilder {
   }
 }
 
-/** Adds `_vrowid` to the rows of a scan that reads every physical column. */
+/** Adds `_vrowid` to the rows of a scan that reads every physical column in row mode. */
 private[rowlevel] final class RowIdScan(inner: Scan, output: StructType, layout: TableLayout)
   extends Scan with Batch with SupportsReportStatistics {
   private val physical = layout.physicalSchema

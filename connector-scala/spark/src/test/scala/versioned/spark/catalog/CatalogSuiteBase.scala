@@ -2,16 +2,13 @@ package versioned.spark.catalog
 
 import org.apache.spark.sql.{DataFrame, Row}
 import versioned.core.{ObjectMeta, Revision, TableVersion, VersionedException}
-import versioned.spark.{VersionedOptions, VersionedSparkSuite}
+import versioned.spark.VersionedSparkSuite
 
 /** Base of the SQL catalog suites: a session with catalog `c` and helpers over the engine. */
 abstract class CatalogSuiteBase extends VersionedSparkSuite {
-  /** Commit-time compaction is off so tests can assert which objects a statement wrote (see DmlSuite for it on). */
+  /** Only the catalog: commit-time compaction keeps its defaults, as users run it. */
   override protected def extraConf: Map[String, String] = Map(
-    "spark.sql.catalog.c" -> classOf[VersionedCatalog].getName,
-    VersionedOptions.ConfMaxChain -> "1000",
-    VersionedOptions.ConfMaxDiffRatio -> "1000",
-    VersionedOptions.ConfConsolidateAfter -> "1000")
+    "spark.sql.catalog.c" -> classOf[VersionedCatalog].getName)
 
   protected def sql(q: String): DataFrame = spark.sql(q)
 

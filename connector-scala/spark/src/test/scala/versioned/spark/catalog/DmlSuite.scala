@@ -131,8 +131,7 @@ class DmlSuite extends CatalogSuiteBase {
     assert(newObjects("big").map(_.rowCount).sum == 5)
   }
 
-  test("DML with commit-time compaction on: results stay exact and chains stay short") {
-    spark.conf.set(versioned.spark.VersionedOptions.ConfMaxDiffRatio, "0.1")
+  test("DML with a short chain limit: results stay exact and chains stay short") {
     spark.conf.set(versioned.spark.VersionedOptions.ConfMaxChain, "3")
     try {
       sql("CREATE NAMESPACE c.r")
@@ -151,10 +150,7 @@ class DmlSuite extends CatalogSuiteBase {
       assert(read("r.t").count() == expected.size)
       val t = tableAt("r", "t").get
       assert(t.compacted.isDefined || t.fragments.forall(_.objects.size <= 4), t)
-    } finally {
-      spark.conf.set(versioned.spark.VersionedOptions.ConfMaxDiffRatio, "1000")
-      spark.conf.set(versioned.spark.VersionedOptions.ConfMaxChain, "1000")
-    }
+    } finally spark.conf.unset(versioned.spark.VersionedOptions.ConfMaxChain)
   }
 
   test("a commit that lands while a statement runs makes it fail with REF_CONFLICT; nothing of it is committed") {

@@ -1,7 +1,7 @@
 package versioned.spark.catalog
 
 import org.apache.spark.sql.Row
-import versioned.core.{ObjectKind, Revision}
+import versioned.core.{Fragment, ObjectKind, Revision}
 
 class MetadataTableSuite extends CatalogSuiteBase {
 
@@ -52,11 +52,20 @@ class MetadataTableSuite extends CatalogSuiteBase {
     setup()
     val o = sql("SELECT representation, fragment, position, kind, rows, bytes, min['id'], max['id'] FROM c.r.`t$objects`")
       .collect().toSeq
+    // Every object of the logical chains, then of the compacted representation (commit-time compaction).
+    val t = tableAt("r", "t").get
+    val metas = engine.objects((t.fragments ++ t.compacted.toSeq.flatten).flatMap(_.objects))
+    def listing(rep: String, frags: Seq[Fragment]) = for {
+      (f, fi) <- frags.zipWithIndex; (id, pos) <- f.objects.zipWithIndex
+    } yield (rep, fi, pos, metas(id).kind, metas(id).rowCount)
+    val logical = listing("logical", t.fragments)
     assert(o.map(r => (r.getString(0), r.getInt(1), r.getInt(2), r.getString(3), r.getLong(4))) ==
-      Seq(("logical", 0, 0, ObjectKind.Diff, 2L), ("logical", 0, 1, ObjectKind.Diff, 1L)))
+      logical ++ t.compacted.toSeq.flatMap(listing("compacted", _)))
+    assert(logical.last == (("logical", 0, 1, ObjectKind.Diff, 1L)), "the UPDATE wrote one DIFF row on the chain")
     assert(o.forall(_.getLong(5) > 0))
     assert(o.head.getString(6) == "1" && o.head.getString(7) == "2")
-    assert(sql("SELECT * FROM c.r.`t@dev$objects`").count() == 1)
+    assert(sql("SELECT * FROM c.r.`t@dev$objects` WHERE representation = 'logical'").count() == 1,
+      "the first INSERT wrote one object")
     assert(sql("SELECT * FROM c.r.`t$objects` VERSION AS OF 'main~3'").count() == 0)
   }
 
@@ -66,7 +75,12 @@ class MetadataTableSuite extends CatalogSuiteBase {
       .collect().toSeq.sortBy(_.getString(2))
     assert(rows.map(r => (r.getString(2), r.getString(3))) == Seq("other" -> "unchanged", "t" -> "changed"))
     assert(rows.forall(_.getString(0) == headOf("r").get))
-    assert(rows(1).getSeq[String](4) == Seq("id") && rows(1).getInt(6) == 2 && rows(1).getLong(7) == 3L)
+    // Sizes are those of the representation reads use (compacted when commit-time compaction ran).
+    val t = tableAt("r", "t").get
+    val ids = t.effectiveFragments.flatMap(_.objects)
+    val metas = engine.objects(ids)
+    assert(rows(1).getSeq[String](4) == Seq("id") && rows(1).getInt(5) == t.effectiveFragments.size &&
+      rows(1).getInt(6) == ids.size && rows(1).getLong(7) == ids.map(metas(_).rowCount).sum)
     sql("DROP TABLE c.r.other")
     val dropped = sql("SELECT table, status FROM c.r.`$image`").collect().toSeq.sortBy(_.getString(0))
     assert(dropped.map(r => (r.getString(0), r.getString(1))) == Seq("other" -> "dropped", "t" -> "unchanged"))
