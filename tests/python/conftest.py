@@ -78,10 +78,12 @@ def empty_commits(spark: SparkSession, repo: str, branch: str, count: int) -> It
     write per commit would make the ambiguous-prefix test take minutes). Yields each new image hash."""
     jvm = spark._jvm
     engine = jvm.versioned.core.Engine.apply(
-        jvm.versioned.core.WarehouseConfig.embedded(spark.conf.get("spark.versioned.warehouse")))
+        jvm.versioned.core.WarehouseConfig.embedded(spark.conf.get("spark.versioned.warehouse")),
+        spark._jsc.hadoopConfiguration())
     no_updates = getattr(getattr(jvm, "scala.collection.immutable.Map$"), "MODULE$").empty()
+    no_lease = getattr(getattr(jvm, "scala.None$"), "MODULE$")
     head = Repository(spark, repo).resolve(branch)
     for i in range(count):
-        result = engine.commit(repo, branch, jvm.scala.Some(head), no_updates, "tester", f"empty {i}")
+        result = engine.commit(repo, branch, jvm.scala.Some(head), no_updates, "tester", f"empty {i}", no_lease)
         head = result.image().hash()
         yield head

@@ -59,7 +59,7 @@ object ObjectChecksum {
     try {
       try in.readFully(cs.tailOffset, buf)
       catch { case e: java.io.EOFException => throw new ObjectCorruptException(id,
-        s"$path is shorter than the $size bytes written (truncated)", e) }
+        s"$path is shorter than the $size bytes written (truncated or replaced)", e) }
       // bytes past the recorded size: the file was appended to or replaced
       val extra = new Array[Byte](1)
       if (in.read(size, extra, 0, 1) > 0) throw new ObjectCorruptException(id,

@@ -194,3 +194,25 @@ class GcSuite extends CoreFixture {
     assert(Files.exists(file(fakeId("a"))))
   }
 }
+
+/** A stalled database is a clear METASTORE_ERROR within the configured timeout, not a hang. */
+class MetastoreTimeoutSuite extends org.scalatest.funsuite.AnyFunSuite {
+  test("a PostgreSQL server that accepts but never answers gives METASTORE_ERROR") {
+    val server = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress)
+    val accepted = new java.util.concurrent.ConcurrentLinkedQueue[java.net.Socket]()
+    val t = new Thread(() => try while (true) accepted.add(server.accept()) catch { case _: Exception => () })
+    t.setDaemon(true); t.start()
+    val dir = java.nio.file.Files.createTempDirectory("versioned-stall")
+    try {
+      val url = s"jdbc:postgresql://127.0.0.1:${server.getLocalPort}/db?loginTimeout=2&connectTimeout=2&socketTimeout=2"
+      val started = System.nanoTime()
+      val e = intercept[VersionedException](new Engine(WarehouseConfig(dir.toString, url)))
+      val seconds = (System.nanoTime() - started) / 1e9
+      assert(e.errorClass == ErrorClass.MetastoreError, e.getMessage)
+      assert(seconds < 60, s"took $seconds s")
+      assert(!e.getMessage.contains("password"), "credentials are not shown")
+    } finally {
+      server.close(); accepted.forEach(_.close())
+    }
+  }
+}

@@ -9,11 +9,12 @@ import versioned.spark.{VersionedOptions, VersionedSparkSuite}
 import versioned.spark.write.Snapshots
 
 /**
- * Randomized concurrency with the product's defaults (commit-time compaction on): writers on two
- * branches, a repository that reuses the same content and is dropped again and again, materialize and
- * evict, and forced garbage collection, all at once for a bounded time; afterwards every acknowledged
- * image is fully readable and equal to its oracle. On SQLite, and on PostgreSQL when
- * VERSIONED_TEST_POSTGRES_URL is set.
+ * Randomized concurrency with the product's defaults (commit-time compaction on): three writers racing
+ * on `main` (each owns the keys of one residue class, so each has an oracle of its own keys), one on
+ * `dev`, a repository that reuses the same content and is dropped again and again, materialize and
+ * evict, and forced garbage collection, all at once for a bounded time. Afterwards every acknowledged
+ * image is in its branch's history (no commit lost to the compare-and-swap) and fully readable, equal
+ * to its writer's oracle. On SQLite, and on PostgreSQL when VERSIONED_TEST_POSTGRES_URL is set.
  */
 class GcRaceSuite extends VersionedSparkSuite {
   private val seconds = 15
@@ -30,11 +31,12 @@ class GcRaceSuite extends VersionedSparkSuite {
     val base = (1 to 150).map(i => (i, s"v$i"))
     write(base.toDF("id", "v"), "r.t", "primaryKey" -> "id")
     eng.refs.createBranch("r", "dev", Revision.Spec("main"))
-    val acknowledged = new ConcurrentLinkedQueue[(String, Map[Int, String])]()
+    // (branch, image, keys the writer owns, the writer's oracle of those keys)
+    val acknowledged = new ConcurrentLinkedQueue[(String, String, Int => Boolean, Map[Int, String])]()
     val failures = new ConcurrentLinkedQueue[Throwable]()
     val typed = new AtomicInteger()
     val stop = new AtomicBoolean(false)
-    val pool = Executors.newFixedThreadPool(5)
+    val pool = Executors.newFixedThreadPool(7)
     def loop(name: String)(body: => Unit): Unit = pool.submit(new Runnable {
       override def run(): Unit = while (!stop.get()) try body catch {
         case t: Throwable =>
@@ -43,21 +45,26 @@ class GcRaceSuite extends VersionedSparkSuite {
           else failures.add(new RuntimeException(s"$name: $t", t))
       }
     })
-    def writer(branch: String, seed: Int): Unit = {
+    def writer(branch: String, seed: Int, owns: Int => Boolean): Unit = {
       val rnd = new scala.util.Random(seed)
-      var state = base.toMap
-      loop(s"writer-$branch") {
-        val changes = (1 to 1 + rnd.nextInt(8)).map(_ => (rnd.nextInt(220), s"$branch${rnd.nextInt(1000)}"))
+      var state = base.toMap.filter(kv => owns(kv._1))
+      val keys = (1 to 220).filter(owns)
+      loop(s"writer-$branch-$seed") {
+        val changes = (1 to 1 + rnd.nextInt(8)).map(_ => (keys(rnd.nextInt(keys.size)), s"$branch${rnd.nextInt(1000)}"))
           .groupBy(_._1).values.map(_.head).toSeq
-        val deletes = changes.filter(_._1 % 5 == 0).map(_._1).toSet
+        val deletes = changes.filter(_ => rnd.nextInt(5) == 0).map(_._1).toSet
         val df = changes.map { case (k, v) => (k, v, deletes(k)) }.toDF("id", "v", "gone")
-        write(df, "r.t", "branch" -> branch, "deleteColumn" -> "gone")
+        val message = s"w$seed ${rnd.nextLong()}"
+        write(df, "r.t", "branch" -> branch, "deleteColumn" -> "gone", "message" -> message)
         state = state -- deletes ++ changes.filterNot(c => deletes(c._1))
-        acknowledged.add(eng.branchHeadOption("r", branch).get.hash -> state)
+        // the write returned: its commit (found by its unique message) is on the branch
+        val mine = eng.history.log("r", Revision.Spec(branch), 200).map(_.image).find(_.message == message)
+          .getOrElse(throw new AssertionError(s"acknowledged commit '$message' is not on $branch"))
+        acknowledged.add((branch, mine.hash, owns, state))
       }
     }
-    writer("main", 1)
-    writer("dev", 2)
+    (0 until 3).foreach(w => writer("main", w, _ % 3 == w))
+    writer("dev", 3, _ => true)
     val dropped = new AtomicInteger()
     loop("dropper") { // the same content in a repository that comes and goes: its objects are reused by content
       val name = s"tmp${dropped.incrementAndGet()}"
@@ -73,9 +80,11 @@ class GcRaceSuite extends VersionedSparkSuite {
     assert(failures.isEmpty, failures.asScala.map(t => s"$t\n${t.getCause.getStackTrace.take(8).mkString("\n")}").mkString("\n"))
     assert(acknowledged.size >= 4, s"too few commits: ${acknowledged.size}")
     eng.maintenance.collectGarbage(None, 0L, force = true, dryRun = false)
-    acknowledged.asScala.foreach { case (image, expected) =>
+    val history = Seq("main", "dev").map(b => b -> eng.history.log("r", Revision.Spec(b)).map(_.image.hash).toSet).toMap
+    acknowledged.asScala.foreach { case (branch, image, owns, expected) =>
+      assert(history(branch)(image), s"acknowledged image ${image.take(12)} is not in the history of $branch")
       val got = read("r.t", "image" -> image).collect().map(r => r.getInt(0) -> r.getString(1)).toMap
-      assert(got == expected, s"acknowledged image ${image.take(12)} differs from its oracle")
+      assert(got.filter(kv => owns(kv._1)) == expected, s"acknowledged image ${image.take(12)} differs from its oracle")
     }
     info(s"${acknowledged.size} acknowledged commits, ${dropped.get} dropped repositories, $typed typed conflicts; none lost")
   }
