@@ -48,6 +48,8 @@ private[versioned] object CommitPlanner {
 
   def commit(engine: Engine, req: WriteRequest, staged: StagedInput): CommitResult = {
     val spark = SparkSession.active
+    // every setting, including the compaction ones used after the commit, is valid before anything is written
+    val settings = Settings.of(spark)
     req.deleteColumn.foreach(ChangeSets.checkDeleteColumn(staged.schema, _))
     val inputSchema = req.deleteColumn.fold(staged.schema)(c => StructType(staged.schema.filterNot(_.name == c)))
     val repo = req.ident.repo
@@ -81,7 +83,7 @@ private[versioned] object CommitPlanner {
     }
     val result = engine.commit(repo, branch, head.map(_.hash),
       Map(table -> TableUpdate.Put(version, objects)), req.author, req.message)
-    Compactor.maybeCompact(spark, engine, req, result.image, Warehouses.maxChain(spark))
+    Compactor.maybeCompact(spark, engine, req, result.image, settings)
     result
   }
 
