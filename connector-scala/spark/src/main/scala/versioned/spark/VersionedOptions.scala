@@ -1,6 +1,11 @@
 package versioned.spark
 
-/** Every option key and Spark conf key the connector understands, in one place. */
+import versioned.core.Errors
+
+/**
+ * Every option key and Spark conf key the connector understands, in one place, and the check that
+ * refuses any other key ([[validate]]; settings are parsed and range-checked by [[Settings]]).
+ */
 object VersionedOptions {
   // ---- read options
   val Ref = "ref"
@@ -17,6 +22,8 @@ object VersionedOptions {
   // ---- location (per call; default from the Spark conf keys below)
   val Warehouse = "warehouse"
   val MetastoreUrl = "metastoreUrl"
+  /** Default branch of a repository the call creates (also a catalog option). */
+  val DefaultBranch = "defaultBranch"
   // ---- internal: exposes the hidden duplicate ordinal of key-less tables to the commit planner
   val IncludeHidden = "versioned.internal.includeHidden"
   // ---- internal: restricts a scan to some fragment indexes (compaction)
@@ -43,6 +50,99 @@ object VersionedOptions {
   /** Byte cap (UnsafeRow size) of the rows such a local commit brings to the driver. */
   val ConfLocalCommitMaxBytes = "spark.versioned.write.localCommitMaxBytes"
   val ConfDiffCompression = "spark.versioned.write.diffCompression"
+
+  /** Prefix of the connector's Spark conf keys: any other key under it is refused as unknown. */
+  val ConfPrefix = "spark.versioned."
+  /** Every Spark conf key the connector reads (parsed by [[Settings]]). */
+  val ConfKeys: Seq[String] = Seq(ConfWarehouse, ConfMetastoreUrl, ConfDefaultBranch, ConfFragmentRows, ConfMaxChain,
+    ConfMaxDiffRatio, ConfConsolidateAfter, ConfAuthor, ConfMaxOverlayRows, ConfDiffCacheBytes, ConfLocalCommitMaxRows,
+    ConfLocalCommitMaxBytes, ConfDiffCompression)
+
+  // ---- which options apply where
+  /** Options that locate the warehouse; every call of the format may give them. */
+  val LocationOptions: Seq[String] = Seq(Warehouse, MetastoreUrl, DefaultBranch)
+  /** Options of `spark.read.format("versioned")` (`branch`: the branch whose head is read). */
+  val ReadOptions: Seq[String] = Seq(Ref, Image, AsOf, Branch) ++ LocationOptions
+  /** Options of `df.write.format("versioned")` and of writes to catalog tables. */
+  val WriteOptions: Seq[String] = Seq(Branch, Message, Author, PrimaryKey, Upsert, DeleteColumn) ++ LocationOptions
+  /** Options of the format before it knows whether it reads or writes. */
+  val FormatOptions: Seq[String] = (ReadOptions ++ WriteOptions).distinct
+  /** Options of the SQL catalog (`spark.sql.catalog.<name>.<option>`). */
+  val CatalogOptions: Seq[String] = LocationOptions
+  /** Keys of internal options (set by the connector itself, never by users). */
+  val InternalPrefix = "versioned.internal."
+
+  /** Keys Spark itself adds to a data source's options: `path`/`paths` of load()/save(), `__`-prefixed markers. */
+  private def addedBySpark(key: String): Boolean =
+    key.equalsIgnoreCase("path") || key.equalsIgnoreCase("paths") || key.startsWith("__")
+
+  private val readOnlyHint = " (writes commit to the head of the branch named by option 'branch')"
+
+  /**
+   * Refuses (INVALID_OPTION) every key of `options` that is not in `allowed` (case-insensitively), naming
+   * the closest valid key. Keys Spark adds and internal keys are accepted. `context` completes "for ...",
+   * e.g. "writes to the versioned format".
+   */
+  def validate(options: Map[String, String], allowed: Seq[String], context: String): Unit =
+    options.keys.toSeq.sorted.foreach { key =>
+      if (!addedBySpark(key) && !key.toLowerCase.startsWith(InternalPrefix) && !allowed.exists(_.equalsIgnoreCase(key))) {
+        val valid = s"Valid options: ${allowed.sorted.mkString(", ")}."
+        FormatOptions.find(_.equalsIgnoreCase(key)) match {
+          case Some(known) =>
+            val hint = if (ReadOptions.contains(known) && !WriteOptions.contains(known)) readOnlyHint else ""
+            throw Errors.invalidOption(s"Option '$key' does not apply to $context$hint. $valid")
+          case None if allowed.isEmpty => throw Errors.invalidOption(s"Unknown option '$key' for $context: it takes none.")
+          case None => throw Errors.invalidOption(
+            s"Unknown option '$key' for $context. Did you mean '${closest(key, allowed)}'? $valid")
+        }
+      }
+    }
+
+  /** Refuses every `spark.versioned.*` key of `conf` that the connector does not read, naming the closest known key. */
+  def validateConf(conf: Iterable[String]): Unit =
+    conf.filter(_.startsWith(ConfPrefix)).toSeq.sorted.foreach { key =>
+      if (!ConfKeys.contains(key)) throw Errors.invalidOption(s"Unknown setting '$key'. Did you mean " +
+        s"'${closest(key, ConfKeys)}'? Known settings: ${ConfKeys.sorted.mkString(", ")}.")
+    }
+
+  /** The candidate nearest to `key` by edit distance (case-insensitive); the first of equals. */
+  def closest(key: String, candidates: Seq[String]): String =
+    candidates.minBy(c => editDistance(key.toLowerCase, c.toLowerCase))
+
+  /** Levenshtein distance: insertions, deletions and substitutions. */
+  def editDistance(a: String, b: String): Int = {
+    var prev = Array.tabulate(b.length + 1)(identity)
+    for (i <- 1 to a.length) {
+      val cur = new Array[Int](b.length + 1)
+      cur(0) = i
+      for (j <- 1 to b.length)
+        cur(j) = math.min(math.min(cur(j - 1) + 1, prev(j) + 1), prev(j - 1) + (if (a(i - 1) == b(j - 1)) 0 else 1))
+      prev = cur
+    }
+    prev(b.length)
+  }
+
+  /**
+   * A primary key given as comma-separated column names, trimmed. An empty name (`"id,"`, `""`) or a
+   * column named twice (case-insensitively) is INVALID_OPTION.
+   */
+  def primaryKey(value: String): Seq[String] = {
+    val cols = value.split(",", -1).map(_.trim).toSeq
+    if (cols.exists(_.isEmpty)) throw Errors.invalidOption(s"Invalid value '$value' for option '$PrimaryKey': " +
+      "expected column names separated by commas, e.g. 'id' or 'region,id', with no empty name.")
+    cols.groupBy(_.toLowerCase).collectFirst { case (_, g) if g.size > 1 => g.head }.foreach { c =>
+      throw Errors.invalidOption(s"Invalid value '$value' for option '$PrimaryKey': column '$c' is named twice; " +
+        "expected each key column once.")
+    }
+    cols
+  }
+
+  /** A boolean option: `true` or `false` (case-insensitive), else INVALID_OPTION. */
+  def boolean(key: String, value: String): Boolean = value.trim.toLowerCase match {
+    case "true" => true
+    case "false" => false
+    case _ => throw Errors.invalidOption(s"Invalid value '$value' for option '$key': expected true or false.")
+  }
 
   val DefaultFragmentRows = 1000000L
   val DefaultMaxChain = 50

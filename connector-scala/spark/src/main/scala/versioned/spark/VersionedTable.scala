@@ -92,7 +92,18 @@ private[versioned] final case class VersionedTable(
   override def metadataColumns(): Array[MetadataColumn] =
     snapshot.filter(_.layout.hidden).map(s => Array[MetadataColumn](RowIdScanBuilder.column(s.layout))).getOrElse(Array.empty)
 
+  /**
+   * Validates the scan's options and the session's settings first: the format's reads take the read
+   * options; catalog tables take only Spark's time-travel options (their version comes from the name,
+   * VERSION AS OF or those options, never from `ref`).
+   */
   override def newScanBuilder(opts: CaseInsensitiveStringMap): ScanBuilder = {
+    val spark = SparkSession.active
+    val scanOptions = opts.asCaseSensitiveMap().asScala.toMap
+    if (fromCatalog) VersionedOptions.validate(scanOptions, VersionedTable.timeTravelOptions(spark),
+      s"reads of catalog table ${ident} (select a version with VERSION AS OF, or `${ident.table}@<ref>`)")
+    else VersionedOptions.validate(options ++ scanOptions, VersionedOptions.ReadOptions, "reads of the versioned format")
+    Settings.of(spark)
     val s = requireSnapshot
     if (s.layout.hidden && !includeHidden) new RowIdScanBuilder(s, schema()) else new VersionedScanBuilder(s, schema())
   }
@@ -107,8 +118,14 @@ private[versioned] object VersionedTable {
   /** The table named by `path` with the revision named by read options. */
   def fromOptions(spark: SparkSession, path: String, options: Map[String, String],
                   newSchema: Option[StructType]): VersionedTable = {
+    VersionedOptions.validate(options, VersionedOptions.FormatOptions, "the versioned format")
     val o = options.map { case (k, v) => k.toLowerCase -> v }
     VersionedTable(TableIdent.parse(path), Warehouses.config(spark, options), Revisions.fromOptions(options),
       o.get(VersionedOptions.Branch.toLowerCase), options, newSchema)
   }
+
+  /** Spark's time-travel option keys (`versionAsOf`, `timestampAsOf` unless reconfigured). */
+  def timeTravelOptions(spark: SparkSession): Seq[String] = Seq(
+    spark.conf.getOption("spark.sql.timeTravelVersionKey").getOrElse("versionAsOf"),
+    spark.conf.getOption("spark.sql.timeTravelTimestampKey").getOrElse("timestampAsOf"))
 }

@@ -3,16 +3,22 @@ package versioned.spark
 import org.apache.spark.sql.SparkSession
 import versioned.core.{Engine, WarehouseConfig}
 
-/** Builds the engine for a session from per-call options, falling back to the Spark conf. */
+/**
+ * Builds the engine for a session from per-call options, falling back to the Spark conf. Every
+ * setting is read through [[Settings]] (so an unknown or invalid `spark.versioned.*` key fails here).
+ */
 private[versioned] object Warehouses {
   def config(spark: SparkSession, options: Map[String, String]): WarehouseConfig = {
+    val settings = Settings.of(spark)
     val opts = options.map { case (k, v) => k.toLowerCase -> v }
-    def pick(opt: String, conf: String): Option[String] =
-      opts.get(opt.toLowerCase).orElse(spark.conf.getOption(conf)).filter(_.nonEmpty)
-    val warehouse = pick(VersionedOptions.Warehouse, VersionedOptions.ConfWarehouse)
+    def pick(opt: String, conf: Option[String]): Option[String] = opts.get(opt.toLowerCase) match {
+      case Some(v) => Some(v).filter(_.nonEmpty)
+      case None => conf
+    }
+    val warehouse = pick(VersionedOptions.Warehouse, settings.warehouse)
       .getOrElse(new java.io.File(VersionedOptions.DefaultWarehouse).getAbsolutePath)
-    val branch = pick("defaultBranch", VersionedOptions.ConfDefaultBranch).getOrElse("main")
-    pick(VersionedOptions.MetastoreUrl, VersionedOptions.ConfMetastoreUrl) match {
+    val branch = pick(VersionedOptions.DefaultBranch, settings.defaultBranch).getOrElse("main")
+    pick(VersionedOptions.MetastoreUrl, settings.metastoreUrl) match {
       case Some(url) => WarehouseConfig(warehouse, url, branch)
       case None => WarehouseConfig.embedded(warehouse).copy(defaultBranch = branch)
     }
@@ -23,31 +29,22 @@ private[versioned] object Warehouses {
   /** The engine of a warehouse, reaching its object store with the session's Hadoop configuration. */
   def engine(spark: SparkSession, config: WarehouseConfig): Engine = Engine(config, spark.sparkContext.hadoopConfiguration)
 
-  def fragmentRows(spark: SparkSession): Long =
-    spark.conf.getOption(VersionedOptions.ConfFragmentRows).map(_.toLong).getOrElse(VersionedOptions.DefaultFragmentRows)
+  // Each getter reads (and validates) all settings; see Settings.
+  def fragmentRows(spark: SparkSession): Long = Settings.of(spark).fragmentRows
 
-  def maxDiffRatio(spark: SparkSession): Double =
-    spark.conf.getOption(VersionedOptions.ConfMaxDiffRatio).map(_.toDouble).getOrElse(VersionedOptions.DefaultMaxDiffRatio)
+  def maxDiffRatio(spark: SparkSession): Double = Settings.of(spark).maxDiffRatio
 
-  def localCommitMaxRows(spark: SparkSession): Long = spark.conf.getOption(VersionedOptions.ConfLocalCommitMaxRows)
-    .map(_.trim.toLong).getOrElse(VersionedOptions.DefaultLocalCommitMaxRows)
+  def localCommitMaxRows(spark: SparkSession): Long = Settings.of(spark).localCommitMaxRows
 
-  def localCommitMaxBytes(spark: SparkSession): Long = spark.conf.getOption(VersionedOptions.ConfLocalCommitMaxBytes)
-    .map(v => org.apache.spark.network.util.JavaUtils.byteStringAsBytes(v.trim))
-    .getOrElse(VersionedOptions.DefaultLocalCommitMaxBytes)
+  def localCommitMaxBytes(spark: SparkSession): Long = Settings.of(spark).localCommitMaxBytes
 
-  def maxChain(spark: SparkSession): Int =
-    spark.conf.getOption(VersionedOptions.ConfMaxChain).map(_.toInt).getOrElse(VersionedOptions.DefaultMaxChain)
+  def maxChain(spark: SparkSession): Int = Settings.of(spark).maxChain
 
-  def maxOverlayRows(spark: SparkSession): Long =
-    spark.conf.getOption(VersionedOptions.ConfMaxOverlayRows).map(_.toLong).getOrElse(VersionedOptions.DefaultMaxOverlayRows)
+  def maxOverlayRows(spark: SparkSession): Long = Settings.of(spark).maxOverlayRows
 
-  def diffCompression(spark: SparkSession): String =
-    spark.conf.getOption(VersionedOptions.ConfDiffCompression).getOrElse(VersionedOptions.DefaultDiffCompression)
+  def diffCompression(spark: SparkSession): String = Settings.of(spark).diffCompression
 
-  def diffCacheBytes(spark: SparkSession): Long =
-    spark.conf.getOption(VersionedOptions.ConfDiffCacheBytes).map(_.toLong).getOrElse(VersionedOptions.DefaultDiffCacheBytes)
+  def diffCacheBytes(spark: SparkSession): Long = Settings.of(spark).diffCacheBytes
 
-  def consolidateAfter(spark: SparkSession): Int =
-    spark.conf.getOption(VersionedOptions.ConfConsolidateAfter).map(_.toInt).getOrElse(VersionedOptions.DefaultConsolidateAfter)
+  def consolidateAfter(spark: SparkSession): Int = Settings.of(spark).consolidateAfter
 }

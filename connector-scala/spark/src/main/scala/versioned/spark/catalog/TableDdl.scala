@@ -8,7 +8,7 @@ import org.apache.spark.sql.expressions.Window
 import org.apache.spark.sql.functions._
 import org.apache.spark.sql.types.StructType
 import versioned.core._
-import versioned.spark.{TableLayout, VersionedOptions}
+import versioned.spark.{Settings, TableLayout, VersionedOptions}
 import versioned.spark.write.{CommitPlanner, ObjectTarget, Validation}
 
 /**
@@ -20,7 +20,7 @@ import versioned.spark.write.{CommitPlanner, ObjectTarget, Validation}
 private[catalog] final class TableDdl(engine: Engine, locationOptions: Map[String, String]) {
   private def spark = SparkSession.active
 
-  def author: String = spark.conf.getOption(VersionedOptions.ConfAuthor).getOrElse(System.getProperty("user.name", "unknown"))
+  def author: String = Settings.of(spark).author.getOrElse(System.getProperty("user.name", "unknown"))
 
   def branchOf(t: TableTarget): String = t.ref.getOrElse(engine.defaultBranchOrConfig(t.repo))
 
@@ -136,7 +136,7 @@ private[catalog] object TableDdl {
     }
     if (fromConstraint.size > 1) throw new SchemaMismatchException("A table has at most one PRIMARY KEY.")
     val fromProps = Option(properties).flatMap(p => Option(p.get(VersionedOptions.PrimaryKey)))
-      .map(_.split(',').map(_.trim).filter(_.nonEmpty).toSeq)
+      .filter(_.trim.nonEmpty).map(VersionedOptions.primaryKey) // "": no key (as properties() reports key-less tables)
     (fromConstraint.headOption, fromProps) match {
       case (Some(a), Some(b)) if a != b => throw new SchemaMismatchException(
         s"PRIMARY KEY (${a.mkString(", ")}) and property primaryKey='${b.mkString(",")}' disagree; give one.")

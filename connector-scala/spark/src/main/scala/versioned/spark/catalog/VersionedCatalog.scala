@@ -24,6 +24,8 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
   override def initialize(name: String, options: CaseInsensitiveStringMap): Unit = {
     catalogName = name
     catalogOptions = options.asCaseSensitiveMap().asScala.toMap
+    VersionedOptions.validate(catalogOptions, VersionedOptions.CatalogOptions,
+      s"catalog '$name' (spark.sql.catalog.$name.<option>)")
   }
 
   override def name(): String = catalogName

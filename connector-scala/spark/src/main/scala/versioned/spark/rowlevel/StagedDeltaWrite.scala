@@ -24,6 +24,8 @@ private[rowlevel] final class StagedDeltaWrite(
     cmd: RowLevelOperation.Command,
     info: LogicalWriteInfo) extends DeltaWrite with DeltaBatchWrite {
 
+  /** Built (and the options and settings validated) before any row is staged. */
+  private val req = WriteRequests.from(table, table.options ++ info.options().asCaseSensitiveMap().asScala, WriteMode.Changes)
   private val lease = new WriteLease(table, table.ident.repo, "row-level write")
   private def stagingDir = lease.stagingDir
   private val idSchema: StructType = info.rowIdSchema().orElse(new StructType())
@@ -53,8 +55,6 @@ private[rowlevel] final class StagedDeltaWrite(
     val stagedRows = messages.collect { case f: StagedFile => f.rows }.sum
     if (files.nonEmpty) {
       val staged = spark.read.schema(stagedSchema).parquet(files.toIndexedSeq: _*).persist(StorageLevel.MEMORY_AND_DISK)
-      val options = table.options ++ info.options().asCaseSensitiveMap().asScala
-      val req = WriteRequests.from(table, options, WriteMode.Changes)
       val table0 = spark.read.format("versioned").options(req.locationOptions)
         .option(VersionedOptions.Image, snapshot.image.hash)
         .option(VersionedOptions.IncludeHidden, "true")

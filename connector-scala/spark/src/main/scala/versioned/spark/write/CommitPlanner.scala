@@ -56,12 +56,13 @@ private[versioned] object CommitPlanner {
    */
   def commit(engine: Engine, req: WriteRequest, staged: StagedInput, lease: Option[Lease] = None): CommitResult = {
     val spark = SparkSession.active
-    val maxChain = Warehouses.maxChain(spark)
+    // every setting, including the compaction ones used after the commit, is valid before anything is written
+    val settings = Settings.of(spark)
     val result = lease match {
       case Some(l) => record(spark, engine, req, staged, l)
       case None => engine.leases.withLease(req.ident.repo, "commit")(record(spark, engine, req, staged, _))
     }
-    try Compactor.maybeCompact(spark, engine, req, result.image, maxChain)
+    try Compactor.maybeCompact(spark, engine, req, result.image, settings)
     catch { case scala.util.control.NonFatal(e) => log.warn(s"versioned: compaction after commit ${result.image.shortHash} " +
       s"of ${req.ident} failed; the commit stands and the next commit of the table retries it: $e", e) }
     result

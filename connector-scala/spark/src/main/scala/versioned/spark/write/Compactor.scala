@@ -65,13 +65,14 @@ private[versioned] object Compactor {
    * above its SNAP (appends) is split instead: the appended rows become a new fragment's SNAP and the
    * rest one merged DIFF.
    */
-  def maybeCompact(spark: SparkSession, engine: Engine, req: WriteRequest, image: Image, maxChain: Int): Unit = {
+  def maybeCompact(spark: SparkSession, engine: Engine, req: WriteRequest, image: Image, settings: Settings): Unit = {
     val snap = TableSnapshot.load(engine, req.ident.repo, req.ident.table, image)
     val frags = snap.version.effectiveFragments
-    val ratio = Warehouses.maxDiffRatio(spark)
-    val target = Warehouses.fragmentRows(spark)
+    val ratio = settings.maxDiffRatio
+    val target = settings.fragmentRows
+    val maxChain = settings.maxChain
     val floor = ratioFloor(frags, snap.objects, target)
-    val consolidateAfter = math.max(2, Warehouses.consolidateAfter(spark))
+    val consolidateAfter = settings.consolidateAfter
     val overRatio = frags.indices.filter(i => diffRatio(frags(i), snap.objects, floor) >= ratio).toSet
     val long = overRatio ++ frags.indices.filter(i => diffCount(frags(i), snap.objects) >= maxChain)
     // Only fragments at least half the target size are split: smaller ones are cheap to rewrite, and

@@ -1,22 +1,23 @@
 package versioned.spark.write
 
+import org.apache.spark.sql.SparkSession
 import versioned.core.Errors
-import versioned.spark.{VersionedOptions, VersionedTable}
+import versioned.spark.{Settings, VersionedOptions, VersionedTable}
 
-/** Builds a [[WriteRequest]] from write options, with defaults for author and message. */
+/**
+ * Builds a [[WriteRequest]] from write options, with defaults for author and message. Every write
+ * builds its request before it stages anything, so this is where write options (unknown keys,
+ * `primaryKey`, `upsert`) and the session's settings are validated.
+ */
 private[versioned] object WriteRequests {
   def from(table: VersionedTable, options: Map[String, String], mode: WriteMode): WriteRequest = {
+    VersionedOptions.validate(options, VersionedOptions.WriteOptions, "writes to the versioned format")
+    val settings = Settings.of(SparkSession.active)
     val o = options.map { case (k, v) => k.toLowerCase -> v }
     def opt(k: String) = o.get(k.toLowerCase).filter(_.nonEmpty)
-    val pk = opt(VersionedOptions.PrimaryKey).map(_.split(',').map(_.trim).filter(_.nonEmpty).toSeq)
-    val upsert = opt(VersionedOptions.Upsert).map(_.toLowerCase) match {
-      case None | Some("false") => false
-      case Some("true") => true
-      case Some(other) => throw Errors.invalidOption(s"Option upsert='$other' must be 'true' or 'false'.")
-    }
-    val author = opt(VersionedOptions.Author)
-      .orElse(org.apache.spark.sql.SparkSession.active.conf.getOption(VersionedOptions.ConfAuthor))
-      .getOrElse(System.getProperty("user.name", "unknown"))
+    val pk = o.get(VersionedOptions.PrimaryKey.toLowerCase).map(VersionedOptions.primaryKey)
+    val upsert = o.get(VersionedOptions.Upsert.toLowerCase).exists(VersionedOptions.boolean(VersionedOptions.Upsert, _))
+    val author = opt(VersionedOptions.Author).orElse(settings.author).getOrElse(System.getProperty("user.name", "unknown"))
     val message = opt(VersionedOptions.Message).getOrElse(mode match {
       case WriteMode.Append => s"append to ${table.ident.table}"
       case WriteMode.Overwrite => s"overwrite ${table.ident.table}"
