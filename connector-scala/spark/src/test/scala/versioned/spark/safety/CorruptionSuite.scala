@@ -111,4 +111,23 @@ class CorruptionSuite extends VersionedSparkSuite {
     val report = MaintenanceApi.verify(spark, engine, "r", Seq("main")).filter("status != 'ok'").collect()
     assert(report.length == 1 && report.head.getSeq[String](4).exists(_.startsWith("t@")), report.mkString)
   }
+
+  test("a corrupt object read by commit-time compaction never fails the write that committed") {
+    val s = spark; import s.implicits._
+    write((1 to 40).map(i => (i, s"v$i")).toDF("id", "v"), "r.t", "primaryKey" -> "id")
+    val snap = allObjects().head
+    val f = objectFile(snap.id)
+    dropCrc(f)
+    val bytes = Files.readAllBytes(f.toPath)
+    bytes(bytes.length / 3) = (bytes(bytes.length / 3) ^ 0x55).toByte
+    Files.write(f.toPath, bytes)
+    val before = engine.resolve("r", Revision.Spec("main")).hash
+    // 10 upserts into a 40-row fragment: over the DIFF ratio, so the commit compacts and reads the SNAP
+    write((1 to 10).map(i => (i, s"u$i")).toDF("id", "v"), "r.t", "upsert" -> "true")
+    val after = engine.resolve("r", Revision.Spec("main"))
+    assert(after.parents == Seq(before), "the write committed exactly once and returned")
+    assert(engine.table("r", after, "t").compacted.isEmpty, "compaction failed and recorded nothing")
+    val err = intercept[Throwable](rows(read("r.t")))
+    assert(errorOf(err).map(_.errorClass).contains(ErrorClass.ObjectCorrupt))
+  }
 }

@@ -3,27 +3,17 @@ package versioned.spark.catalog.procedures
 import java.util.Collections
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.connector.catalog.procedures.{BoundProcedure, ProcedureParameter, UnboundProcedure}
 import org.apache.spark.sql.connector.read.{LocalScan, Scan}
-import org.apache.spark.sql.types.{DataTypes, StructType}
+import org.apache.spark.sql.types.StructType
 import versioned.core.{Engine, Errors}
 
 /**
  * Base of procedures whose result is a table (gc, verify): string arguments as in [[RefProcedure]]
  * (boolean and number arguments are strings parsed here), the result rows of a DataFrame.
  */
-private[procedures] abstract class MaintenanceProcedure(engine: () => Engine) extends UnboundProcedure with BoundProcedure {
-  protected def params: Seq[Param]
+private[procedures] abstract class MaintenanceProcedure(engine: () => Engine) extends StringArgsProcedure {
   protected def outputType: StructType
   protected def run(spark: SparkSession, e: Engine, args: Args): DataFrame
-
-  override def bind(inputType: StructType): BoundProcedure = this
-  override def isDeterministic: Boolean = false
-
-  override def parameters(): Array[ProcedureParameter] = params.map { p =>
-    val b = ProcedureParameter.in(p.name, DataTypes.StringType).comment(p.comment)
-    (if (p.required) b else b.defaultValue("CAST(NULL AS STRING)")).build()
-  }.toArray
 
   override def call(input: InternalRow): java.util.Iterator[Scan] = {
     val df = run(SparkSession.active, engine(), new Args(name(), params, input))

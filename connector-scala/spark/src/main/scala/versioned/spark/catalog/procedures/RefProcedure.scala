@@ -23,14 +23,9 @@ private[procedures] final class Args(procedure: String, params: Seq[Param], inpu
   def revision(name: String): Revision = opt(name).filter(_.trim.nonEmpty).map(s => Revision.Spec(s.trim)).getOrElse(Revision.DefaultBranch)
 }
 
-/**
- * Base of the ref procedures (`CALL <catalog>.system.<name>(...)`): named or positional string
- * arguments, the first always `repository`; the result is one row (name, kind, image) describing the ref
- * after the call (for deletions: the image it pointed at).
- */
-private[procedures] abstract class RefProcedure(engine: () => Engine) extends UnboundProcedure with BoundProcedure {
+/** A procedure whose parameters are all strings (named or positional), optional ones defaulting to NULL. */
+private[procedures] trait StringArgsProcedure extends UnboundProcedure with BoundProcedure {
   protected def params: Seq[Param]
-  protected def run(e: Engine, args: Args): Ref
 
   override def bind(inputType: StructType): BoundProcedure = this
   override def isDeterministic: Boolean = false
@@ -39,6 +34,15 @@ private[procedures] abstract class RefProcedure(engine: () => Engine) extends Un
     val b = ProcedureParameter.in(p.name, DataTypes.StringType).comment(p.comment)
     (if (p.required) b else b.defaultValue("CAST(NULL AS STRING)")).build()
   }.toArray
+}
+
+/**
+ * Base of the ref procedures (`CALL <catalog>.system.<name>(...)`): named or positional string
+ * arguments, the first always `repository`; the result is one row (name, kind, image) describing the ref
+ * after the call (for deletions: the image it pointed at).
+ */
+private[procedures] abstract class RefProcedure(engine: () => Engine) extends StringArgsProcedure {
+  protected def run(e: Engine, args: Args): Ref
 
   override def call(input: InternalRow): java.util.Iterator[Scan] = {
     val ref = run(engine(), new Args(name(), params, input))
