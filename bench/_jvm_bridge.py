@@ -37,7 +37,8 @@ class Bridge:
     def engine(self, warehouse: str) -> Any:
         if warehouse not in self._engines:
             core = self.jvm.versioned.core
-            self._engines[warehouse] = core.Engine.apply(core.WarehouseConfig.embedded(warehouse))
+            self._engines[warehouse] = core.Engine.apply(core.WarehouseConfig.embedded(warehouse),
+                                                         self.spark._jsc.hadoopConfiguration())
         return self._engines[warehouse]
 
     def spec(self, s: str) -> Any:
@@ -59,7 +60,9 @@ class Bridge:
     def empty_commit(self, warehouse: str, repo: str, branch: str, expected_head: str, message: str) -> str:
         """An engine commit that changes no table (the image links the parent's tables)."""
         empty = _module(self.jvm, "scala.collection.immutable.Map$").empty()
-        r = self.engine(warehouse).commit(repo, branch, self.jvm.scala.Some(expected_head), empty, "bench", message)
+        no_lease = _module(self.jvm, "scala.None$")
+        r = self.engine(warehouse).commit(repo, branch, self.jvm.scala.Some(expected_head), empty, "bench", message,
+                                          no_lease)
         return r.image().hash()
 
     # ---- one DIFF commit of mixed changes
