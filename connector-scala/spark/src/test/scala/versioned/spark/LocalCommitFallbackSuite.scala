@@ -142,9 +142,11 @@ class LocalCommitFallbackSuite extends VersionedTestBase {
     assertReads(read("r.n"), table(1 to 40).filter(r => r.getInt(1) < 20 || r.getInt(1) % 2 == 1), "second write")
     val s = new StructType().add("a", StringType).add("b", IntegerType)
     write(frame(s, Seq(Row("x", 1), Row("x", 1))), "r.k")
-    write(frame(s, Seq(Row("x", 1), Row("y", 2))), "r.k", "upsert" -> "true")
-    assertReads(read("r.k"), Seq(Row("x", 1), Row("x", 1), Row("x", 1), Row("y", 2)), "key-less upsert keeps copies")
     val before = repoState("r", "k")
+    expectError(ErrorClass.InvalidOption, "upsert=true needs a primary key")(
+      write(frame(s, Seq(Row("x", 1), Row("y", 2))), "r.k", "upsert" -> "true"))
+    assert(repoState("r", "k") == before, "an upsert into a key-less table must commit nothing")
+    assertReads(read("r.k"), Seq(Row("x", 1), Row("x", 1)), "key-less table unchanged")
     val marked = s.add("del", BooleanType)
     expectError(ErrorClass.Unsupported, "deleteColumn needs a primary key")(
       write(frame(marked, Seq(Row("x", 1, true))), "r.k", "deleteColumn" -> "del"))

@@ -39,7 +39,7 @@ object TableApi {
     // The matching rows are kept after counting them, so the table is scanned once, not twice.
     val matched = current.filter(expr(condition)).persist(StorageLevel.MEMORY_AND_DISK)
     try {
-      val deleted = matched.count()
+      val deleted = versioned.spark.Jobs.described(spark, s"delete from $ident where $condition")(matched.count())
       if (deleted == 0) return 0L
       val changes = matched.withColumn(VersionedOptions.ChangeColumn, lit(ChangeKind.Delete).cast(ByteType))
       val msg = Option(message).filter(_.nonEmpty).getOrElse(s"delete from ${ident.table} where $condition")

@@ -33,11 +33,11 @@ private[versioned] object Verifier {
     val conf = spark.sparkContext.broadcast(new SerializableConfiguration(spark.sparkContext.hadoopConfiguration))
     val work = needed.keys.toSeq.sorted.map(id => (id, metas.get(id)))
     val checked = if (work.isEmpty) Seq.empty else {
-      spark.sparkContext.setJobDescription(s"versioned: verify $repo (${work.size} objects)")
-      try spark.sparkContext.parallelize(work.grouped(Batch).toSeq, math.max(1, (work.size + Batch - 1) / Batch)).flatMap { batch =>
-        batch.map { case (id, meta) => (id, meta.map(_.kind), check(config, conf.value.value, id, meta)) }
-      }.collect().toSeq
-      finally spark.sparkContext.setJobDescription(null)
+      versioned.spark.Jobs.described(spark, s"verify $repo (${work.size} objects)") {
+        spark.sparkContext.parallelize(work.grouped(Batch).toSeq, math.max(1, (work.size + Batch - 1) / Batch)).flatMap { batch =>
+          batch.map { case (id, meta) => (id, meta.map(_.kind), check(config, conf.value.value, id, meta)) }
+        }.collect().toSeq
+      }
     }
     val rows = checked.map { case (id, kind, (status, detail)) =>
       val by = needed(id).map { case (image, table) => s"$table@${image.take(12)}" }.distinct.sorted

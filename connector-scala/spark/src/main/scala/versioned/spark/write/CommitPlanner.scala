@@ -58,9 +58,11 @@ private[versioned] object CommitPlanner {
     val spark = SparkSession.active
     // every setting, including the compaction ones used after the commit, is valid before anything is written
     val settings = Settings.of(spark)
-    val result = lease match {
-      case Some(l) => record(spark, engine, req, staged, l)
-      case None => engine.leases.withLease(req.ident.repo, "commit")(record(spark, engine, req, staged, _))
+    val result = Jobs.described(spark, s"commit ${req.ident}${req.branch.map("@" + _).getOrElse("")}") {
+      lease match {
+        case Some(l) => record(spark, engine, req, staged, l)
+        case None => engine.leases.withLease(req.ident.repo, "commit")(record(spark, engine, req, staged, _))
+      }
     }
     try Compactor.maybeCompact(spark, engine, req, result.image, settings)
     catch { case scala.util.control.NonFatal(e) => log.warn(s"versioned: compaction after commit ${result.image.shortHash} " +
@@ -85,6 +87,10 @@ private[versioned] object CommitPlanner {
     val userSchema = if (req.mode == WriteMode.Changes) StructType(inputSchema.filterNot(f =>
       Seq(VersionedOptions.ChangeColumn, VersionedOptions.DupColumn).exists(_.equalsIgnoreCase(f.name)))) else inputSchema
     val layout = TableLayout.create(userSchema, pk)
+    if (req.upsert && req.deleteColumn.isEmpty && layout.hidden) throw Errors.invalidOption(
+      s"upsert=true needs a primary key, and ${req.ident} has none: its rows are their own identity, so an upsert " +
+        "could only append copies. Give the table a key (primaryKey on its first write, or ALTER TABLE ... ADD " +
+        "PRIMARY KEY), or append without upsert. Nothing was committed.")
     val currentLayout = current.map(TableLayout.of)
     val sameShape = currentLayout.exists(c => TableLayout.sameColumns(c.schema, layout.schema) && c.primaryKey == pk)
     if (current.isDefined && !sameShape && req.mode != WriteMode.Overwrite) {

@@ -93,11 +93,13 @@ private[versioned] object Compactor {
   def compact(spark: SparkSession, engine: Engine, snap: TableSnapshot, fragments: Set[Int],
               options: Map[String, String], runs: Map[Int, Seq[String]] = Map.empty,
               splits: Map[Int, DiffConsolidation.Split] = Map.empty): Seq[ObjectMeta] =
-    engine.leases.withLease(snap.repo, "compaction") { lease =>
+    Jobs.described(spark, s"compact ${snap.repo}.${snap.table}@${snap.image.shortHash}") {
+      engine.leases.withLease(snap.repo, "compaction") { lease =>
       val metas = rewrite(spark, engine, snap, fragments, options, runs, splits, lease)
       log.info(s"versioned: compaction ${snap.repo}.${snap.table}@${snap.image.shortHash} rewrote ${fragments.size} " +
         s"fragment(s), consolidated ${runs.size}, split ${splits.size}: ${metas.size} new object(s)")
-      metas
+        metas
+      }
     }
 
   private val log = org.slf4j.LoggerFactory.getLogger(getClass)

@@ -15,7 +15,11 @@ final case class MaterializedTable(image: String, table: String, fragments: Int,
  * `spark.versioned.compaction.maxChainLength` DIFFs; `materialize` is run on demand (procedure or API).
  */
 private[versioned] object Snapshots {
-  def materialize(spark: SparkSession, engine: Engine, repo: String, locationOptions: Map[String, String]): Seq[MaterializedTable] = {
+  def materialize(spark: SparkSession, engine: Engine, repo: String, locationOptions: Map[String, String]): Seq[MaterializedTable] =
+    versioned.spark.Jobs.described(spark, s"materialize $repo")(materializeAll(spark, engine, repo, locationOptions))
+
+  private def materializeAll(spark: SparkSession, engine: Engine, repo: String,
+                             locationOptions: Map[String, String]): Seq[MaterializedTable] = {
     val targets = engine.refs.all(repo).map(_.image).distinct
     val done = targets.flatMap { hash =>
       val image = engine.resolve(repo, Revision.Spec(hash))
