@@ -151,7 +151,10 @@ private[versioned] object ChangeFeed {
     val repo = plan.ident.repo
     val c = plan.commits(i).image
     val now = engine.tableOption(repo, c.hash, plan.ident.table)
+    // A commit that changed the schema or key starts a new feed: as the first commit of a range, its rows are
+    // inserts; a range reaching further back is refused (a feed has one schema).
     val before = c.parents.headOption.flatMap(p => engine.tableOption(repo, p, plan.ident.table))
+      .filterNot(b => i == 0 && !sameLayout(plan, b))
     (before, now) match {
       case (None, None) => Nil
       case (Some(b), Some(n)) if b.fragments == n.fragments && b.schemaJson == n.schemaJson && b.primaryKey == n.primaryKey => Nil
@@ -168,9 +171,14 @@ private[versioned] object ChangeFeed {
     }
   }
 
+  private def sameLayout(plan: Plan, t: TableVersion): Boolean = {
+    val l = TableLayout.of(t)
+    TableLayout.sameColumns(l.schema, plan.layout.schema) && l.primaryKey == plan.layout.primaryKey
+  }
+
   private def requireLayout(plan: Plan, t: TableVersion): Unit = {
     val l = TableLayout.of(t)
-    if (!TableLayout.sameColumns(l.schema, plan.layout.schema) || l.primaryKey != plan.layout.primaryKey)
+    if (!sameLayout(plan, t))
       throw new SchemaMismatchException(s"Table ${plan.ident} changed its schema or primary key within the change feed " +
         s"range (${l.schema.toDDL}, key ${l.primaryKey.mkString("(", ", ", ")")} vs ${plan.layout.schema.toDDL}, key " +
         s"${plan.layout.primaryKey.mkString("(", ", ", ")")}); a change feed has one schema. Start the range after the change.")
