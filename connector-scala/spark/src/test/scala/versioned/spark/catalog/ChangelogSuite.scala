@@ -208,4 +208,35 @@ class ChangelogSuite extends CatalogSuiteBase {
     assert(intercept[Throwable](sql("SELECT * FROM c.r.nope CHANGES FROM VERSION 'main'").collect())
       .getMessage.contains("nope"))
   }
+
+  test("SQL: numeric versions, WITH options and timestamp ranges") {
+    setup()
+    sql("CREATE TABLE c.r.t (id INT, v STRING, PRIMARY KEY (id))")
+    sql("INSERT INTO c.r.t VALUES (1, 'a'), (2, 'b')")
+    sql("UPDATE c.r.t SET v = 'B' WHERE id = 2")
+    sql("DELETE FROM c.r.t WHERE id = 1")
+    val all = history()
+    val (s1, s2, s3) = (all(1).seq, all(2).seq, all(3).seq)
+    assert(noTimestamp(sql(s"SELECT * FROM c.r.t CHANGES FROM VERSION $s2 TO VERSION $s3 WITH (computeUpdates = true)")) ==
+      Seq(Row(1, "a", "delete", s3), Row(2, "B", "update_postimage", s2), Row(2, "b", "update_preimage", s2)))
+    assert(noTimestamp(sql(s"SELECT * FROM c.r.t CHANGES FROM VERSION $s1 " +
+      "WITH (deduplicationMode = 'netChanges', computeUpdates = true)")) == Seq(Row(2, "B", "insert", s2)))
+    val t = new java.sql.Timestamp(all(2).image.createdMs)
+    val byTime = noTimestamp(sql(s"SELECT * FROM c.r.t CHANGES FROM TIMESTAMP '$t' TO TIMESTAMP '${new java.sql.Timestamp(all(3).image.createdMs)}'"))
+    assert(byTime == noTimestamp(sql(s"SELECT * FROM c.r.t CHANGES FROM VERSION $s2 TO VERSION $s3")))
+    assert(sql(s"SELECT * FROM c.r.t CHANGES FROM VERSION $s3 TO VERSION $s3").drop("_commit_timestamp").schema.fieldNames.toSeq ==
+      Seq("id", "v", "_change_type", "_commit_version"))
+  }
+
+  test("streaming reads of the change feed are not supported") {
+    setup()
+    sql("CREATE TABLE c.r.t (id INT, v STRING, PRIMARY KEY (id))")
+    sql("INSERT INTO c.r.t VALUES (1, 'a')")
+    val e = intercept[Throwable] {
+      val q = spark.readStream.option("startingVersion", "main").changes("c.r.t").writeStream.format("memory")
+        .queryName("feed").start()
+      try q.processAllAvailable() finally q.stop()
+    }
+    assert(Iterator.iterate(e)(_.getCause).takeWhile(_ != null).exists(_.getMessage.contains("MICRO_BATCH_SCAN_NOT_SUPPORTED")), e)
+  }
 }
