@@ -34,6 +34,10 @@ private[versioned] object ChangeFeed {
   val Preimage = "update_preimage"
   val Postimage = "update_postimage"
 
+  /** How many commit versions were compared whole and how many read from their DIFFs (for tests). */
+  private[versioned] val compared = new java.util.concurrent.atomic.AtomicLong()
+  private[versioned] val fromDiffs = new java.util.concurrent.atomic.AtomicLong()
+
   /** What the rows show: per commit or net over the range; updates as pre/post images or as delete + insert. */
   final case class Mode(netChanges: Boolean, computeUpdates: Boolean)
 
@@ -165,9 +169,10 @@ private[versioned] object ChangeFeed {
           case (Some(b), Some(n)) => matchFragments(b, n, metas)
           case _ => (Nil, true)
         }
-        val fromDiffs = if (diffChains.isEmpty) Nil else diffChanges(spark, engine, location, plan, i, diffChains, metas, before.isDefined)
+        (if (rewritten) compared else fromDiffs).incrementAndGet()
+        val diffRows = if (diffChains.isEmpty) Nil else diffChanges(spark, engine, location, plan, i, diffChains, metas, before.isDefined)
         val fromCompare = if (!rewritten) Nil else compareChanges(spark, location, plan, i, before.map(_ => c.parents.head), now.map(_ => c.hash))
-        fromDiffs ++ fromCompare
+        diffRows ++ fromCompare
     }
   }
 
@@ -257,11 +262,11 @@ private[versioned] object ChangeFeed {
     var old = read(spark, location, plan, parent)
     val first = keyRows.map(_.get(0)).distinct
     if (first.size <= 10000) old = old.filter(col(keys.head).isin(first: _*))
-    val wanted = spark.createDataFrame(java.util.Arrays.asList(keyRows: _*), keySchema)
+    val wanted = spark.createDataFrame(java.util.Arrays.asList(keyRows.toIndexedSeq: _*), keySchema)
       .select(keys.map(k => col(k).as(s"_vk_$k")): _*)
     val joined = old.join(wanted, keys.map(k => col(k) <=> col(s"_vk_$k")).reduce(_ && _), "left_semi")
     val keyIdx = keys.map(physical.fieldIndex)
-    joined.select(physical.fieldNames.map(col): _*).collect().map(r => keyIdx.map(j => Values.canonical(r.get(j))) -> r).toMap
+    joined.select(physical.fieldNames.toIndexedSeq.map(col): _*).collect().map(r => keyIdx.map(j => Values.canonical(r.get(j))) -> r).toMap
   }
 
   /** A whole comparison of the parent's version and the commit's version (absent: an empty table). */
