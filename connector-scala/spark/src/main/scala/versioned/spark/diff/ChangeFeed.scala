@@ -109,11 +109,16 @@ private[versioned] object ChangeFeed {
     val changes = mutable.ArrayBuffer.empty[Change]
     plan.commits.indices.foreach(i => changes ++= commitChanges(spark, engine, location, plan, i))
     def sameValues(a: Row, b: Row) = valueIdx.forall(j => Values.same(a.get(j), b.get(j)))
+    // writes that left a row as it was (an upsert of the same values) are no change, nor its last commit
+    val real = changes.filter {
+      case Change(_, _, Some(b), Some(a)) => !sameValues(b, a)
+      case Change(_, _, b, a) => b.isDefined || a.isDefined
+    }
     val effective: Seq[Change] =
-      if (!mode.netChanges) changes.toSeq
+      if (!mode.netChanges) real.toSeq
       else {
         val byKey = mutable.LinkedHashMap.empty[Seq[Any], Change]
-        changes.foreach { c =>
+        real.foreach { c =>
           byKey.get(c.key) match {
             case None => byKey(c.key) = c
             case Some(first) => byKey(c.key) = Change(c.commit, c.key, first.before, c.after)
@@ -239,11 +244,17 @@ private[versioned] object ChangeFeed {
     def physicalRow(r: Row) = Row.fromSeq(r.toSeq.take(physical.size))
     def keyOf(r: Row): Seq[Any] = keyIdx.map(j => Values.canonical(r.get(j)))
     // Before-values: only for keys a DIFF deletes, updates or upserts (an Insert had no row).
-    val lookup = rows.filter(_.getByte(changeIdx) != ChangeKind.Insert).map(physicalRow)
-    val previous: Map[Seq[Any], Row] =
-      if (!parentHasTable || lookup.isEmpty) Map.empty
-      else if (layout.nonKeyColumns.isEmpty) lookup.map(r => keyOf(r) -> r).toMap // key-less: the key is the row
-      else beforeValues(spark, location, plan, plan.commits(i).image.parents.head, lookup)
+    // Without value columns (key-less tables, all-key tables) a deleted key is the deleted row.
+    val keyIsRow = layout.nonKeyColumns.isEmpty
+    val lookup = rows.filter { r =>
+      val k = r.getByte(changeIdx)
+      k != ChangeKind.Insert && !(keyIsRow && k == ChangeKind.Delete)
+    }.map(physicalRow).toIndexedSeq
+    val deleted = if (!keyIsRow) Map.empty[Seq[Any], Row]
+      else rows.filter(_.getByte(changeIdx) == ChangeKind.Delete).map(physicalRow).map(r => keyOf(r) -> r).toMap
+    val previous: Map[Seq[Any], Row] = deleted ++
+      (if (!parentHasTable || lookup.isEmpty) Map.empty
+       else beforeValues(spark, location, plan, plan.commits(i).image.parents.head, lookup))
     rows.toSeq.map { r =>
       val k = keyOf(r)
       val after = if (r.getByte(changeIdx) == ChangeKind.Delete) None else Some(physicalRow(r))

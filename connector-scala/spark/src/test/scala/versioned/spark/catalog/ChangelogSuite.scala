@@ -141,6 +141,16 @@ class ChangelogSuite extends CatalogSuiteBase {
     checkRanges("k", Seq(0, 1))
   }
 
+  test("a table whose key is every column: upserts of new and existing keys, deletes") {
+    setup()
+    sql("CREATE TABLE c.r.p (a INT, b STRING, PRIMARY KEY (a, b))")
+    sql("INSERT INTO c.r.p VALUES (1, 'x'), (2, 'y'), (3, 'z')")
+    val session = spark; import session.implicits._
+    write(Seq((1, "x"), (4, "w")).toDF("a", "b"), "r.p", "upsert" -> "true")
+    sql("DELETE FROM c.r.p WHERE a = 2")
+    checkRanges("p", Seq(0, 1))
+  }
+
   test("a key-less table: duplicates, deletes, an overwrite with a new schema starts a new feed") {
     setup()
     sql("CREATE TABLE c.r.d (x INT, y STRING)")
