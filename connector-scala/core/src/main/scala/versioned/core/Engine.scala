@@ -41,6 +41,7 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
   val resolver = new Resolver(metastore)
   val refs = new RefOps(this)
   val history = new History(this)
+  val lineage = new Lineage(this)
   val maintenance = new Maintenance(this)
   val leases = new Leases(this)
   private val log = LoggerFactory.getLogger(classOf[Engine])

@@ -90,6 +90,25 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
   override def loadTable(ident: Identifier, timestamp: Long): Table =
     load(ident, Some(ref => Revision.AsOf(Math.floorDiv(timestamp, 1000L), ref)))
 
+  /**
+   * Spark's change feed (`CHANGES FROM VERSION ...`, `DataFrameReader.changes`): the row changes of the
+   * commits of a range of the table's first-parent history (see [[VersionedChangelog]] and docs/SQL.md).
+   * The range ends by default at the head of the branch the name selects (`t@branch`) or the default branch.
+   */
+  override def loadChangelog(ident: Identifier, context: ChangelogContext, options: CaseInsensitiveStringMap): Changelog = {
+    val t = tableTarget(ident)
+    val e = engine
+    if (!e.repositoryExists(t.repo)) throw new NoSuchTableException(ident)
+    val head = () => e.resolve(t.repo, t.ref.map(Revision.Spec).getOrElse(Revision.DefaultBranch))
+    val explicitEnd = context.range() match {
+      case v: ChangelogRange.VersionRange => v.endingVersion().isPresent
+      case _ => false
+    }
+    if (!explicitEnd && e.tableOption(t.repo, head().hash, t.table).isEmpty) throw new NoSuchTableException(ident)
+    VersionedChangelog.load(e, locationOptions(config), s"$catalogName.${t.repo}.${ident.name()}",
+      TableIdent(t.repo, t.table), context, head())
+  }
+
   override def tableExists(ident: Identifier): Boolean =
     try { loadTable(ident); true } catch {
       case _: NoSuchTableException | _: NotFoundException => false
