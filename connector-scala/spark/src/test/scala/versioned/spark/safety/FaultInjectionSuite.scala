@@ -63,6 +63,8 @@ class FaultInjectionSuite extends VersionedSparkSuite {
     acknowledged.foreach { case (image, expected) =>
       assert(read(s"$repo.$table", "image" -> image).collect().toSet == expected, s"acknowledged image ${image.take(12)} lost data")
     }
+    info(s"$ops file operations; faults at ${points.size} of them: ${points.size - acknowledged.size + 1} writes raised " +
+      s"and committed nothing, ${acknowledged.size - 1} returned their commit")
     assert(probeHead.isEmpty || acknowledged.nonEmpty)
   }
 
