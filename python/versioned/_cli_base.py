@@ -111,6 +111,7 @@ class State:
         self.warehouse: Optional[str] = None
         self.metastore_url: Optional[str] = None
         self.color: bool = True
+        self.owned: Any = None  # the session this process started, stopped by shutdown()
 
     def reset(self, warehouse: Optional[str], metastore_url: Optional[str], color: bool) -> None:
         """Sets the options of one invocation.
@@ -137,7 +138,7 @@ class State:
         spark = SparkSession.getActiveSession()
         if spark is None:
             with status("Starting Spark"):
-                spark = _local_session()
+                spark = self.owned = _local_session()
         versioned.install()
         overrides = {WAREHOUSE_CONF: self.warehouse, METASTORE_CONF: self.metastore_url}
         saved: Dict[str, Optional[str]] = {}
@@ -154,20 +155,36 @@ class State:
                 else:
                     spark.conf.set(key, old)
 
+    def shutdown(self) -> None:
+        """Stops the session this process started (a reused session is left running).
 
-_LOG4J2 = """rootLogger.level = error
+        Example::
+
+            try:
+                app()
+            finally:
+                state.shutdown()
+        """
+        if self.owned is not None:
+            spark, self.owned = self.owned, None
+            spark.stop()
+
+
+_LOG4J2 = """# written by versioned.cli: errors only. The root level stays at warn (the level Spark assumes for
+# interactive use, so it prints no "Setting default log level" banner); the appender drops warnings.
+rootLogger.level = warn
 rootLogger.appenderRef.stderr.ref = console
 appender.console.type = Console
 appender.console.name = console
 appender.console.target = SYSTEM_ERR
+appender.console.filter.threshold.type = ThresholdFilter
+appender.console.filter.threshold.level = error
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %p %c{1}: %m%n
-logger.repl.name = org.apache.spark.repl.Main
-logger.repl.level = error
 """
 
 
-def _quiet_log4j() -> str:
+def _quiet_log4j() -> Optional[str]:
     """A log4j2 configuration that prints only errors (also silences Spark's startup banner)."""
     import tempfile
 
@@ -179,9 +196,12 @@ def _quiet_log4j() -> str:
     except OSError:
         pass
     tmp = f"{path}.{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(_LOG4J2)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(_LOG4J2)
+        os.replace(tmp, path)
+    except OSError:
+        return None  # Spark's default logging then; the command still works
     return path
 
 
@@ -196,8 +216,10 @@ def _local_session() -> Any:
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", "4")
                .config("spark.default.parallelism", "4")
-               .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_quiet_log4j()}")
                .config("spark.sql.session.timeZone", "UTC"))
+    log4j = _quiet_log4j()
+    if log4j is not None:
+        builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log4j}")
     spark = versioned.configure_spark_with_versioned(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

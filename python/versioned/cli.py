@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 from versioned import _cli_data, _cli_refs  # noqa: F401 - registers the commands on the app
-from versioned._cli_base import EXIT_ERROR, EXIT_OK, EXIT_USAGE, app
+from versioned._cli_base import EXIT_ERROR, EXIT_OK, EXIT_USAGE, app, state
 
 __all__ = ["app", "main", "EXIT_OK", "EXIT_ERROR", "EXIT_USAGE"]
 
@@ -36,7 +36,10 @@ def main(argv: Optional[List[str]] = None) -> None:
         from versioned.cli import main
         main(["log", "shop", "--oneline"])   # exits with the command's exit code
     """
-    app(args=argv, prog_name="versioned")
+    try:
+        app(args=argv, prog_name="versioned")
+    finally:
+        state.shutdown()
 
 
 if __name__ == "__main__":  # pragma: no cover
