@@ -25,7 +25,7 @@ from versioned.errors import VersionedError
 
 __all__ = [
     "app", "format_option", "Format", "State", "CommandError", "state", "console", "err_console", "status", "short",
-    "split_table", "emit", "jsonable", "EXIT_OK", "EXIT_ERROR", "EXIT_USAGE",
+    "split_table", "emit", "emit_one", "jsonable", "EXIT_OK", "EXIT_ERROR", "EXIT_USAGE",
 ]
 
 EXIT_OK = 0
@@ -358,6 +358,19 @@ def emit(rows: Sequence[Dict[str, Any]], columns: Sequence[str], fmt: Format, *,
     for r in rows:
         table.add_row(*(_cell(r.get(c)) for c in columns))
     out.print(table)
+
+
+def emit_one(record: Dict[str, Any], fmt: Format) -> None:
+    """Prints one record for scripts: a JSON object, or CSV with a header and one row.
+
+    Example::
+
+        emit_one({"commit": "3f1c...", "branch": "main"}, Format.json)
+    """
+    if fmt is Format.json:
+        click.echo(json.dumps(jsonable(record), indent=2))
+    else:
+        emit([record], list(record), fmt)
 
 
 def format_option(fn: Any) -> Any:

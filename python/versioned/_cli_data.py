@@ -12,8 +12,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import click
 from rich.table import Table
 
-from versioned._cli_base import (CommandError, Format, app, console, emit, format_option, jsonable, rows_of, short,
-                                 split_table, state, status)
+from versioned._cli_base import (CommandError, Format, app, console, emit, emit_one, format_option, jsonable,
+                                 rows_of, short, split_table, state, status)
 
 __all__ = ["import_file", "export", "cat", "diff", "sql", "CATALOG"]
 
@@ -124,7 +124,7 @@ def import_file(file: str, target: str, key: Tuple[str, ...], branch: str, messa
             head = versioned.Repository(spark, repo).resolve(branch)
     info = {"repository": repo, "table": table, "branch": branch, "commit": head, "mode": mode.value}
     if fmt is not Format.table:
-        emit([info], list(info), fmt)
+        emit_one(info, fmt)
         return
     console().print(f"[green]Imported[/green] {file} into [bold]{repo}.{table}[/bold] on {branch} "
                     f"({mode.value}): [yellow]{short(head)}[/yellow]")
@@ -255,7 +255,7 @@ def diff(target: str, from_ref: str, to_ref: str, stat: bool, limit: Optional[in
         info = {"table": f"{repo}.{table}", "from": from_ref, "to": to_ref, "inserted": counts.get("insert", 0),
                 "updated": counts.get("update", 0), "deleted": counts.get("delete", 0)}
         if fmt is not Format.table:
-            emit([info], list(info), fmt)
+            emit_one(info, fmt)
             return
         console().print(f"{info['table']} {from_ref}..{to_ref}: [green]{info['inserted']} inserted[/green], "
                         f"[yellow]{info['updated']} updated[/yellow], [red]{info['deleted']} deleted[/red]")

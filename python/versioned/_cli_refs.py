@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import click
 
 from versioned._cli_base import (DEFAULT_WAREHOUSE, METASTORE_CONF, WAREHOUSE_CONF, CommandError, Format, app,
-                                 console, emit, format_option, rows_of, short, state, status)
+                                 console, emit, emit_one, format_option, rows_of, short, state, status)
 from versioned._cli_graph import graph_lines, topo_order
 
 __all__ = ["init", "log", "show", "branch", "tag", "lock", "gc", "verify"]
@@ -40,7 +40,7 @@ def init(fmt: Format) -> None:
         warehouse = os.path.abspath(warehouse)
     info = {"warehouse": warehouse, "metastore": metastore, "repositories": names}
     if fmt is not Format.table:
-        emit([info], list(info), fmt)
+        emit_one(info, fmt)
         return
     out = console()
     out.print(f"warehouse    [bold]{warehouse}[/bold]")
@@ -141,7 +141,7 @@ def show(repository: str, ref: str, fmt: Format) -> None:
     with state.session() as spark:
         info = _repo(spark, repository).show(ref)
     if fmt is Format.json:
-        emit([info], list(info), fmt)
+        emit_one(info, fmt)
         return
     tables = [{
         "table": t["name"], "changed": "yes" if t.get("changed") else "",

@@ -65,7 +65,7 @@ def test_import_parquet_directory(spark: SparkSession, tmp_path: Any) -> None:
     assert head[:12] in out and head not in out  # short hashes for people
     assert rows_of(spark.read.versioned("p.items")) == [(1, "x"), (2, "y")]
     info = as_json("import", src, "p.items", "--mode", "overwrite", "-m", "same again")
-    assert info[0]["commit"] == Repository(spark, "p").resolve("main") and info[0]["mode"] == "overwrite"
+    assert info["commit"] == Repository(spark, "p").resolve("main") and info["mode"] == "overwrite"
 
 
 def test_export_round_trip_csv_and_parquet(spark: SparkSession, imported: str, tmp_path: Any) -> None:
@@ -125,8 +125,8 @@ def test_diff_cells_and_stat(spark: SparkSession, imported: str) -> None:
     assert by_key[2]["change"] == "update" and by_key[2]["changed"] == ["name"]
     assert (by_key[2]["before"], by_key[2]["after"]) == ({"name": "b"}, {"name": "B"})
     assert by_key[3]["change"] == "insert"
-    assert as_json("diff", "r.t", "v1", "main", "--stat") == [
-        {"table": "r.t", "from": "v1", "to": "main", "inserted": 1, "updated": 1, "deleted": 1}]
+    assert as_json("diff", "r.t", "v1", "main", "--stat") == {
+        "table": "r.t", "from": "v1", "to": "main", "inserted": 1, "updated": 1, "deleted": 1}
     text = ok("diff", "r.t", "v1", "main").stdout
     assert "b -> B" in text
     assert "1 inserted, 1 updated, 1 deleted" in ok("diff", "r.t", "v1", "main", "--stat").stdout
@@ -134,10 +134,10 @@ def test_diff_cells_and_stat(spark: SparkSession, imported: str) -> None:
 
 
 def test_show_init_verify_sql(spark: SparkSession, imported: str, warehouse: str) -> None:
-    info = as_json("show", "r", "v1")[0]
+    info = as_json("show", "r", "v1")
     assert info["image"] == Repository(spark, "r").resolve("v1") and info["tables"][0]["primary_key"] == ["id"]
     assert "first load" in ok("show", "r", "v1").stdout
-    init = as_json("init")[0]
+    init = as_json("init")
     assert init["repositories"] == ["r"] and init["warehouse"] == os.path.abspath(warehouse)
     assert all(o["status"] == "ok" for o in as_json("verify", "r", "main", "v1"))
     assert "ok" in ok("verify", "r").stdout
@@ -174,9 +174,9 @@ def test_gc_dry_run_then_gc(spark: SparkSession, tmp_path: Any) -> None:
 
 def test_warehouse_option_is_restored(spark: SparkSession, imported: str, tmp_path: Any, warehouse: str) -> None:
     other = str(tmp_path / "other")
-    assert as_json("-w", other, "init")[0]["repositories"] == []
+    assert as_json("-w", other, "init")["repositories"] == []
     assert spark.conf.get("spark.versioned.warehouse") == warehouse
-    assert as_json("init")[0]["repositories"] == ["r"]
+    assert as_json("init")["repositories"] == ["r"]
 
 
 @pytest.mark.parametrize("args, error_class", [
