@@ -123,14 +123,16 @@ class State:
         self.warehouse, self.metastore_url, self.color = warehouse, metastore_url, color
 
     @contextlib.contextmanager
-    def session(self) -> Iterator[Any]:
+    def session(self, light: bool = True) -> Iterator[Any]:
         """The active SparkSession (reused, e.g. inside pytest or a notebook) or a new local one, with the
-        warehouse and metastore of this invocation set for the duration of the command.
+        warehouse and metastore of this invocation set for the duration of the command. A ``light`` command
+        (metadata only: refs, history) starts its JVM with the client compiler only, which starts faster;
+        commands that move data keep the full JIT.
 
         Example::
 
-            with state.session() as spark:
-                versioned.repositories(spark)
+            with state.session(light=False) as spark:
+                spark.read.versioned("shop.products").count()
         """
         import versioned
         from pyspark.sql import SparkSession
@@ -138,7 +140,7 @@ class State:
         spark = SparkSession.getActiveSession()
         if spark is None:
             with status("Starting Spark"):
-                spark = self.owned = _local_session()
+                spark = self.owned = _local_session(light)
         versioned.install()
         overrides = {WAREHOUSE_CONF: self.warehouse, METASTORE_CONF: self.metastore_url}
         saved: Dict[str, Optional[str]] = {}
@@ -205,7 +207,10 @@ def _quiet_log4j() -> Optional[str]:
     return path
 
 
-def _local_session() -> Any:
+_LIGHT_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"  # about 35% faster startup; slower on big data
+
+
+def _local_session(light: bool = True) -> Any:
     """A quiet local session for one command: no UI, no progress bar, few shuffle partitions."""
     import versioned
     from pyspark.sql import SparkSession
@@ -218,8 +223,11 @@ def _local_session() -> Any:
                .config("spark.default.parallelism", "4")
                .config("spark.sql.session.timeZone", "UTC"))
     log4j = _quiet_log4j()
-    if log4j is not None:
-        builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log4j}")
+    java = [f"-Dlog4j2.configurationFile={log4j}"] if log4j is not None else []
+    java += [_LIGHT_JVM] if light else []
+    java += [os.environ["VERSIONED_JAVA_OPTIONS"]] if os.environ.get("VERSIONED_JAVA_OPTIONS") else []
+    if java:
+        builder = builder.config("spark.driver.extraJavaOptions", " ".join(java))
     spark = versioned.configure_spark_with_versioned(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

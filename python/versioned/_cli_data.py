@@ -114,7 +114,7 @@ def import_file(file: str, target: str, key: Tuple[str, ...], branch: str, messa
     keys = [k.strip() for part in (key or []) for k in part.split(",") if k.strip()]
     import versioned
 
-    with state.session() as spark:
+    with state.session(light=False) as spark:
         with status(f"Importing {os.path.basename(file)} into {repo}.{table}"):
             df = _fit_to_table(spark, _read_file(spark, file, ff, delimiter), f"{repo}.{table}", branch)
             df.write.versioned(f"{repo}.{table}", branch=branch, author=author,
@@ -170,7 +170,7 @@ def export(target: str, out: str, file_format: Optional[FileFormat], as_of: Opti
     ff = _file_format(out, file_format)
     if os.path.exists(out) and not force:
         raise CommandError(f"{out} exists; pass --force to replace it.", "FILE_EXISTS")
-    with state.session() as spark:
+    with state.session(light=False) as spark:
         _, df = _read_table(spark, target, as_of)
         with status(f"Exporting {target} to {out}"):
             _write_single(df, out, ff)
@@ -311,7 +311,7 @@ def sql(query: str, limit: Optional[int], fmt: Format) -> None:
 
     Example: versioned sql "SELECT * FROM vc.shop.products VERSION AS OF 'v1'"
     """
-    with state.session() as spark:
+    with state.session(light=False) as spark:
         key = f"spark.sql.catalog.{CATALOG}"
         if spark.conf.get(key, None) is None:
             spark.conf.set(key, CATALOG_CLASS)

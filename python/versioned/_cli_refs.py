@@ -273,7 +273,7 @@ def gc(repository: Optional[str], older_than: Optional[float], force: bool, dry_
     """
     import versioned
 
-    with state.session() as spark:
+    with state.session(light=False) as spark:
         with status("Collecting garbage"):
             if repository:
                 df = _repo(spark, repository).gc(older_than, force=force, dry_run=dry_run)
@@ -297,7 +297,7 @@ def verify(repository: str, refs: Tuple[str, ...], fmt: Format) -> None:
 
     Example: versioned verify shop main v1
     """
-    with state.session() as spark:
+    with state.session(light=False) as spark:
         with status(f"Verifying {repository}"):
             rows = rows_of(_repo(spark, repository).verify(list(refs) or None))
     bad = [r for r in rows if r["status"] != "ok"]
