@@ -4,7 +4,8 @@ Commands: ``init``, ``import``, ``export``, ``cat``, ``log``, ``show``, ``diff``
 ``lock``, ``gc``, ``verify`` and ``sql``. Each runs on the active SparkSession if there is one (a notebook,
 a test) and otherwise starts a quiet local one (``local[*]``, no UI) on the warehouse given by
 ``--warehouse`` / ``VERSIONED_WAREHOUSE`` (default ``./versioned-warehouse``) and ``--metastore-url`` /
-``VERSIONED_METASTORE_URL``.
+``VERSIONED_METASTORE_URL``; ``VERSIONED_MASTER`` (default ``local[*]``) and ``VERSIONED_JAVA_OPTIONS``
+(extra driver JVM options) tune that session.
 
 Exit codes: 0 ok; 1 a versioned error, reported on stderr as ``[ERROR_CLASS] message`` (no Java
 trace); 2 a usage error (unknown command or option, bad argument).

@@ -179,6 +179,14 @@ def test_warehouse_option_is_restored(spark: SparkSession, imported: str, tmp_pa
     assert as_json("init")["repositories"] == ["r"]
 
 
+def test_verify_reports_a_missing_object(spark: SparkSession, imported: str, warehouse: str) -> None:
+    objects = [o["id"] for f in as_json("show", "r", "v1")["tables"][0]["fragments"] for o in f["objects"]]
+    os.remove(os.path.join(warehouse, "objects", objects[0][:2], f"{objects[0]}.parquet"))
+    result = run("verify", "r", "v1", "--format", "json")
+    assert result.exit_code == EXIT_ERROR and result.stderr.startswith("[VERIFY_FAILED] 1 object(s)")
+    assert [o["status"] for o in json.loads(result.stdout) if o["object"] == objects[0]] == ["missing"]
+
+
 @pytest.mark.parametrize("args, error_class", [
     (["cat", "r.t@nope"], "REF_NOT_FOUND"),
     (["cat", "r.missing"], "TABLE_NOT_FOUND"),
