@@ -38,7 +38,13 @@ DEFAULT_WAREHOUSE = "./versioned-warehouse"
 
 
 class Format(str, enum.Enum):
-    """Output formats: ``table`` for people (Rich, colour on a terminal), ``json`` and ``csv`` for scripts."""
+    """Output formats: ``table`` for people (Rich, colour on a terminal), ``json`` and ``csv`` for scripts.
+
+    Example::
+
+        >>> Format("json") is Format.json
+        True
+    """
 
     table = "table"
     json = "json"
@@ -86,6 +92,14 @@ class _Group(click.Group):
     """Runs a command and turns every non-usage error into exit code 1 with ``[ERROR_CLASS] message``."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        """Runs the command; a failure that is not a usage error prints one line and exits with 1.
+
+        Example::
+
+            $ versioned cat shop.products@nope; echo $?
+            [REF_NOT_FOUND] No branch, tag, lock or image matches 'nope' in repository 'shop'. ...
+            1
+        """
         try:
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):

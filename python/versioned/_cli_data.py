@@ -22,7 +22,13 @@ CATALOG_CLASS = "versioned.spark.catalog.VersionedCatalog"
 
 
 class Mode(str, enum.Enum):
-    """How ``import`` changes the table: insert new keys, replace the content, or insert-or-update."""
+    """How ``import`` changes the table: insert new keys, replace the content, or insert-or-update.
+
+    Example::
+
+        >>> Mode("upsert").value
+        'upsert'
+    """
 
     append = "append"
     overwrite = "overwrite"
@@ -30,7 +36,13 @@ class Mode(str, enum.Enum):
 
 
 class FileFormat(str, enum.Enum):
-    """Files ``import`` reads and ``export`` writes."""
+    """Files ``import`` reads and ``export`` writes.
+
+    Example::
+
+        >>> FileFormat("parquet") is FileFormat.parquet
+        True
+    """
 
     csv = "csv"
     parquet = "parquet"
