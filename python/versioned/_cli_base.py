@@ -107,6 +107,8 @@ class _Group(click.Group):
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - the command line reports every failure the same way
+            if os.environ.get("VERSIONED_DEBUG"):
+                raise  # the whole Python (and Java) trace, for bug reports
             error_class, message = _error_text(exc)
             click.echo(f"[{error_class}] {message}", err=True)
             ctx.exit(EXIT_ERROR)

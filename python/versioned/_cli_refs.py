@@ -118,7 +118,7 @@ def log(repository: str, ref: Optional[str], graph: bool, oneline: bool, all_ref
         if len(r["parents"]) > 1:
             out.print(f"Merge:  {' '.join(short(p) for p in r['parents'])}")
         out.print(f"Author: {_esc(r['author'])}")
-        out.print(f"Date:   {r['created']:%Y-%m-%d %H:%M:%S} UTC")
+        out.print(f"Date:   {r['created']:%Y-%m-%d %H:%M:%S}")
         out.print(f"Tables: {', '.join(r['tables_changed']) or '-'}\n")
         out.print(f"    {_esc(r['message'])}\n")
 
