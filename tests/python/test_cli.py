@@ -111,6 +111,7 @@ def test_branch_tag_lock(spark: SparkSession, imported: str) -> None:
     ok("tag", "r", "-d", "v0")
     ok("lock", "r", "reports:q3", "v1")
     assert as_json("lock", "r")[0]["name"] == "reports:q3"
+    assert as_json("lock", "r", "--namespace", "other") == []
     assert as_json("cat", "r.t@reports:q3") == as_json("cat", "r.t@v1")
     ok("lock", "r", "--release", "reports:q3")
     assert as_json("lock", "r") == []
@@ -163,6 +164,7 @@ def test_gc_dry_run_then_gc(spark: SparkSession, tmp_path: Any) -> None:
     finally:
         spark.conf.unset("spark.versioned.compaction.maxDiffRatio")
     assert "nothing to delete" in ok("gc", "r", "--dry-run").stdout  # default retention: a day
+    assert as_json("gc", "--dry-run") == []  # the whole warehouse
     planned = as_json("gc", "r", "--older-than", "0", "--force", "--dry-run")
     assert planned and all(set(p) == {"kind", "name", "path"} for p in planned)
     assert "would delete" in ok("gc", "r", "--older-than", "0", "--force", "--dry-run").stdout
