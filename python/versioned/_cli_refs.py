@@ -1,0 +1,313 @@
+"""Commands about the warehouse, refs and history: ``init``, ``log``, ``show``, ``branch``, ``tag``,
+``lock``, ``gc`` and ``verify``."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional, Tuple
+
+import click
+
+from versioned._cli_base import (DEFAULT_WAREHOUSE, METASTORE_CONF, WAREHOUSE_CONF, CommandError, Format, app,
+                                 console, emit, emit_one, format_option, rows_of, short, state, status)
+from versioned._cli_graph import graph_lines, topo_order
+
+__all__ = ["init", "log", "show", "branch", "tag", "lock", "gc", "verify"]
+
+
+def _repo(spark: Any, name: str) -> Any:
+    import versioned
+
+    return versioned.Repository(spark, name)
+
+
+@app.command()
+@format_option
+def init(fmt: Format) -> None:
+    """Checks the warehouse and metastore and lists the repositories; creates nothing.
+
+    A repository is created by its first "versioned import".
+
+    Example: versioned -w /data/wh init
+    """
+    import versioned
+
+    with state.session() as spark:
+        warehouse = spark.conf.get(WAREHOUSE_CONF, None) or DEFAULT_WAREHOUSE
+        metastore = spark.conf.get(METASTORE_CONF, None) or "SQLite in the warehouse"
+        names = versioned.repositories(spark)
+    if "://" not in warehouse and not warehouse.startswith("file:"):
+        warehouse = os.path.abspath(warehouse)
+    info = {"warehouse": warehouse, "metastore": metastore, "repositories": names}
+    if fmt is not Format.table:
+        emit_one(info, fmt)
+        return
+    out = console()
+    out.print(f"warehouse    [bold]{warehouse}[/bold]")
+    out.print(f"metastore    {metastore}")
+    out.print(f"repositories {', '.join(names) if names else '[dim](none yet: versioned import creates one)[/dim]'}")
+
+
+def _decorations(repo: Any) -> Dict[str, List[str]]:
+    """image hash -> ref labels (``main``, ``tag: v1``, ``lock: ns:name``)."""
+    out: Dict[str, List[str]] = {}
+    for prefix, df in (("", repo.branches()), ("tag: ", repo.tags()), ("lock: ", repo.locks())):
+        for r in df.collect():
+            out.setdefault(r["image"], []).append(prefix + r["name"])
+    return out
+
+
+@app.command()
+@click.argument("repository")
+@click.argument("ref", required=False)
+@click.option("--graph", is_flag=True, help="Draw the commit graph from parents.")
+@click.option("--oneline", is_flag=True, help="One line per commit.")
+@click.option("--all", "all_refs", is_flag=True, help="History of every branch, tag and lock.")
+@click.option("--limit", "-n", type=click.IntRange(min=1), help="At most this many commits.")
+@format_option
+def log(repository: str, ref: Optional[str], graph: bool, oneline: bool, all_refs: bool, limit: Optional[int],
+        fmt: Format) -> None:
+    """History reachable from REF (default main), newest first, with branches, tags and locks marked.
+
+    REF is a branch, tag, lock (ns:name), hash prefix, optionally with ~N or ^N.
+
+    Example: versioned log shop --all --graph --oneline
+    """
+    with state.session() as spark:
+        repo = _repo(spark, repository)
+        with status(f"Reading history of {repository}"):
+            decor = _decorations(repo)
+            starts = sorted(set(decor) | ({ref} if ref else set())) if all_refs else [ref or "main"]
+            commits: Dict[str, Dict[str, Any]] = {}
+            for start in starts:
+                for r in rows_of(repo.log(start, limit=limit)):
+                    commits.setdefault(r["hash"], r)
+    order = topo_order([(h, c["parents"], c["created"].timestamp()) for h, c in commits.items()])
+    if limit is not None:
+        order = order[:limit]
+    rows = [commits[h] for h in order]
+    for r in rows:
+        r["refs"] = decor.get(r["hash"], [])
+    if fmt is not Format.table:
+        emit(rows, ["hash", "parents", "author", "created", "message", "tables_changed", "refs"], fmt)
+        return
+    out = console()
+
+    def head(r: Dict[str, Any]) -> str:
+        refs = f" [bold cyan]({', '.join(r['refs'])})[/bold cyan]" if r["refs"] else ""
+        return f"[yellow]{short(r['hash'])}[/yellow]{refs}"
+
+    if graph:
+        shown = {h for h in order}
+        lines = graph_lines([(h, [p for p in commits[h]["parents"] if p in shown]) for h in order])
+        for g, h in lines:
+            if h is None:
+                out.print(g, markup=False)
+                continue
+            r = commits[h]
+            text = f"{head(r)} {_esc(r['message'])}"
+            if not oneline:
+                text += f" [dim]({_esc(r['author'])}, {r['created']:%Y-%m-%d %H:%M})[/dim]"
+            out.print(f"{g} {text}")
+        return
+    for r in rows:
+        if oneline:
+            out.print(f"{head(r)} {_esc(r['message'])}")
+            continue
+        out.print(f"commit {head(r)}")
+        if len(r["parents"]) > 1:
+            out.print(f"Merge:  {' '.join(short(p) for p in r['parents'])}")
+        out.print(f"Author: {_esc(r['author'])}")
+        out.print(f"Date:   {r['created']:%Y-%m-%d %H:%M:%S}")
+        out.print(f"Tables: {', '.join(r['tables_changed']) or '-'}\n")
+        out.print(f"    {_esc(r['message'])}\n")
+
+
+def _esc(text: Optional[str]) -> str:
+    from rich.markup import escape
+
+    return escape(text or "")
+
+
+@app.command()
+@click.argument("repository")
+@click.argument("ref", default="main")
+@format_option
+def show(repository: str, ref: str, fmt: Format) -> None:
+    """Shows one commit: hash, parents, author, message and its tables (key, schema, objects).
+
+    Example: versioned show shop v1 --format json
+    """
+    with state.session() as spark:
+        info = _repo(spark, repository).show(ref)
+    if fmt is Format.json:
+        emit_one(info, fmt)
+        return
+    tables = [{
+        "table": t["name"], "changed": "yes" if t.get("changed") else "",
+        "primary_key": ",".join(t.get("primary_key") or []), "schema": t.get("schema", ""),
+        "fragments": len(t.get("fragments", [])), "objects": t.get("objects"), "bytes": t.get("bytes"),
+    } for t in info.get("tables", [])]
+    if fmt is Format.csv:
+        emit(tables, list(tables[0]) if tables else ["table"], fmt)
+        return
+    out = console()
+    out.print(f"commit [yellow]{short(info['image'])}[/yellow]")
+    if info.get("parents"):
+        out.print(f"Parents: {' '.join(short(p) for p in info['parents'])}")
+    out.print(f"Author:  {_esc(info.get('author'))}")
+    out.print(f"Date:    {info.get('created')}")
+    out.print(f"\n    {_esc(info.get('message'))}\n")
+    if info.get("dropped_tables"):
+        out.print(f"dropped: {', '.join(info['dropped_tables'])}")
+    emit(tables, ["table", "changed", "primary_key", "schema", "fragments", "objects", "bytes"], fmt,
+         styles={"changed": "green"}, empty="(no tables)")
+
+
+def _ref_rows(df: Any) -> List[Dict[str, Any]]:
+    rows = rows_of(df)
+    return [{"name": r["name"], "image": r["image"], "created": r["created"]} for r in rows]
+
+
+def _list_refs(rows: List[Dict[str, Any]], fmt: Format, title: str) -> None:
+    if fmt is Format.table:
+        rows = [dict(r, image=short(r["image"])) for r in rows]
+    emit(rows, ["name", "image", "created"], fmt, title=title, styles={"image": "yellow"})
+
+
+@app.command()
+@click.argument("repository")
+@click.argument("name", required=False)
+@click.argument("from_ref", metavar="[FROM]", default="main")
+@click.option("--delete", "-d", metavar="NAME", help="Delete this branch.")
+@format_option
+def branch(repository: str, name: Optional[str], from_ref: str, delete: Optional[str], fmt: Format) -> None:
+    """Lists branches, creates branch NAME at FROM (default main), or deletes one with -d.
+
+    Example: versioned branch shop dev main~1
+    """
+    if name and delete:
+        raise click.UsageError("give a branch to create or --delete, not both.")
+    with state.session() as spark:
+        repo = _repo(spark, repository)
+        if delete:
+            repo.delete_branch(delete)
+            console().print(f"Deleted branch [bold]{delete}[/bold]")
+        elif name:
+            h = repo.create_branch(name, from_ref)
+            console().print(f"Created branch [bold]{name}[/bold] at [yellow]{short(h)}[/yellow]")
+        else:
+            _list_refs(_ref_rows(repo.branches()), fmt, "branches")
+
+
+@app.command()
+@click.argument("repository")
+@click.argument("name", required=False)
+@click.argument("ref", metavar="[REF]", default="main")
+@click.option("--delete", "-d", metavar="NAME", help="Delete this tag.")
+@format_option
+def tag(repository: str, name: Optional[str], ref: str, delete: Optional[str], fmt: Format) -> None:
+    """Lists tags, tags REF (default main) as NAME (tags never move), or deletes one with -d.
+
+    Example: versioned tag shop v1 main
+    """
+    if name and delete:
+        raise click.UsageError("give a tag to create or --delete, not both.")
+    with state.session() as spark:
+        repo = _repo(spark, repository)
+        if delete:
+            repo.delete_tag(delete)
+            console().print(f"Deleted tag [bold]{delete}[/bold]")
+        elif name:
+            h = repo.create_tag(name, ref)
+            console().print(f"Tagged [yellow]{short(h)}[/yellow] as [bold]{name}[/bold]")
+        else:
+            _list_refs(_ref_rows(repo.tags()), fmt, "tags")
+
+
+def _lock_name(text: str) -> List[str]:
+    ns, colon, name = text.partition(":")
+    if not colon or not ns or not name:
+        raise click.BadParameter(f"{text!r} is not NAMESPACE:NAME.")
+    return [ns, name]
+
+
+@app.command()
+@click.argument("repository")
+@click.argument("name", metavar="[NS:NAME]", required=False)
+@click.argument("ref", metavar="[REF]", default="main")
+@click.option("--release", metavar="NS:NAME", help="Release this lock.")
+@click.option("--namespace", help="List only this namespace's locks.")
+@format_option
+def lock(repository: str, name: Optional[str], ref: str, release: Optional[str], namespace: Optional[str],
+         fmt: Format) -> None:
+    """Lists locks, pins REF (default main) under NS:NAME (locks never move), or releases one.
+
+    Example: versioned lock shop reports:q3 main
+    """
+    if name and release:
+        raise click.UsageError("give a lock to create or --release, not both.")
+    with state.session() as spark:
+        repo = _repo(spark, repository)
+        if release:
+            repo.release_lock(*_lock_name(release))
+            console().print(f"Released lock [bold]{release}[/bold]")
+        elif name:
+            h = repo.create_lock(*_lock_name(name), ref)
+            console().print(f"Locked [yellow]{short(h)}[/yellow] as [bold]{name}[/bold]")
+        else:
+            _list_refs(_ref_rows(repo.locks(namespace)), fmt, "locks")
+
+
+@app.command()
+@click.argument("repository", required=False)
+@click.option("--older-than", type=click.FloatRange(min=0), metavar="SECONDS",
+              help="Keep objects used within this many seconds [default: a day].")
+@click.option("--force", is_flag=True, help="Allow a retention below an hour.")
+@click.option("--dry-run", is_flag=True, help="List what would be deleted; delete nothing.")
+@format_option
+def gc(repository: Optional[str], older_than: Optional[float], force: bool, dry_run: bool, fmt: Format) -> None:
+    """Deletes objects no version needs, of REPOSITORY or (without it) of the whole warehouse.
+
+    Example: versioned gc shop --dry-run
+    """
+    import versioned
+
+    with state.session(light=False) as spark:
+        with status("Collecting garbage"):
+            if repository:
+                df = _repo(spark, repository).gc(older_than, force=force, dry_run=dry_run)
+            else:
+                df = versioned.collect_garbage(spark, older_than_seconds=older_than, force=force, dry_run=dry_run)
+            rows = rows_of(df)
+    emit(rows, ["kind", "name", "path"], fmt, title="would delete" if dry_run else "deleted",
+         empty="nothing to delete")
+    if fmt is Format.table and rows:
+        console().print(f"{len(rows)} object(s) {'would be ' if dry_run else ''}deleted")
+
+
+@app.command()
+@click.argument("repository")
+@click.argument("refs", nargs=-1)
+@format_option
+def verify(repository: str, refs: Tuple[str, ...], fmt: Format) -> None:
+    """Checks the objects REFS (default: every branch, tag and lock) need against their checksums.
+
+    Exits with 1 ([VERIFY_FAILED]) if an object is missing or corrupt.
+
+    Example: versioned verify shop main v1
+    """
+    with state.session(light=False) as spark:
+        with status(f"Verifying {repository}"):
+            rows = rows_of(_repo(spark, repository).verify(list(refs) or None))
+    bad = [r for r in rows if r["status"] != "ok"]
+    if fmt is Format.table:
+        show_rows = [dict(r, object=short(r["object"])) for r in (bad or [])]
+        if bad:
+            emit(show_rows, ["object", "kind", "status", "detail", "needed_by"], fmt, styles={"status": "red"})
+        console().print(f"{len(rows) - len(bad)} object(s) ok, {len(bad)} missing or corrupt"
+                        if bad else f"[green]{len(rows)} object(s) ok[/green]")
+    else:
+        emit(rows, ["object", "kind", "status", "detail", "needed_by"], fmt)
+    if bad:
+        raise CommandError(f"{len(bad)} object(s) missing or corrupt", "VERIFY_FAILED")

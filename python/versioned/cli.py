@@ -1,0 +1,47 @@
+"""The ``versioned`` command line: version CSV/Parquet data from a shell.
+
+Commands: ``init``, ``import``, ``export``, ``cat``, ``log``, ``show``, ``diff``, ``branch``, ``tag``,
+``lock``, ``gc``, ``verify`` and ``sql``. Each runs on the active SparkSession if there is one (a notebook,
+a test) and otherwise starts a quiet local one (``local[*]``, no UI) on the warehouse given by
+``--warehouse`` / ``VERSIONED_WAREHOUSE`` (default ``./versioned-warehouse``) and ``--metastore-url`` /
+``VERSIONED_METASTORE_URL``; ``VERSIONED_MASTER`` (default ``local[*]``) and ``VERSIONED_JAVA_OPTIONS``
+(extra driver JVM options) tune that session.
+
+Exit codes: 0 ok; 1 a versioned error, reported on stderr as ``[ERROR_CLASS] message`` (no Java
+trace); 2 a usage error (unknown command or option, bad argument).
+
+Example::
+
+    $ versioned import products.csv shop.products --key id -m "first load"
+    $ versioned tag shop v1
+    $ versioned log shop --graph --oneline
+    $ versioned diff shop.products v1 main --stat
+    $ versioned cat shop.products@v1 --format json
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+from versioned import _cli_data, _cli_refs  # noqa: F401 - registers the commands on the app
+from versioned._cli_base import EXIT_ERROR, EXIT_OK, EXIT_USAGE, app, state
+
+__all__ = ["app", "main", "EXIT_OK", "EXIT_ERROR", "EXIT_USAGE"]
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """Entry point of the ``versioned`` console script.
+
+    Example::
+
+        from versioned.cli import main
+        main(["log", "shop", "--oneline"])   # exits with the command's exit code
+    """
+    try:
+        app(args=argv, prog_name="versioned")
+    finally:
+        state.shutdown()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
