@@ -55,8 +55,14 @@ final class WarehouseStore(config: WarehouseConfig, conf: Configuration) {
    * file systems give without extra system calls.
    */
   def listFiles(dir: String): Iterator[StoredFile] = {
+    // a lease's directory may vanish between being listed and being read (its writer ended): skip it
     def list(d: Path): Iterator[org.apache.hadoop.fs.FileStatus] =
-      try fs.listStatus(d).iterator catch { case _: java.io.FileNotFoundException => Iterator.empty }
+      try fs.listStatus(d).iterator catch {
+        case _: java.io.FileNotFoundException => Iterator.empty
+        case e: java.io.IOException =>
+          if (fs.exists(d)) throw Errors.storage(s"Could not list $d under ${config.warehouse}: ${e.getMessage}", e)
+          else Iterator.empty
+      }
     def walk(d: Path): Iterator[StoredFile] = list(d).flatMap { st =>
       if (st.isDirectory) walk(st.getPath)
       else if (st.getPath.getName.startsWith(".")) Iterator.empty // checksum side files of local file systems
