@@ -33,9 +33,8 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
   val store = new WarehouseStore(config, hadoopConf)
   WarehouseIdentity.requireMetastoreFile(config, store)
   val metastore: Metastore = new Metastore(config.metastoreUrl)
-  try metastore.init() catch { case e: Throwable => metastore.close(); throw e }
   /** The id both the metastore and the object store record. */
-  val warehouseId: String = try WarehouseIdentity.check(config, store, metastore) catch {
+  val warehouseId: String = try WarehouseIdentity.check(config, store, metastore.init()) catch {
     case e: Throwable => metastore.close(); throw e
   }
   val resolver = new Resolver(metastore)
@@ -142,7 +141,7 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
                             lease: Option[Lease]): Unit = {
     MetaDao.lockGeneration(c, bump = true)
     val recorded = MetaDao.getObjects(c, newObjects.map(_.id))
-    MetaDao.insertObjects(c, newObjects, now(), repo)
+    MetaDao.insertObjects(c, newObjects, now(), repo, recorded.keySet)
     val newIds = newObjects.map(_.id).toSet
     val older = referenced.distinct.filterNot(newIds)
     val gone = older.toSet -- MetaDao.existingObjectIds(c, older)

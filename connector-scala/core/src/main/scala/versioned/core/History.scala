@@ -79,9 +79,7 @@ final class History(engine: Engine) {
       val image = rs.getString(1)
       if (images(image)) {
         val table = rs.getString(2)
-        val ids = MetaDao.parseFragments(rs.getString(3)).flatMap(_.objects) ++
-          Option(rs.getString(4)).toSeq.flatMap(MetaDao.parseFragments).flatMap(_.objects)
-        ids.distinct.foreach(id => out(id) = out.getOrElse(id, Vector.empty) :+ (image -> table))
+        MetaDao.objectIdsOf(rs.getString(3), Option(rs.getString(4))).distinct.foreach(id => out(id) = out.getOrElse(id, Vector.empty) :+ (image -> table))
       }
     }
     out.toMap

@@ -8,21 +8,15 @@ final case class SeqImage(image: Image, seq: Long)
  * image of a `seq`, and the commits between two images along first parents.
  */
 final class Lineage(engine: Engine) {
-  private val cols = "hash, parents, created_ms, author, message, seq"
-
-  private def row(repo: String)(rs: java.sql.ResultSet): SeqImage =
-    SeqImage(Image(repo, rs.getString("hash"), Json.readStrings(rs.getString("parents")), rs.getLong("created_ms"),
-      rs.getString("author"), rs.getString("message")), rs.getLong("seq"))
-
   def withSeq(repo: String, hash: String): SeqImage = engine.metastore.read { c =>
-    Sql.query(c, s"SELECT $cols FROM vc_images WHERE repo = ? AND hash = ?", repo, hash)(row(repo)).headOption
-      .getOrElse(throw new ImageNotFoundException(s"Image $hash not found in '$repo'."))
+    MetaDao.getSeqImage(c, repo, hash).getOrElse(throw new ImageNotFoundException(s"Image $hash not found in '$repo'."))
   }
 
   /** The image committed with sequence number `seq` in `repo`, if any. */
-  def bySeq(repo: String, seq: Long): Option[SeqImage] = engine.metastore.read { c =>
-    Sql.query(c, s"SELECT $cols FROM vc_images WHERE repo = ? AND seq = ?", repo, seq)(row(repo)).headOption
-  }
+  def bySeq(repo: String, seq: Long): Option[SeqImage] = engine.metastore.read(MetaDao.seqImageBySeq(_, repo, seq))
+
+  private def firstParent(c: java.sql.Connection, repo: String, i: SeqImage): Option[SeqImage] =
+    i.image.parents.headOption.flatMap(MetaDao.getSeqImage(c, repo, _))
 
   /**
    * The images on the first-parent path from `end` back to `start`, oldest first, both included; None when
@@ -37,8 +31,7 @@ final class Lineage(engine: Engine) {
       val i = cur.get
       out += i
       if (i.image.hash == start.image.hash) found = true
-      else cur = i.image.parents.headOption.flatMap(p =>
-        Sql.query(c, s"SELECT $cols FROM vc_images WHERE repo = ? AND hash = ?", repo, p)(row(repo)).headOption)
+      else cur = firstParent(c, repo, i)
     }
     if (found) Some(out.result().reverse) else None
   }
@@ -52,8 +45,7 @@ final class Lineage(engine: Engine) {
     var cur: Option[SeqImage] = Some(end).filter(keep)
     while (cur.isDefined) {
       out += cur.get
-      cur = cur.get.image.parents.headOption.flatMap(p =>
-        Sql.query(c, s"SELECT $cols FROM vc_images WHERE repo = ? AND hash = ?", repo, p)(row(repo)).headOption).filter(keep)
+      cur = firstParent(c, repo, cur.get).filter(keep)
     }
     out.result().reverse
   }

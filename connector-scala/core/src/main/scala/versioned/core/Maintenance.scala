@@ -48,9 +48,7 @@ final class Maintenance(engine: Engine) {
   }
 
   private def referencedIds(c: java.sql.Connection): Set[String] =
-    MetaDao.referencedFragmentJson(c).iterator.flatMap { case (f, comp) =>
-      MetaDao.parseFragments(f).flatMap(_.objects) ++ comp.toSeq.flatMap(MetaDao.parseFragments).flatMap(_.objects)
-    }.toSet
+    MetaDao.referencedFragmentJson(c).iterator.flatMap { case (f, comp) => MetaDao.objectIdsOf(f, comp) }.toSet
 
   /** Ids of objects no table version (logical or compacted) of any repository refers to. */
   def unreferencedObjects(): Seq[String] = ms.read { c =>
@@ -74,14 +72,14 @@ final class Maintenance(engine: Engine) {
     requireIdentity()
     repo.foreach(r => if (!ms.read(MetaDao.repoExists(_, r))) throw new RepositoryNotFoundException(r))
     val started = engine.now()
-    var (generation, referenced) = ms.read(c => (MetaDao.lockGenerationRead(c), referencedIds(c)))
+    var (generation, referenced) = ms.read(c => (MetaDao.generation(c), referencedIds(c)))
     val rows = ms.read(MetaDao.objectAges(_, repo))
     val known = if (repo.isEmpty) rows.map(_._1).toSet else ms.read(MetaDao.allObjectIds).toSet
     val candidates = rows.collect { case (id, _) if !referenced(id) => id }
     val out = Vector.newBuilder[Collected]
 
     /** One batch under the generation lock: references re-read if a commit added any since. */
-    def sweep[A](batch: Seq[A])(pick: (java.sql.Connection, Seq[A], Long) => Seq[Collected]): Unit = ms.tx { c =>
+    def sweep[A](batch: Seq[A])(pick: (java.sql.Connection, Seq[A], Horizon) => Seq[Collected]): Unit = ms.tx { c =>
       val g = MetaDao.lockGeneration(c, bump = false)
       if (g != generation) { referenced = referencedIds(c); generation = g }
       val picked = pick(c, batch, horizon(c, retentionMs))
@@ -91,7 +89,7 @@ final class Maintenance(engine: Engine) {
 
     candidates.grouped(Maintenance.Batch).foreach(sweep(_) { (c, ids, horizon) =>
       val ages = MetaDao.objectAges(c, ids)
-      val dead = ids.filter(id => ages.get(id).exists(_ < horizon) && !referenced(id))
+      val dead = ids.filter(id => ages.get(id).exists(_ < horizon.before) && !referenced(id))
       if (!dryRun) MetaDao.deleteObjects(c, dead)
       dead.map(id => Collected(Collected.Object, id, engine.store.objectPath(id).toString))
     })
@@ -99,12 +97,12 @@ final class Maintenance(engine: Engine) {
       val orphans = engine.store.listFiles("objects").filter(f => !known(f.name.stripSuffix(".parquet")))
       orphans.grouped(Maintenance.Batch).foreach(sweep(_) { (c, files, horizon) =>
         val registered = MetaDao.existingObjectIds(c, files.map(_.name.stripSuffix(".parquet")))
-        files.filter(f => f.modifiedMs < horizon && !registered(f.name.stripSuffix(".parquet")))
+        files.filter(f => f.modifiedMs < horizon.before && !registered(f.name.stripSuffix(".parquet")))
           .map(f => Collected(Collected.Orphan, f.name.stripSuffix(".parquet"), f.path.toString))
       })
       engine.store.listFiles("_staging").grouped(Maintenance.Batch).foreach(sweep(_) { (c, files, horizon) =>
-        val live = MetaDao.liveLeases(c, engine.now() - Leases.TimeoutMs).map(_._1).toSet
-        files.filter(f => f.modifiedMs < horizon && !live.exists(l => f.path.toString.contains(s"/_staging/$l/")))
+        files.filter(f => f.modifiedMs < horizon.before &&
+          !horizon.liveLeases.exists(l => f.path.toString.contains(s"/_staging/$l/")))
           .map(f => Collected(Collected.Staging, f.name, f.path.toString))
       })
     }
@@ -116,13 +114,15 @@ final class Maintenance(engine: Engine) {
   }
 
   /**
-   * Objects unused since, and files older than, this instant may go: the retention period before now,
-   * and before the oldest live write lease (less a margin for clock differences).
+   * What one batch may collect: objects unused since, and files older than, `before` (the retention period
+   * before now, and before the oldest live write lease less a margin for clock differences), and never
+   * the staging files of `liveLeases`.
    */
-  private def horizon(c: java.sql.Connection, retentionMs: Long): Long = {
+  private def horizon(c: java.sql.Connection, retentionMs: Long): Horizon = {
     val now = engine.now()
-    val oldestLease = MetaDao.liveLeases(c, now - Leases.TimeoutMs).map(_._2).minOption
-    math.min(now - retentionMs, oldestLease.map(_ - Leases.ClockSkewMs).getOrElse(Long.MaxValue))
+    val live = MetaDao.liveLeases(c, now - Leases.TimeoutMs)
+    val oldestLease = live.map(_._2).minOption
+    Horizon(math.min(now - retentionMs, oldestLease.map(_ - Leases.ClockSkewMs).getOrElse(Long.MaxValue)), live.map(_._1).toSet)
   }
 
   /** Refuses to collect when the metastore and the object store no longer describe the same warehouse. */
@@ -135,6 +135,8 @@ final class Maintenance(engine: Engine) {
         s"${engine.warehouseId}. Nothing was deleted; check spark.versioned.warehouse and spark.versioned.metastore.url.")
   }
 }
+
+private final case class Horizon(before: Long, liveLeases: Set[String])
 
 object Maintenance {
   /** Default retention period of garbage collection: a day (Iceberg and Delta keep days by default). */

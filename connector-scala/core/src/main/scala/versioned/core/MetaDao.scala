@@ -38,6 +38,16 @@ private[core] object MetaDao {
     Sql.query(c, "SELECT hash FROM vc_images WHERE repo = ? AND hash >= ? AND hash < ? ORDER BY hash",
       repo, prefix, prefix + "g")(_.getString(1)).take(limit)
 
+  private def seqImage(repo: String)(rs: ResultSet): SeqImage = SeqImage(image(repo)(rs), rs.getLong("seq"))
+
+  /** An image with its commit order (`seq`). */
+  def getSeqImage(c: Connection, repo: String, hash: String): Option[SeqImage] =
+    Sql.query(c, s"SELECT $imageCols, seq FROM vc_images WHERE repo = ? AND hash = ?", repo, hash)(seqImage(repo)).headOption
+
+  /** The image committed with sequence number `seq`. */
+  def seqImageBySeq(c: Connection, repo: String, seq: Long): Option[SeqImage] =
+    Sql.query(c, s"SELECT $imageCols, seq FROM vc_images WHERE repo = ? AND seq = ?", repo, seq)(seqImage(repo)).headOption
+
   def allImages(c: Connection, repo: String): Vector[Image] =
     Sql.query(c, s"SELECT $imageCols FROM vc_images WHERE repo = ?", repo)(image(repo))
 
@@ -110,6 +120,10 @@ private[core] object MetaDao {
 
   def parseFragments(json: String): Seq[Fragment] = fragmentsFromJson(json)
 
+  /** Every object a `vc_tables` row names: its logical fragments', then its compacted representation's. */
+  def objectIdsOf(fragmentsJson: String, compactedJson: Option[String]): Seq[String] =
+    fragmentsFromJson(fragmentsJson).flatMap(_.objects) ++ compactedJson.toSeq.flatMap(fragmentsFromJson).flatMap(_.objects)
+
   // ---- objects
   private def objectRow(rs: ResultSet): ObjectMeta =
     ObjectMeta(rs.getString("id"), rs.getString("kind"), Json.readStrings(rs.getString("parents")),
@@ -124,11 +138,10 @@ private[core] object MetaDao {
     }.map(o => o.id -> o).toMap
 
   /**
-   * Registers objects a commit uses: new rows are inserted, existing ones re-marked live
-   * (`touched_ms = now`), in the caller's transaction. Returns the ids that already had a row.
+   * Registers objects a commit uses, in the caller's transaction: those not in `existing` (ids that
+   * already have a row, as the caller read them) are inserted, the others re-marked live (`touched_ms = now`).
    */
-  def insertObjects(c: Connection, objs: Seq[ObjectMeta], now: Long, repo: String): Set[String] = {
-    val existing = existingObjectIds(c, objs.map(_.id))
+  def insertObjects(c: Connection, objs: Seq[ObjectMeta], now: Long, repo: String, existing: Set[String]): Unit = {
     Sql.batch(c, "INSERT INTO vc_objects (id, kind, parents, row_count, size_bytes, format, min_values, max_values, " +
       "null_counts, created_ms, touched_ms, repo, checksum) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING",
       objs.filterNot(o => existing(o.id)).groupBy(_.id).values.map(_.head).map { o =>
@@ -136,7 +149,6 @@ private[core] object MetaDao {
           Json.write(o.maxValues), Json.write(o.nullCounts), now, now, repo, o.checksum)
       })
     touchObjects(c, existing.toSeq, now)
-    existing
   }
 
   def touchObjects(c: Connection, ids: Seq[String], now: Long): Unit =
@@ -174,7 +186,7 @@ private[core] object MetaDao {
   }
 
   /** The generation, without locking (garbage collection reads it before the references it goes with). */
-  def lockGenerationRead(c: Connection): Long =
+  def generation(c: Connection): Long =
     Sql.query(c, "SELECT value FROM vc_generation WHERE id = 1")(_.getLong(1)).head
 
   /** touched_ms of the given objects that have a row. */

@@ -1,6 +1,5 @@
 package versioned.spark.rowlevel
 
-import java.util.UUID
 import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.connector.write._

@@ -1,12 +1,10 @@
 package versioned.spark.write
 
 import java.util.UUID
-import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructType}
-import versioned.core.WarehouseConfig
 import versioned.spark.{VersionedTable, Warehouses}
 
 /** What each write task staged: one Parquet file and its row count. */
