@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import click
 
@@ -175,6 +175,30 @@ def _list_refs(rows: List[Dict[str, Any]], fmt: Format, title: str) -> None:
     emit(rows, ["name", "image", "created"], fmt, title=title, styles={"image": "yellow"})
 
 
+def _ref_command(repository: str, kind: str, name: Optional[str], removed: Optional[str], remove_flag: str,
+                 removed_verb: str, fmt: Format, *, create: Callable[[Any, str], str], created: Callable[[str, str], str],
+                 remove: Callable[[Any, str], None], listing: Callable[[Any], Any]) -> None:
+    """The flow the branch, tag and lock commands share: remove ``removed``, create ``name``, or list.
+
+    Example::
+
+        _ref_command("shop", "tag", "v1", None, "--delete", "Deleted", Format.table,
+                     create=lambda repo, n: repo.create_tag(n, "main"), created=lambda n, h: f"{n} at {h}",
+                     remove=lambda repo, n: repo.delete_tag(n), listing=lambda repo: repo.tags())
+    """
+    if name and removed:
+        raise click.UsageError(f"give a {kind} to create or {remove_flag}, not both.")
+    with state.session() as spark:
+        repo = _repo(spark, repository)
+        if removed:
+            remove(repo, removed)
+            console().print(f"{removed_verb} {kind} [bold]{removed}[/bold]")
+        elif name:
+            console().print(created(name, short(create(repo, name))))
+        else:
+            _list_refs(_ref_rows(listing(repo)), fmt, "branches" if kind == "branch" else f"{kind}s")
+
+
 @app.command()
 @click.argument("repository")
 @click.argument("name", required=False)
@@ -186,18 +210,10 @@ def branch(repository: str, name: Optional[str], from_ref: str, delete: Optional
 
     Example: versioned branch shop dev main~1
     """
-    if name and delete:
-        raise click.UsageError("give a branch to create or --delete, not both.")
-    with state.session() as spark:
-        repo = _repo(spark, repository)
-        if delete:
-            repo.delete_branch(delete)
-            console().print(f"Deleted branch [bold]{delete}[/bold]")
-        elif name:
-            h = repo.create_branch(name, from_ref)
-            console().print(f"Created branch [bold]{name}[/bold] at [yellow]{short(h)}[/yellow]")
-        else:
-            _list_refs(_ref_rows(repo.branches()), fmt, "branches")
+    _ref_command(repository, "branch", name, delete, "--delete", "Deleted", fmt,
+                 create=lambda repo, n: repo.create_branch(n, from_ref),
+                 created=lambda n, h: f"Created branch [bold]{n}[/bold] at [yellow]{h}[/yellow]",
+                 remove=lambda repo, n: repo.delete_branch(n), listing=lambda repo: repo.branches())
 
 
 @app.command()
@@ -211,18 +227,10 @@ def tag(repository: str, name: Optional[str], ref: str, delete: Optional[str], f
 
     Example: versioned tag shop v1 main
     """
-    if name and delete:
-        raise click.UsageError("give a tag to create or --delete, not both.")
-    with state.session() as spark:
-        repo = _repo(spark, repository)
-        if delete:
-            repo.delete_tag(delete)
-            console().print(f"Deleted tag [bold]{delete}[/bold]")
-        elif name:
-            h = repo.create_tag(name, ref)
-            console().print(f"Tagged [yellow]{short(h)}[/yellow] as [bold]{name}[/bold]")
-        else:
-            _list_refs(_ref_rows(repo.tags()), fmt, "tags")
+    _ref_command(repository, "tag", name, delete, "--delete", "Deleted", fmt,
+                 create=lambda repo, n: repo.create_tag(n, ref),
+                 created=lambda n, h: f"Tagged [yellow]{h}[/yellow] as [bold]{n}[/bold]",
+                 remove=lambda repo, n: repo.delete_tag(n), listing=lambda repo: repo.tags())
 
 
 def _lock_name(text: str) -> List[str]:
@@ -245,18 +253,10 @@ def lock(repository: str, name: Optional[str], ref: str, release: Optional[str],
 
     Example: versioned lock shop reports:q3 main
     """
-    if name and release:
-        raise click.UsageError("give a lock to create or --release, not both.")
-    with state.session() as spark:
-        repo = _repo(spark, repository)
-        if release:
-            repo.release_lock(*_lock_name(release))
-            console().print(f"Released lock [bold]{release}[/bold]")
-        elif name:
-            h = repo.create_lock(*_lock_name(name), ref)
-            console().print(f"Locked [yellow]{short(h)}[/yellow] as [bold]{name}[/bold]")
-        else:
-            _list_refs(_ref_rows(repo.locks(namespace)), fmt, "locks")
+    _ref_command(repository, "lock", name, release, "--release", "Released", fmt,
+                 create=lambda repo, n: repo.create_lock(*_lock_name(n), ref),
+                 created=lambda n, h: f"Locked [yellow]{h}[/yellow] as [bold]{n}[/bold]",
+                 remove=lambda repo, n: repo.release_lock(*_lock_name(n)), listing=lambda repo: repo.locks(namespace))
 
 
 @app.command()
