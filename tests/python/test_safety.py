@@ -31,6 +31,10 @@ def test_gc_needs_force_below_an_hour_and_lists_in_a_dry_run(spark: SparkSession
     before = repo.resolve("main")
     with pytest.raises(InvalidOption):
         repo.gc(older_than_seconds=0)
+    with pytest.raises(InvalidOption):
+        repo.gc(older_than_seconds=-1, force=True)
+    with pytest.raises(RepositoryNotFound):
+        Repository(spark, "nope").gc(dry_run=True)
     assert repo.gc(dry_run=True).count() == 0  # everything is referenced
     spark.sql  # the warehouse-wide form refuses the same way
     with pytest.raises(InvalidOption):

@@ -17,6 +17,11 @@ class MaintenanceProcedureSuite extends CatalogSuiteBase {
       sql("CALL c.system.gc_warehouse(older_than_seconds => '0')").collect()))
     expectError(ErrorClass.InvalidOption, "older_than_seconds")(intercept[Throwable](
       sql("CALL c.system.gc(repository => 'r', older_than_seconds => 'soon')").collect()))
+    expectError(ErrorClass.InvalidOption, "older_than_seconds")(intercept[Throwable](
+      sql("CALL c.system.gc(repository => 'r', older_than_seconds => '-1')").collect()))
+    expectError(ErrorClass.InvalidOption, "'force'", "'maybe'")(intercept[Throwable](
+      sql("CALL c.system.gc(repository => 'r', force => 'maybe')").collect()))
+    expectError(ErrorClass.RepositoryNotFound)(intercept[Throwable](sql("CALL c.system.gc('nope')").collect()))
     val dry = sql("CALL c.system.gc_warehouse(older_than_seconds => '0', force => 'true', dry_run => 'true')").collect()
     assert(dry.map(_.getString(0)).toSet == Set("object") && dry.nonEmpty)
     dry.foreach(r => assert(new File(new java.net.URI(r.getString(2)).getPath).exists(), "a dry run deletes nothing"))
