@@ -7,7 +7,7 @@ import org.apache.spark.sql.types.ByteType
 import versioned.core._
 import versioned.spark.{TableIdent, VersionedOptions}
 import versioned.spark.api.ApiSupport._
-import versioned.spark.write.{CommitPlanner, WriteMode, WriteRequest}
+import versioned.spark.write.{CommitPlanner, Commits, WriteMode, WriteRequest}
 
 /** Row-level writes that are not plain appends: delete by condition and upsert by primary key. */
 object TableApi {
@@ -69,9 +69,10 @@ object TableApi {
       .option(VersionedOptions.Author, ApiSupport.author(spark, author))
       .option(VersionedOptions.Message, Option(message).filter(_.nonEmpty).getOrElse(s"upsert into ${ident.table}"))
     val withDeletes = Option(deleteColumn).filter(_.nonEmpty).fold(w)(w.option(VersionedOptions.DeleteColumn, _))
-    Option(primaryKey).filter(_.nonEmpty).fold(withDeletes)(withDeletes.option(VersionedOptions.PrimaryKey, _)).mode("append")
-      .save(ident.toString)
-    e.branchHeadOption(ident.repo, b).map(_.hash).getOrElse(throw new RefNotFoundException(
+    // the commit this write made (not the branch head read afterwards, which another writer may have moved)
+    val result = Commits.of(Option(primaryKey).filter(_.nonEmpty).fold(withDeletes)(withDeletes.option(VersionedOptions.PrimaryKey, _))
+      .mode("append").save(ident.toString))
+    result.map(_.image.hash).orElse(e.branchHeadOption(ident.repo, b).map(_.hash)).getOrElse(throw new RefNotFoundException(
       s"Branch '$b' of '${ident.repo}' disappeared after the upsert."))
   }
 }

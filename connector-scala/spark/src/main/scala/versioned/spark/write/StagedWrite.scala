@@ -25,7 +25,6 @@ private[versioned] final class StagedWrite(table: VersionedTable, req: WriteRequ
   /** The write lease, opened before tasks stage rows (its staging area holds them) and closed when the write ends. */
   private val lease = new WriteLease(table, req.ident.repo, "write")
   private def stagingDir = lease.stagingDir
-  @volatile private var lastResult: Option[versioned.core.CommitResult] = None
   @volatile private var localMaxRows = 0L
   private lazy val sink = ParquetSink.prepare(SparkSession.active, schema)
 
@@ -46,7 +45,7 @@ private[versioned] final class StagedWrite(table: VersionedTable, req: WriteRequ
     val input =
       if (localMaxRows > 0 && files.isEmpty && kept.map(_.rows.toLong).sum <= localMaxRows) new LocalInput(kept)
       else StagedInput(frame(files ++ stage(kept)))
-    lastResult = Some(CommitPlanner.commit(table.engine, req, input, Some(lease.get)))
+    Commits.record(CommitPlanner.commit(table.engine, req, input, Some(lease.get)))
   } finally lease.close()
 
   override def abort(messages: Array[WriterCommitMessage]): Unit = lease.close()
@@ -90,6 +89,22 @@ private[versioned] final class WriteLease(table: VersionedTable, repo: String, p
   }
   def stagingDir: String = s"${table.engine.store.leaseDir(get.id)}/writes"
   def close(): Unit = synchronized { lease.foreach(table.engine.leases.close); lease = None }
+}
+
+/**
+ * The commit a DataFrame write made, for callers that must return it (a DSv2 write returns nothing):
+ * Spark commits a batch write on the thread that runs the write action, so the result is kept per thread.
+ */
+private[versioned] object Commits {
+  private val last = new ThreadLocal[versioned.core.CommitResult]()
+
+  def record(r: versioned.core.CommitResult): Unit = last.set(r)
+
+  /** Runs `write` and returns the commit it recorded on this thread, if any. */
+  def of(write: => Unit): Option[versioned.core.CommitResult] = {
+    last.remove()
+    try { write; Option(last.get()) } finally last.remove()
+  }
 }
 
 private[versioned] object StagedWrite {

@@ -102,3 +102,30 @@ class GcRaceSuite extends VersionedSparkSuite {
     }
   }
 }
+
+/** `TableApi.upsert` returns the commit it made, not whatever the branch head is once it returns. */
+class UpsertResultSuite extends VersionedSparkSuite {
+  test("concurrent upserts on one branch each return their own commit") {
+    val s = spark; import s.implicits._
+    write(Seq((0, "a")).toDF("id", "v"), "r.t", "primaryKey" -> "id")
+    val pool = Executors.newFixedThreadPool(3)
+    val results = new ConcurrentLinkedQueue[(String, String)]() // (returned hash, message)
+    (1 to 3).foreach { w =>
+      pool.submit(new Runnable {
+        override def run(): Unit = (1 to 4).foreach { i =>
+          val msg = s"w$w-$i"
+          try results.add(versioned.spark.api.TableApi.upsert(spark, null, Seq((w * 10 + i, msg)).toDF("id", "v"), "r.t",
+            null, msg, null, null, null) -> msg)
+          catch { case t: Throwable if Iterator.iterate(t)(_.getCause).takeWhile(_ != null)
+            .exists { case v: VersionedException => v.errorClass == ErrorClass.RefConflict; case _ => false } => () }
+        }
+      })
+    }
+    pool.shutdown()
+    assert(pool.awaitTermination(300, TimeUnit.SECONDS))
+    assert(results.size >= 3)
+    results.asScala.foreach { case (hash, msg) =>
+      assert(engine.resolve("r", Revision.Spec(hash)).message == msg, s"upsert '$msg' returned another commit")
+    }
+  }
+}
