@@ -41,6 +41,7 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
   val refs = new RefOps(this)
   val history = new History(this)
   val lineage = new Lineage(this)
+  val ancestry = new Ancestry(this)
   val maintenance = new Maintenance(this)
   val leases = new Leases(this)
   private val log = LoggerFactory.getLogger(classOf[Engine])
@@ -167,38 +168,46 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
     metastore.tx(MetaDao.setCompacted(_, repo, image, table, None))
 
   /**
-   * Commits table updates as one new image on `branch`, in one metastore transaction. The branch
-   * moves by compare-and-swap from `expectedHead` (None: the branch must not exist yet, and is
-   * created, with the repository if needed). A lost race raises [[RefConflictException]].
+   * Commits table updates as one new image on `branch`, in one metastore transaction: the one commit
+   * path of every write, merge, cherry-pick, revert and transaction. The image's parents are the branch
+   * head it moves from, then `mergeParents` (a merge's other heads). `base` is the head the updates were
+   * planned on (None: the branch must not exist yet, and is created, with the repository if needed).
+   *
+   * When the branch moved on from `base` and the commits in between changed none of the tables in
+   * `updates`, the commit is rebased: it lands on the new head, keeping that head's tables (Iceberg's
+   * retry on non-conflicting commits, done in the metastore transaction, so it never rewrites data). When
+   * they did change one of them, [[BranchMovedException]] says which; nothing is committed.
    */
-  def commit(repo: String, branch: String, expectedHead: Option[String], updates: Map[String, TableUpdate],
-             author: String, message: String, lease: Option[Lease] = None): CommitResult = {
+  def commit(repo: String, branch: String, base: Option[String], updates: Map[String, TableUpdate],
+             author: String, message: String, lease: Option[Lease] = None,
+             mergeParents: Seq[String] = Nil): CommitResult = {
     Names.validate(Names.Repository, repo); Names.validate(Names.Branch, branch)
     updates.keys.foreach(Names.validate(Names.Table, _))
     val started = now()
     val newObjectCount = updates.values.collect { case TableUpdate.Put(_, objs) => objs.size }.sum
-    val result = metastore.tx { c =>
+    val (result, rebased) = metastore.tx { c =>
       val fullRef = Ref.branch(branch)
       val current = writableHead(c, repo, branch).map(_.hash)
-      if (current != expectedHead) throw new RefConflictException(
-        s"Branch '$branch' of '$repo' moved to ${current.map(_.take(12)).getOrElse("nothing")} while this commit " +
-          s"was prepared on ${expectedHead.map(_.take(12)).getOrElse("an empty branch")}. Nothing was committed; retry.")
+      val rebased = current != base
+      if (rebased) checkRebase(c, repo, branch, base, current, updates.keySet)
       def lostRace = new RefConflictException(
         s"Another writer created branch '$branch' of '$repo' at the same time. Nothing was committed; retry.")
       if (!MetaDao.repoExists(c, repo)) Sql.unique(MetaDao.insertRepo(c, repo, branch, now()))(lostRace)
+      mergeParents.foreach(p => if (MetaDao.getImage(c, repo, p).isEmpty)
+        throw new ImageNotFoundException(s"Image $p (a parent of this merge) is not in '$repo'."))
       val parent = current.flatMap(MetaDao.getImage(c, repo, _))
       val parentTables = current.map(MetaDao.tablesOf(c, repo, _)).getOrElse(Vector.empty).map(t => t.table.name -> t.table).toMap
       val newObjects = updates.values.collect { case TableUpdate.Put(_, objs) => objs }.flatten.toSeq
       val referenced = updates.values.collect { case TableUpdate.Put(t, _) => t.effectiveFragments.flatMap(_.objects) }.flatten.toSeq
       secureObjects(c, repo, newObjects, referenced, lease)
-      val nextTables: Map[String, TableVersion] = updates.foldLeft(parentTables.map { case (n, t) => n -> t }) {
+      val nextTables: Map[String, TableVersion] = updates.foldLeft(parentTables) {
         case (acc, (name, TableUpdate.Drop)) =>
           if (!acc.contains(name)) throw new TableNotFoundException(repo, name, s"branch '$branch'")
           acc - name
         case (acc, (name, TableUpdate.Put(t, _))) => acc + (name -> t.copy(name = name).withHash)
       }
       val created = math.max(now(), parent.map(_.createdMs + 1).getOrElse(0L))
-      val parents = current.toSeq
+      val parents = (current.toSeq ++ mergeParents).distinct
       val hash = Hashing.imageHash(parents, author, message, created, nextTables.toSeq.map { case (n, t) => n -> t.hash })
       val image = Image(repo, hash, parents, created, author, message)
       val rows = nextTables.values.toSeq.map(t => ImageTable(hash, t, !parentTables.get(t.name).exists(_.hash == t.hash)))
@@ -215,12 +224,34 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
           if (!MetaDao.casRef(c, repo, fullRef, old, hash)) throw new RefConflictException(
             s"Branch '$branch' of '$repo' moved during this commit. Nothing was committed; retry.")
       }
-      CommitResult(image, branch, changed)
+      (CommitResult(image, branch, changed), rebased)
     }
     log.info(s"versioned: commit $repo@$branch ${result.image.shortHash} tables=[${result.changedTables.mkString(",")}] " +
-      s"new objects=$newObjectCount in ${now() - started} ms")
+      s"parents=${result.image.parents.size} new objects=$newObjectCount${if (rebased) " (rebased)" else ""} " +
+      s"in ${now() - started} ms")
     result
   }
+
+  /**
+   * A commit planned on `base` may land on `current` when the commits in between changed none of `tables`
+   * (compared by content hash; a table added or dropped in between counts as changed). Else raises
+   * [[BranchMovedException]] (a moved branch) or [[RefConflictException]] (a branch created or deleted).
+   */
+  private def checkRebase(c: java.sql.Connection, repo: String, branch: String, base: Option[String],
+                          current: Option[String], tables: Set[String]): Unit = {
+    def moved(what: String) = s"Branch '$branch' of '$repo' moved to ${current.map(_.take(12)).getOrElse("nothing")} " +
+      s"while this commit was prepared on ${base.map(_.take(12)).getOrElse("an empty branch")}$what. Nothing was committed"
+    if (base.isEmpty || current.isEmpty) throw new RefConflictException(moved("") + "; retry.")
+    def hashes(image: String) = MetaDao.tablesOf(c, repo, image).map(t => t.table.name -> t.table.hash).toMap
+    val (before, after) = (hashes(base.get), hashes(current.get))
+    val overlap = tables.toSeq.sorted.filter(t => before.get(t) != after.get(t))
+    if (overlap.nonEmpty) throw new BranchMovedException(current, overlap,
+      moved(s", and the commits in between changed ${overlap.mkString(", ")} too") + "; retry on the new head.")
+  }
+
+  /** An image of `repo` by full hash. */
+  def image(repo: String, hash: String): Image = metastore.read(MetaDao.getImage(_, repo, hash)).getOrElse(
+    throw new ImageNotFoundException(s"Image $hash not found in '$repo'."))
 }
 
 /**

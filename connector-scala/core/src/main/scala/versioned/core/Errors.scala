@@ -28,6 +28,8 @@ object ErrorClass {
   val ObjectCorrupt = "OBJECT_CORRUPT"
   val ObjectMissing = "OBJECT_MISSING"
   val WarehouseMismatch = "WAREHOUSE_MISMATCH"
+  val MergeConflict = "MERGE_CONFLICT"
+  val NoCommonAncestor = "NO_COMMON_ANCESTOR"
 
   /** SQLSTATE of each class (Spark error conditions carry one): 42xxx user errors, 0A000 unsupported, 58xxx system. */
   private val sqlStates: Map[String, String] = Map(
@@ -38,7 +40,7 @@ object ErrorClass {
     SchemaMismatch -> "42804", NullPrimaryKey -> "23502", DuplicateKey -> "23505", KeyExists -> "23505",
     MissingKeyColumn -> "42703", MergeCardinality -> "21000", Unsupported -> "0A000",
     MetastoreError -> "58030", StorageError -> "58030", ObjectCorrupt -> "XX001", ObjectMissing -> "58030",
-    WarehouseMismatch -> "55000")
+    WarehouseMismatch -> "55000", MergeConflict -> "40001", NoCommonAncestor -> "42000")
 
   def sqlState(errorClass: String): String = sqlStates.getOrElse(errorClass, "XX000")
 }
@@ -80,6 +82,18 @@ class ImmutableRefException(message: String) extends RefStateException(ErrorClas
 class ProtectedRefException(message: String) extends RefStateException(ErrorClass.ProtectedRef, message)
 /** A compare-and-swap on a branch head lost a race: nothing was committed. Retry on the new head. */
 class RefConflictException(message: String) extends RefStateException(ErrorClass.RefConflict, message)
+/**
+ * The branch moved, between planning a commit and recording it, to `head`, and the commits in between
+ * changed a table this commit changes too. Nothing was committed; a writer that can re-plan on `head`
+ * (its change does not overlap theirs) may retry there.
+ */
+class BranchMovedException(val head: Option[String], val tables: Seq[String], message: String)
+  extends RefConflictException(message)
+
+/** A merge, cherry-pick or revert met changes it cannot combine and was asked to fail on them: nothing was committed. */
+class MergeConflictException(message: String) extends RefStateException(ErrorClass.MergeConflict, message)
+/** Two revisions share no history, and the merge was not told to allow that. */
+class NoCommonAncestorException(message: String) extends InvalidInputException(ErrorClass.NoCommonAncestor, message)
 
 object Errors {
   def invalidOption(msg: String) = new InvalidInputException(ErrorClass.InvalidOption, msg)

@@ -24,6 +24,10 @@ private[versioned] object Warehouses {
     }
   }
 
+  /** Options that locate exactly this warehouse, for the engine's own reads of it. */
+  def locationOf(config: WarehouseConfig): Map[String, String] = Map(VersionedOptions.Warehouse -> config.warehouse,
+    VersionedOptions.MetastoreUrl -> config.metastoreUrl, VersionedOptions.DefaultBranch -> config.defaultBranch)
+
   def engine(spark: SparkSession, options: Map[String, String]): Engine = engine(spark, config(spark, options))
 
   /** The engine of a warehouse, reaching its object store with the session's Hadoop configuration. */

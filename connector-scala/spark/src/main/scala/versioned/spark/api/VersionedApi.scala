@@ -63,6 +63,31 @@ object VersionedApi {
              author: String, primaryKey: String, deleteColumn: String): String =
     TableApi.upsert(spark, options, df, table, branch, message, author, primaryKey, deleteColumn)
 
+  // ---- merge, cherry-pick, revert (docs/MERGE.md); null arguments take their defaults
+  /**
+   * Merges revision `source` into branch `into` (null: the default branch). `strategy`: fail | ours |
+   * theirs; `fastForward`: auto | never | only; `resolutions` (may be null): per table, rows settling its
+   * conflicts.
+   */
+  def merge(spark: SparkSession, options: Opts, repo: String, source: String, into: String, strategy: String,
+            fastForward: String, dryRun: Boolean, message: String, author: String,
+            resolutions: java.util.Map[String, DataFrame], allowUnrelated: Boolean): versioned.spark.merge.MergeOutcome =
+    MergeApi.merge(spark, options, repo, source, into, strategy, fastForward, dryRun, message, author, resolutions,
+      allowUnrelated)
+  /** Applies the change of `commit` (against parent number `parent`, 1-based, 0 = its only parent) onto `onto`. */
+  def cherryPick(spark: SparkSession, options: Opts, repo: String, commit: String, onto: String, parent: Int,
+                 strategy: String, dryRun: Boolean, message: String, author: String,
+                 resolutions: java.util.Map[String, DataFrame]): versioned.spark.merge.MergeOutcome =
+    MergeApi.pick(spark, options, repo, commit, onto, parent, revert = false, strategy, dryRun, message, author, resolutions)
+  /** Applies the inverse of the change of `commit` on branch `on`. */
+  def revert(spark: SparkSession, options: Opts, repo: String, commit: String, on: String, parent: Int,
+             strategy: String, dryRun: Boolean, message: String, author: String,
+             resolutions: java.util.Map[String, DataFrame]): versioned.spark.merge.MergeOutcome =
+    MergeApi.pick(spark, options, repo, commit, on, parent, revert = true, strategy, dryRun, message, author, resolutions)
+
+  /** The author of a commit: explicit, else `spark.versioned.author`, else the JVM user. */
+  def authorOf(spark: SparkSession, explicit: String): String = ApiSupport.author(spark, explicit)
+
   // ---- diffs and maintenance
   def diff(spark: SparkSession, options: Opts, table: String, fromRef: String, toRef: String): DataFrame =
     MaintenanceApi.diff(spark, options, table, fromRef, toRef)

@@ -64,25 +64,41 @@ private[versioned] object CommitPlanner {
         case None => engine.leases.withLease(req.ident.repo, "commit")(record(spark, engine, req, staged, _))
       }
     }
-    try Compactor.maybeCompact(spark, engine, req, result.image, settings)
-    catch { case scala.util.control.NonFatal(e) => log.warn(s"versioned: compaction after commit ${result.image.shortHash} " +
-      s"of ${req.ident} failed; the commit stands and the next commit of the table retries it: $e", e) }
+    compactAfter(spark, engine, req, result.image, settings)
     result
   }
 
+  /** Compaction of `req`'s table after the commit of `image`: best effort, a failure is logged, never raised. */
+  def compactAfter(spark: SparkSession, engine: Engine, req: WriteRequest, image: Image, settings: Settings): Unit =
+    try Compactor.maybeCompact(spark, engine, req, image, settings)
+    catch { case scala.util.control.NonFatal(e) => log.warn(s"versioned: compaction after commit ${image.shortHash} " +
+      s"of ${req.ident} failed; the commit stands and the next commit of the table retries it: $e", e) }
+
+  /**
+   * Plans the write on the head it builds on and records it. When the branch moved meanwhile and the
+   * commits in between changed this table too, the write is planned again on the new head (bounded
+   * retries with backoff, [[Rebase]]) if it can be: a write of given data always can; computed changes
+   * (DML) can when the concurrent commits touched none of their keys. Otherwise the conflict is raised.
+   */
   private def record(spark: SparkSession, engine: Engine, req: WriteRequest, staged: StagedInput, lease: Lease): CommitResult = {
     val target = ObjectTarget(engine.config, lease.id)
     req.deleteColumn.foreach(ChangeSets.checkDeleteColumn(staged.schema, _))
-    val inputSchema = req.deleteColumn.fold(staged.schema)(c => StructType(staged.schema.filterNot(_.name == c)))
     val repo = req.ident.repo
-    val table = req.ident.table
     val branch = req.branch.getOrElse(engine.defaultBranchOrConfig(repo))
-    val head = engine.writableHead(repo, branch)
-    req.expectedHead.foreach { e =>
-      if (!head.map(_.hash).contains(e)) throw new RefConflictException(s"Branch '$branch' of '$repo' moved to " +
-        s"${head.map(_.shortHash).getOrElse("nothing")} since ${e.take(12)} was read. Nothing was committed; retry.")
-    }
-    val current = head.flatMap(h => engine.tableOption(repo, h.hash, table))
+    val current = engine.writableHead(repo, branch)
+    // computed changes build on the image they were computed from
+    val planned = req.expectedHead.fold(current)(h => Some(engine.image(repo, h)))
+    Rebase.retrying(engine, planned) { head =>
+      val update = plan(spark, engine, req, staged, head, target)
+      engine.commit(repo, branch, head.map(_.hash), Map(req.ident.table -> update), req.author, req.message, Some(lease))
+    } { (from, to) => req.mode != WriteMode.Changes || Rebase.disjointChanges(spark, engine, req, staged.frame, from, to) }
+  }
+
+  /** The new version of the table when `staged` is written on `head` (objects written, nothing recorded). */
+  def plan(spark: SparkSession, engine: Engine, req: WriteRequest, staged: StagedInput, head: Option[Image],
+           target: ObjectTarget): TableUpdate.Put = {
+    val inputSchema = req.deleteColumn.fold(staged.schema)(c => StructType(staged.schema.filterNot(_.name == c)))
+    val current = head.flatMap(h => engine.tableOption(req.ident.repo, h.hash, req.ident.table))
     val pk = req.primaryKey.orElse(current.map(_.primaryKey)).getOrElse(Seq.empty)
     val userSchema = if (req.mode == WriteMode.Changes) StructType(inputSchema.filterNot(f =>
       Seq(VersionedOptions.ChangeColumn, VersionedOptions.DupColumn).exists(_.equalsIgnoreCase(f.name)))) else inputSchema
@@ -107,8 +123,7 @@ private[versioned] object CommitPlanner {
         planChanges(spark, target, req, staged.frame, layout, current.get, head)
       case _ => planDistributed(spark, target, req, staged.frame, layout, current.filter(_ => sameShape), head)
     }
-    engine.commit(repo, branch, head.map(_.hash), Map(table -> TableUpdate.Put(version, objects)), req.author, req.message,
-      Some(lease))
+    TableUpdate.Put(version, objects)
   }
 
   /**

@@ -15,7 +15,11 @@ private[versioned] object Procedures {
     "release_lock" -> (e => new ReleaseLockProcedure(e)),
     "gc" -> (e => new GcProcedure(e, wholeWarehouse = false)),
     "gc_warehouse" -> (e => new GcProcedure(e, wholeWarehouse = true)),
-    "verify" -> (e => new VerifyProcedure(e)))
+    "verify" -> (e => new VerifyProcedure(e)),
+    "merge" -> (e => new MergeProcedure(e)),
+    "merge_conflicts" -> (e => new MergeConflictsProcedure(e)),
+    "cherry_pick" -> (e => new PickProcedure(e, revert = false)),
+    "revert" -> (e => new PickProcedure(e, revert = true)))
 
   def names: Seq[String] = all.keys.toSeq.sorted
 

@@ -1,0 +1,208 @@
+package versioned.spark.merge
+
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.functions.{col => _, _}
+import org.apache.spark.sql.types._
+import org.apache.spark.storage.StorageLevel
+import versioned.core._
+import versioned.spark.{Jobs, Settings, TableIdent}
+import versioned.spark.write.{CommitPlanner, ObjectTarget, Rebase, StagedInput, WriteMode, WriteRequest}
+
+/**
+ * Merge, cherry-pick and revert: each is a three-way merge onto a branch ([[TablePlans]], [[ThreeWay]])
+ * committed through the one commit path ([[Engine.commit]]) — a merge with the source as second
+ * parent, a cherry-pick or revert with one parent. When the branch moves while the merge is prepared,
+ * it is prepared again on the new head (bounded attempts, as for writes).
+ */
+private[versioned] object Merger {
+  /** Schema of a merge's conflicts: table, key (JSON of the key columns), column, base, ours, theirs, kind. */
+  def ConflictSchema: StructType = TablePlans.schema
+}
+
+private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
+  private val location = versioned.spark.Warehouses.locationOf(engine.config)
+  private val log = org.slf4j.LoggerFactory.getLogger(getClass)
+
+  /** Merges revision `source` into branch `target`. */
+  def merge(repo: String, source: String, target: String, opts: MergeOptions): MergeOutcome = {
+    if (source == target) throw Errors.invalidOption(s"Cannot merge branch '$target' into itself. Name another source.")
+    val theirs = engine.resolve(repo, Revision.Spec(source))
+    attempts(repo, target) { ours =>
+      val bases = engine.ancestry.mergeBases(repo, ours.hash, theirs.hash)
+      if (bases.isEmpty && !opts.allowUnrelated) throw new NoCommonAncestorException(s"'$source' and '$target' of " +
+        s"'$repo' share no history. Pass allow_unrelated=True to merge them as if their base were empty.")
+      if (bases.size > 1) log.info(s"versioned: merge $source into $target of $repo has ${bases.size} best common " +
+        s"ancestors (criss-cross merges); using the newest, ${bases.head.take(12)}")
+      val base = bases.headOption
+      if (base.contains(theirs.hash)) MergeOutcome.done(spark, MergeOutcome.UpToDate, None, base, fastForward = false)
+      else if (base.contains(ours.hash) && opts.fastForward != MergeOptions.Never) {
+        if (opts.dryRun) MergeOutcome.done(spark, MergeOutcome.FastForward, Some(theirs.hash), base, fastForward = true)
+        else {
+          engine.refs.resetBranch(repo, target, Revision.Spec(theirs.hash), expected = Some(ours.hash))
+          log.info(s"versioned: merge $repo $source into $target: fast-forward to ${theirs.shortHash}")
+          MergeOutcome.done(spark, MergeOutcome.FastForward, Some(theirs.hash), base, fastForward = true)
+        }
+      } else {
+        if (opts.fastForward == MergeOptions.Only) throw new MergeConflictException(s"'$target' of '$repo' is not an " +
+          s"ancestor of '$source', so it cannot be fast-forwarded and fast_forward='only' refuses a merge commit. " +
+          "Nothing was committed. Merge with fast_forward='auto', or rebase the source first.")
+        val message = opts.message.getOrElse(s"merge $source into $target")
+        threeWay(repo, target, ours, base.map(engine.image(repo, _)), Some(theirs), opts, message, Seq(theirs.hash))
+      }
+    }
+  }
+
+  /**
+   * Applies the change `commit` made (against its parent number `parent`, 1-based; required for a
+   * merge commit) onto branch `onto` (cherry-pick), or its inverse (revert).
+   */
+  def pick(repo: String, commit: String, onto: String, parent: Option[Int], revert: Boolean,
+           opts: MergeOptions): MergeOutcome = {
+    val c = engine.resolve(repo, Revision.Spec(commit))
+    val verb = if (revert) "revert" else "cherry-pick"
+    val p = c.parents match {
+      case Seq() => if (parent.isDefined) throw Errors.invalidOption(s"${c.shortHash} has no parent to $verb against.") else None
+      case Seq(only) => if (parent.exists(_ != 1)) throw Errors.invalidOption(
+        s"${c.shortHash} has one parent; parent must be 1 or omitted.") else Some(only)
+      case many => parent match {
+        case None => throw Errors.invalidOption(s"${c.shortHash} is a merge commit with ${many.size} parents; say which " +
+          s"side to $verb against with parent=1..${many.size} (1 = the branch it was merged into).")
+        case Some(i) if i < 1 || i > many.size => throw Errors.invalidOption(
+          s"parent=$i is out of range: ${c.shortHash} has ${many.size} parents.")
+        case Some(i) => Some(many(i - 1))
+      }
+    }
+    val parentImage = p.map(engine.image(repo, _))
+    val message = opts.message.getOrElse(s"$verb ${c.shortHash}: ${c.message}")
+    attempts(repo, onto) { ours =>
+      if (revert) threeWay(repo, onto, ours, Some(c), parentImage, opts, message, Nil)
+      else threeWay(repo, onto, ours, parentImage, Some(c), opts, message, Nil)
+    }
+  }
+
+  /** The head of `branch`, which must be a branch (not a tag or lock), with retries when it moves. */
+  private def attempts(repo: String, branch: String)(run: Image => MergeOutcome): MergeOutcome = {
+    if (!engine.repositoryExists(repo)) throw new RepositoryNotFoundException(repo)
+    val refs = engine.refs.all(repo)
+    if (refs.exists(r => r.kind != RefKind.Branch && (r.shortName == branch))) throw new ImmutableRefException(
+      s"'$branch' of '$repo' is a ${refs.find(_.shortName == branch).get.kind}; only a branch can take a merge. " +
+        "Create a branch from it first.")
+    def head() = engine.writableHead(repo, branch).getOrElse(throw new RefNotFoundException(
+      s"Branch '$branch' does not exist in repository '$repo'."))
+    Rebase.retrying(engine, Some(head()))(h => run(h.get))((_, _) => true)
+  }
+
+  private def threeWay(repo: String, branch: String, ours: Image, base: Option[Image], theirs: Option[Image],
+                       opts: MergeOptions, message: String, mergeParents: Seq[String]): MergeOutcome = {
+    val plans = new TablePlans(spark, engine, location, repo, base, ours, theirs, opts.strategy).plans()
+    val resolved = Resolutions.apply(spark, plans, opts.resolutions)
+    val held = resolved.map {
+      case r: TablePlan.Rows =>
+        r.copy(changes = r.changes.persist(StorageLevel.MEMORY_AND_DISK), conflicts = r.conflicts.map(_.persist()))
+      case other => other
+    }
+    val release = () => held.foreach { case r: TablePlan.Rows => r.changes.unpersist(); case _ => () }
+    try {
+      val conflicts = TablePlans.publicConflicts(spark, held).persist(StorageLevel.MEMORY_AND_DISK)
+      val stats = Jobs.described(spark, s"merge into $repo@$branch")(held.map(TableStat.of))
+      val conflictCount = conflicts.count()
+      val baseHash = base.map(_.hash)
+      if (conflictCount > 0 && opts.strategy == Strategy.Fail)
+        return MergeOutcome(MergeOutcome.Conflicts, None, fastForward = false, baseHash, stats, conflicts, conflictCount)
+      val work = held.exists {
+        case _: TablePlan.Take => true
+        case _: TablePlan.Whole => opts.strategy == Strategy.Theirs
+        case r: TablePlan.Rows => stats.exists(s => s.table == r.table && s.changes > 0)
+      }
+      if (opts.dryRun) return MergeOutcome(if (!work && mergeParents.isEmpty) MergeOutcome.UpToDate
+        else MergeOutcome.Merged, None, fastForward = false, baseHash, stats, conflicts, conflictCount)
+      if (!work && mergeParents.isEmpty)
+        return MergeOutcome(MergeOutcome.UpToDate, None, fastForward = false, baseHash, stats, conflicts, conflictCount)
+      val settings = Settings.of(spark)
+      val author = opts.author
+      val result = engine.leases.withLease(repo, "merge") { lease =>
+        val target = ObjectTarget(engine.config, lease.id)
+        val updates = held.flatMap {
+          case TablePlan.Take(t, u) => Some(t -> u)
+          case w: TablePlan.Whole => if (opts.strategy == Strategy.Theirs) Some(w.table -> w.theirsUpdate) else None
+          case r: TablePlan.Rows if stats.exists(s => s.table == r.table && s.changes > 0) =>
+            Some(r.table -> CommitPlanner.plan(spark, engine, request(repo, branch, r.table, author, message),
+              StagedInput(r.changes), Some(ours), target))
+          case _ => None
+        }.toMap
+        engine.commit(repo, branch, Some(ours.hash), updates, author, message, Some(lease), mergeParents)
+      }
+      held.collect { case r: TablePlan.Rows => r.table }.filter(t => result.changedTables.contains(t)).foreach(t =>
+        CommitPlanner.compactAfter(spark, engine, request(repo, branch, t, author, message), result.image, settings))
+      MergeOutcome(MergeOutcome.Merged, Some(result.image.hash), fastForward = false, baseHash, stats, conflicts,
+        conflictCount)
+    } finally release()
+  }
+
+  private def request(repo: String, branch: String, table: String, author: String, message: String) =
+    WriteRequest(TableIdent(repo, table), Some(branch), WriteMode.Changes, None, upsert = false, author, message, location)
+}
+
+/** What a merge did (or would do) to one table. */
+private[versioned] final case class TableStat(table: String, action: String, upserts: Long, deletes: Long) {
+  def changes: Long = upserts + deletes
+}
+
+private[merge] object TableStat {
+  def of(p: TablePlan): TableStat = p match {
+    case TablePlan.Take(t, TableUpdate.Drop) => TableStat(t, "drop", 0, 0)
+    case TablePlan.Take(t, _) => TableStat(t, "take", 0, 0)
+    case w: TablePlan.Whole => TableStat(w.table, s"conflict:${w.kind}", 0, 0)
+    case r: TablePlan.Rows =>
+      val byKind = r.changes.groupBy(versioned.spark.VersionedOptions.ChangeColumn).count().collect()
+        .map(x => x.getByte(0) -> x.getLong(1)).toMap
+      val deletes = byKind.getOrElse(ChangeKind.Delete, 0L)
+      TableStat(r.table, "merge", byKind.values.sum - deletes, deletes)
+  }
+}
+
+/**
+ * The outcome of a merge, cherry-pick or revert. `status`: `merged` (a commit was made, or would be with
+ * `dry_run`), `fast_forward`, `up_to_date` (nothing to do), `conflicts` (nothing committed). `tables` has
+ * one row per table the merge touches; `conflicts` one row per conflicting cell or table.
+ */
+final case class MergeOutcome(status: String, commitHash: Option[String], fastForward: Boolean, base: Option[String],
+                              stats: Seq[TableStat], conflicts: DataFrame, conflictCount: Long) {
+  /** The commit made (or the fast-forward target), or null. */
+  def commit: String = commitHash.orNull
+  def baseHash: String = base.orNull
+  def tables: DataFrame = {
+    val spark = conflicts.sparkSession
+    spark.createDataFrame(java.util.List.of(stats.map(s => Row(s.table, s.action, s.upserts, s.deletes)): _*),
+      MergeOutcome.TablesSchema)
+  }
+  /** One row: status, commit, fast_forward, base, conflicts, tables (what happened to each table, as text). */
+  def summary: DataFrame = conflicts.sparkSession.createDataFrame(java.util.List.of(Row(status, commit, fastForward,
+    baseHash, conflictCount, stats.map(s => s"${s.table}:${s.action}(+${s.upserts}/-${s.deletes})").mkString(", "))),
+    MergeOutcome.SummarySchema)
+  /** Raises [[MergeConflictException]] when the merge stopped on conflicts. */
+  def check(): MergeOutcome = {
+    if (status == MergeOutcome.Conflicts) throw new MergeConflictException(s"$conflictCount conflict(s); nothing was " +
+      "committed. Inspect them (conflicts), then merge again with strategy 'ours' or 'theirs', or with resolutions.")
+    this
+  }
+}
+
+object MergeOutcome {
+  val Merged = "merged"
+  val FastForward = "fast_forward"
+  val UpToDate = "up_to_date"
+  val Conflicts = "conflicts"
+  val TablesSchema: StructType = StructType(Seq(StructField("table", StringType, nullable = false),
+    StructField("action", StringType, nullable = false), StructField("upserts", LongType, nullable = false),
+    StructField("deletes", LongType, nullable = false)))
+
+  val SummarySchema: StructType = StructType(Seq(StructField("status", StringType, nullable = false),
+    StructField("commit", StringType), StructField("fast_forward", BooleanType, nullable = false),
+    StructField("base", StringType), StructField("conflicts", LongType, nullable = false),
+    StructField("tables", StringType, nullable = false)))
+
+  private[merge] def done(spark: SparkSession, status: String, commit: Option[String], base: Option[String],
+                          fastForward: Boolean): MergeOutcome =
+    MergeOutcome(status, commit, fastForward, base, Nil, TablePlans.publicConflicts(spark, Nil), 0L)
+}

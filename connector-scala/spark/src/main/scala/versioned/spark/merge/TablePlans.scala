@@ -1,0 +1,104 @@
+package versioned.spark.merge
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.functions.{col => _, _}
+import org.apache.spark.sql.types.StringType
+import versioned.core._
+import versioned.spark.Columns.col
+import versioned.spark.{TableIdent, TableLayout}
+import versioned.spark.diff.TableDiff
+import versioned.spark.read.PinnedRead
+
+/** What a three-way merge does to one table of the target. */
+private[merge] sealed trait TablePlan { def table: String }
+private[merge] object TablePlan {
+  /** The table takes a version as it is (the other side's, or its drop): no data is read or written. */
+  final case class Take(table: String, update: TableUpdate) extends TablePlan
+  /**
+   * Row changes to apply to the target's version (DIFF layout) and the row conflicts (key columns,
+   * then [[ThreeWay.ConflictColumns]]).
+   */
+  final case class Rows(table: String, layout: TableLayout, changes: DataFrame, conflicts: Option[DataFrame]) extends TablePlan
+  /**
+   * A conflict of the whole table (`drop`: one side dropped it, the other changed it; `schema`: both
+   * changed it with different schemas or keys), settled by taking ours (nothing) or `theirs`.
+   */
+  final case class Whole(table: String, kind: String, base: Option[String], ours: Option[String], theirs: Option[String],
+                         theirsUpdate: TableUpdate) extends TablePlan
+}
+
+/**
+ * Decides, per table, what a three-way merge does, from the table versions at the base, the target
+ * (ours) and the source (theirs): a table changed on one side only takes that side's version as it is
+ * (compared by content hash, so it costs nothing); a table changed on both sides is merged row by row
+ * ([[ThreeWay]]) from the two diffs against the base.
+ */
+private[merge] final class TablePlans(spark: SparkSession, engine: Engine, location: Map[String, String], repo: String,
+                                      base: Option[Image], ours: Image, theirs: Option[Image], strategy: Strategy) {
+  private def tables(i: Option[Image]): Map[String, TableVersion] =
+    i.map(img => engine.tables(repo, img.hash).map(t => t.name -> t).toMap).getOrElse(Map.empty)
+
+  def plans(): Seq[TablePlan] = {
+    val (b, o, t) = (tables(base), tables(Some(ours)), tables(theirs))
+    (b.keySet ++ o.keySet ++ t.keySet).toSeq.sorted.flatMap(n => plan(n, b.get(n), o.get(n), t.get(n)))
+  }
+
+  private def plan(name: String, b: Option[TableVersion], o: Option[TableVersion],
+                   t: Option[TableVersion]): Option[TablePlan] = {
+    def h(v: Option[TableVersion]) = v.map(_.hash)
+    def theirsUpdate: TableUpdate = t.map(v => TableUpdate.Put(v, Seq.empty)).getOrElse(TableUpdate.Drop)
+    def ddl(v: Option[TableVersion]) = v.map(x => s"${TableLayout.of(x).schema.toDDL} key(${x.primaryKey.mkString(",")})")
+    if (h(o) == h(t) || h(t) == h(b)) None
+    else if (h(o) == h(b)) Some(TablePlan.Take(name, theirsUpdate))
+    else if (o.isEmpty || t.isEmpty) Some(TablePlan.Whole(name, "drop", ddl(b), ddl(o), ddl(t), theirsUpdate))
+    else {
+      val (lo, lt) = (TableLayout.of(o.get), TableLayout.of(t.get))
+      val sameShape = (x: TableLayout, y: TableLayout) =>
+        TableLayout.sameColumns(x.schema, y.schema) && x.primaryKey == y.primaryKey
+      if (!sameShape(lo, lt) || b.exists(v => !sameShape(TableLayout.of(v), lo)))
+        Some(TablePlan.Whole(name, "schema", ddl(b), ddl(o), ddl(t), theirsUpdate))
+      else Some(rows(name, lo))
+    }
+  }
+
+  private def rows(name: String, layout: TableLayout): TablePlan.Rows = {
+    val ident = TableIdent(repo, name).toString
+    def diff(from: Option[Image], to: Image): DataFrame = from match {
+      case Some(f) => TableDiff.diff(spark, location, ident, Revision.Spec(f.hash), Revision.Spec(to.hash))
+      case None => asInserts(PinnedRead.table(spark, location, TableIdent(repo, name), to.hash), layout)
+    }
+    val (dOurs, dTheirs) = (diff(base, ours), diff(base, theirs.get))
+    if (layout.hidden) {
+      val current = PinnedRead.table(spark, location, TableIdent(repo, name), ours.hash)
+      TablePlan.Rows(name, layout, ThreeWay.keyless(layout, dOurs, dTheirs, current), None)
+    } else {
+      val (changes, conflicts) = ThreeWay.keyed(layout, dOurs, dTheirs, strategy)
+      TablePlan.Rows(name, layout, changes, Some(conflicts))
+    }
+  }
+
+  /** A whole version as the diff from an empty table: every row inserted. */
+  private def asInserts(rows: DataFrame, layout: TableLayout): DataFrame = {
+    val keys = layout.keyColumns.filterNot(_ == versioned.spark.VersionedOptions.DupColumn)
+    rows.select((lit("insert").as(TableDiff.ChangeColumn) +: keys.map(col)) ++ layout.nonKeyColumns.flatMap(v =>
+      Seq(lit(null).cast(layout.physicalSchema(v).dataType).as(s"${v}_before"), col(v).as(s"${v}_after"))): _*)
+  }
+}
+
+private[merge] object TablePlans {
+  /** Public shape of conflicts: table, key (JSON of the key columns), column, base, ours, theirs, kind. */
+  def publicConflicts(spark: SparkSession, plans: Seq[TablePlan]): DataFrame = {
+    val parts = plans.collect {
+      case TablePlan.Rows(t, layout, _, Some(c)) =>
+        c.select(lit(t).as("table") +: to_json(struct(layout.primaryKey.map(col): _*)).as("key") +:
+          ThreeWay.ConflictColumns.map(col): _*)
+      case w: TablePlan.Whole =>
+        spark.createDataFrame(java.util.List.of(org.apache.spark.sql.Row(w.table, null, null, w.base.orNull,
+          w.ours.orNull, w.theirs.orNull, w.kind)), schema)
+    }
+    parts.reduceOption(_ unionByName _).getOrElse(spark.createDataFrame(java.util.List.of[org.apache.spark.sql.Row](), schema))
+  }
+
+  val schema: org.apache.spark.sql.types.StructType = org.apache.spark.sql.types.StructType(
+    ("table" +: "key" +: ThreeWay.ConflictColumns).map(org.apache.spark.sql.types.StructField(_, StringType)))
+}

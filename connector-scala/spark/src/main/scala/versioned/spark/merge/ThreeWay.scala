@@ -1,0 +1,116 @@
+package versioned.spark.merge
+
+import org.apache.spark.sql.{functions, Column, DataFrame}
+import org.apache.spark.sql.functions.{col => _, _}
+import org.apache.spark.sql.types.{ArrayType, ByteType, DataType, MapType, StringType, StructType}
+import versioned.core.ChangeKind
+import versioned.spark.Columns.col
+import versioned.spark.TableLayout
+import versioned.spark.VersionedOptions.ChangeColumn
+import versioned.spark.diff.TableDiff
+import versioned.spark.write.ChangeSets
+
+/** How conflicting cells are settled: not at all (the merge reports them and commits nothing), or from one side. */
+private[versioned] sealed abstract class Strategy(val name: String)
+private[versioned] object Strategy {
+  case object Fail extends Strategy("fail")
+  case object Ours extends Strategy("ours")
+  case object Theirs extends Strategy("theirs")
+  val all: Seq[Strategy] = Seq(Fail, Ours, Theirs)
+}
+
+/**
+ * The row rules of a three-way merge of one table, over the two diffs from the merge base: `ours`
+ * (base to the target) and `theirs` (base to the source), both in [[TableDiff]]'s layout. Only keys
+ * `theirs` changed can change the target, so the result costs what the two sides changed, never the
+ * table. The rules (docs/MERGE.md):
+ *  - a key changed on one side only takes that side;
+ *  - both sides changed a row: cells changed on one side take that side, cells changed on both to the
+ *    same value agree, cells changed on both to different values conflict (`update`);
+ *  - the same key inserted on both sides with different values conflicts (`insert`), cell by cell;
+ *  - one side deleted a row the other updated conflicts (`delete`), for the whole row;
+ *  - key-less tables merge as multisets: copies added on either side are added, copies removed on either
+ *    side are removed (a copy removed on both sides is removed once); they never conflict.
+ */
+private[versioned] object ThreeWay {
+  /** Columns of a table's conflicts: its key columns (typed), then the conflict as text. */
+  val ConflictColumns: Seq[String] = Seq("column", "base", "ours", "theirs", "kind")
+
+  /**
+   * The merged changes to apply to the target, in the DIFF layout (upserts and deletes), and the
+   * conflicts (key columns, column, base, ours, theirs, kind). Conflicting cells and rows are settled by
+   * `strategy` in the changes (by ours for [[Strategy.Fail]], whose changes are then not used).
+   */
+  def keyed(layout: TableLayout, ours: DataFrame, theirs: DataFrame, strategy: Strategy): (DataFrame, DataFrame) = {
+    val keys = layout.primaryKey
+    val values = layout.nonKeyColumns
+    def b(v: String) = col(s"b_$v"); def o(v: String) = col(s"o_$v"); def t(v: String) = col(s"t_$v")
+    val o0 = ours.select(keys.map(k => col(k).as(s"ok_$k")) ++ values.map(v => col(s"${v}_after").as(s"o_$v")) :+
+      col(TableDiff.ChangeColumn).as("_co"): _*)
+    val t0 = theirs.select(keys.map(col) ++ values.flatMap(v => Seq(col(s"${v}_before").as(s"b_$v"),
+      col(s"${v}_after").as(s"t_$v"))) :+ col(TableDiff.ChangeColumn).as("_ct"): _*)
+    // only keys theirs changed can change the target
+    val j = t0.join(o0, keys.map(k => col(k) <=> col(s"ok_$k")).reduce(_ && _), "left_outer")
+    val (co, ct) = (col("_co"), col("_ct"))
+    val both = co.isNotNull
+    val rowConflict = both && ((co === "delete" && ct =!= "delete") || (co =!= "delete" && ct === "delete"))
+    val cellwise = both && co =!= "delete" && ct =!= "delete"
+    def cellConflict(v: String): Column = cellwise && !(o(v) <=> t(v)) &&
+      (co === "insert" || (!(b(v) <=> o(v)) && !(b(v) <=> t(v))))
+    val anyCell = values.map(cellConflict).foldLeft(lit(false))(_ || _)
+    val takeTheirs = strategy == Strategy.Theirs
+    def merged(v: String): Column =
+      when(cellConflict(v), if (takeTheirs) t(v) else o(v)).when(b(v) <=> o(v), t(v)).otherwise(o(v))
+    val changedFromOurs = values.map(v => !(merged(v) <=> o(v))).foldLeft(lit(false))(_ || _)
+    val kind = when(!both, when(ct === "delete", lit(ChangeKind.Delete)).otherwise(lit(ChangeKind.Upsert)))
+      .when(rowConflict, if (takeTheirs) when(ct === "delete", lit(ChangeKind.Delete)).otherwise(lit(ChangeKind.Upsert))
+        else lit(null))
+      .when(cellwise && changedFromOurs, lit(ChangeKind.Upsert))
+    val rowValue = (v: String) => when(!both || rowConflict, t(v)).otherwise(merged(v))
+    val changes = j.withColumn(ChangeColumn, kind.cast(ByteType)).filter(col(ChangeColumn).isNotNull)
+      .select(keys.map(col) ++ values.map(v => when(col(ChangeColumn) === ChangeKind.Delete, lit(null)
+        .cast(layout.physicalSchema(v).dataType)).otherwise(rowValue(v)).as(v)) :+ col(ChangeColumn): _*)
+
+    def row(prefix: String, present: Column): Column =
+      when(present, to_json(struct(values.map(v => col(s"$prefix$v").as(v)): _*)))
+    val rows = j.filter(rowConflict).select(keys.map(col) ++ Seq(lit(null).cast(StringType).as("column"),
+      row("b_", lit(true)).as("base"), row("o_", co =!= "delete").as("ours"), row("t_", ct =!= "delete").as("theirs"),
+      lit("delete").as("kind")): _*)
+    val cells = j.filter(cellwise && anyCell).select(keys.map(col) :+ explode(filter(array(values.map { v =>
+      val dt = layout.physicalSchema(v).dataType
+      when(cellConflict(v), struct(lit(v).as("column"), when(co === "insert", lit(null).cast(StringType))
+        .otherwise(text(b(v), dt)).as("base"), text(o(v), dt).as("ours"), text(t(v), dt).as("theirs"),
+        when(co === "insert", lit("insert")).otherwise(lit("update")).as("kind")))
+    }: _*), _.isNotNull)).as("_c"): _*).select(keys.map(col) ++ ConflictColumns.map(c => functions.col("_c").getField(c).as(c)): _*)
+    (changes, rows.select(keys.map(col) ++ ConflictColumns.map(col): _*).unionByName(cells))
+  }
+
+  /**
+   * Key-less tables: per distinct row, the copies theirs added are added and the copies theirs removed
+   * beyond those ours removed too are removed. `current` is the target's rows (with `_vdup`).
+   */
+  def keyless(layout: TableLayout, ours: DataFrame, theirs: DataFrame, current: DataFrame): DataFrame = {
+    val cols = layout.schema.fieldNames.toSeq
+    def counted(d: DataFrame, p: String) = d.groupBy(cols.map(col): _*).agg(
+      sum(when(col(TableDiff.ChangeColumn) === "insert", 1L).otherwise(0L)).as(s"${p}add"),
+      sum(when(col(TableDiff.ChangeColumn) === "delete", 1L).otherwise(0L)).as(s"${p}rem"))
+    val t = counted(theirs, "t")
+    val o = counted(ours, "o").select(cols.map(c => col(c).as(s"o_$c")) :+ col("orem"): _*)
+    val delta = t.join(o, cols.map(c => col(c) <=> col(s"o_$c")).reduce(_ && _), "left_outer")
+      .select(cols.map(col) :+ (col("tadd") - greatest(lit(0L), col("trem") - coalesce(col("orem"), lit(0L)))).as("_d"): _*)
+      .filter(col("_d") =!= 0)
+    val now = current.join(delta.select(cols.map(c => col(c).as(s"d_$c")): _*),
+      cols.map(c => col(c) <=> col(s"d_$c")).reduce(_ && _), "left_semi")
+    val counts = now.groupBy(cols.map(col): _*).agg(count(lit(1)).as("_n")).select(cols.map(c => col(c).as(s"n_$c")) :+ col("_n"): _*)
+    val desired = delta.join(counts, cols.map(c => col(c) <=> col(s"n_$c")).reduce(_ && _), "left_outer")
+      .withColumn("_want", coalesce(col("_n"), lit(0L)) + col("_d")).filter(col("_want") > 0)
+      .withColumn("_i", explode(sequence(lit(1L), col("_want")))).select(cols.map(col): _*)
+    ChangeSets.overwriteHidden(desired, now, layout)
+  }
+
+  /** A value as conflict text: atomic values cast to string, nested ones as JSON. */
+  private def text(c: Column, dt: DataType): Column = dt match {
+    case _: StructType | _: ArrayType | _: MapType => to_json(c)
+    case _ => c.cast(StringType)
+  }
+}

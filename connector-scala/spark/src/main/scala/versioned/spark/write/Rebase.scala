@@ -1,0 +1,70 @@
+package versioned.spark.write
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import versioned.core._
+import versioned.spark.{TableIdent, TableLayout, VersionedOptions}
+import versioned.spark.Columns.col
+import versioned.spark.diff.TableDiff
+
+/**
+ * Retrying a commit whose branch moved: the engine already lands a commit on a new head when the
+ * commits in between changed none of its tables; when they changed one of them it raises
+ * [[BranchMovedException]], and the writer plans again on the new head if its change does not depend on
+ * what they changed. Bounded attempts with jittered exponential backoff, as Iceberg retries commits.
+ */
+private[versioned] object Rebase {
+  private val log = org.slf4j.LoggerFactory.getLogger(getClass)
+  /** Attempts of one commit (the first included). */
+  val MaxAttempts = 8
+  private val MinWaitMs = 25L
+  private val MaxWaitMs = 2000L
+
+  /**
+   * Runs `attempt` on `head`; when it raises [[BranchMovedException]] and `replannable(head, newHead)`
+   * holds, runs it again on the new head, at most [[MaxAttempts]] times in all.
+   */
+  def retrying[T](engine: Engine, head: Option[Image])(attempt: Option[Image] => T)
+                 (replannable: (Image, Image) => Boolean): T = {
+    var on = head
+    var n = 1
+    while (true) {
+      try return attempt(on)
+      catch {
+        case m: BranchMovedException if n < MaxAttempts && on.isDefined && m.head.isDefined =>
+          val next = engine.image(on.get.repo, m.head.get)
+          if (!replannable(on.get, next)) throw m
+          log.info(s"versioned: ${m.tables.mkString(",")} changed concurrently on ${next.shortHash}; " +
+            s"planning again (attempt ${n + 1} of $MaxAttempts)")
+          backoff(n)
+          on = Some(next)
+          n += 1
+      }
+    }
+    throw new IllegalStateException("unreachable")
+  }
+
+  private def backoff(attempt: Int): Unit = {
+    val cap = math.min(MaxWaitMs, MinWaitMs << math.min(attempt, 10))
+    Thread.sleep((cap / 2) + scala.util.Random.nextLong(cap / 2 + 1))
+  }
+
+  /**
+   * Whether computed `changes` (the DIFF layout: user columns, `_vchange`, `_vdup` for key-less tables)
+   * planned on `from` stay valid on `to`: the table kept its shape and no commit in between touched any
+   * of their keys (a key-less table's rows are their own keys). Reads the diff of the two versions,
+   * which costs what changed in between.
+   */
+  def disjointChanges(spark: SparkSession, engine: Engine, req: WriteRequest, changes: DataFrame,
+                      from: Image, to: Image): Boolean = {
+    val repo = req.ident.repo
+    val (a, b) = (engine.tableOption(repo, from.hash, req.ident.table), engine.tableOption(repo, to.hash, req.ident.table))
+    if (a.isEmpty || b.isEmpty) return false
+    val (la, lb) = (TableLayout.of(a.get), TableLayout.of(b.get))
+    if (!TableLayout.sameColumns(la.schema, lb.schema) || la.primaryKey != lb.primaryKey) return false
+    val keys = la.keyColumns.filterNot(_ == VersionedOptions.DupColumn)
+    val theirs = TableDiff.diff(spark, req.locationOptions, req.ident.toString, Revision.Spec(from.hash),
+      Revision.Spec(to.hash)).select(keys.map(col): _*).distinct()
+    val ours = changes.select(keys.map(k => col(k).as(s"o_$k")): _*)
+    ours.join(theirs, keys.map(k => col(s"o_$k") <=> col(k)).reduce(_ && _), "left_semi").isEmpty
+  }
+}

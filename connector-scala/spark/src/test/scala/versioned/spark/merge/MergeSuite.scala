@@ -1,0 +1,192 @@
+package versioned.spark.merge
+
+import org.apache.spark.sql.Row
+import versioned.core.ErrorClass
+
+/** Merge through the public API: the rules of docs/MERGE.md, one case each, and the merge commit's shape. */
+class MergeSuite extends MergeTestBase {
+  private def base(): Unit = {
+    seed((1 to 6).map(i => Row(i, s"a$i", i)))
+    engine.refs.createBranch("r", "dev", Revision("main"))
+  }
+  private def Revision(s: String) = versioned.core.Revision.Spec(s)
+
+  test("changes on both sides combine, cell by cell, in a merge commit with two parents") {
+    base()
+    upsert(Seq(Row(1, "dev", 1), Row(7, "a7", 7)), branch = "dev", deletes = Seq(5))
+    upsert(Seq(Row(1, "a1", 100), Row(8, "a8", 8)), deletes = Seq(6))
+    val (ours, theirs) = (hash("main"), hash("dev"))
+    val o = merge("dev")
+    assert(o.status == MergeOutcome.Merged && o.conflictCount == 0 && !o.fastForward)
+    assert(o.commit == hash("main"))
+    assert(engine.resolve("r", Revision("main")).parents == Seq(ours, theirs))
+    assertReads(read("r.t"), Seq(Row(1, "dev", 100), Row(2, "a2", 2), Row(3, "a3", 3), Row(4, "a4", 4),
+      Row(7, "a7", 7), Row(8, "a8", 8)), "merged")
+    assert(at("dev").size == 6, "the source branch is unchanged")
+    // merging again changes nothing
+    assert(merge("dev").status == MergeOutcome.UpToDate)
+  }
+
+  test("fast-forward: auto moves the branch, never makes a merge commit, only refuses a diverged target") {
+    base()
+    upsert(Seq(Row(1, "dev", 1)), branch = "dev")
+    val o = merge("dev")
+    assert(o.status == MergeOutcome.FastForward && o.fastForward && hash("main") == hash("dev"))
+    upsert(Seq(Row(2, "dev", 2)), branch = "dev")
+    val before = hash("main")
+    val n = merge("dev", ff = "never")
+    assert(n.status == MergeOutcome.Merged && engine.resolve("r", Revision("main")).parents == Seq(before, hash("dev")))
+    assertReads(read("r.t"), at("dev"), "never: same content as the source")
+    upsert(Seq(Row(3, "dev", 3)), branch = "dev")
+    upsert(Seq(Row(4, "main", 4)))
+    val head = hash("main")
+    expectError(ErrorClass.MergeConflict, "fast_forward='only'")(merge("dev", ff = "only"))
+    assert(hash("main") == head)
+  }
+
+  test("the same cell changed differently is a conflict: fail commits nothing, ours and theirs settle it") {
+    base()
+    upsert(Seq(Row(1, "dev", 1), Row(2, "dev2", 2)), branch = "dev")
+    upsert(Seq(Row(1, "main", 1), Row(3, "main3", 3)))
+    val head = hash("main")
+    val logBefore = logSize("r")
+    val f = merge("dev")
+    assert(f.status == MergeOutcome.Conflicts && f.commit == null && f.conflictCount == 1)
+    assert(f.conflicts.collect().toSeq.map(r => r.toSeq) == Seq(Seq("t", """{"id":1}""", "a", "a1", "main", "dev", "update")))
+    assert(hash("main") == head && logSize("r") == logBefore)
+    expectError(ErrorClass.MergeConflict, "1 conflict")(f.check())
+    val dry = merge("dev", strategy = "theirs", dryRun = true)
+    assert(dry.status == MergeOutcome.Merged && dry.commit == null && hash("main") == head)
+    assert(dry.stats.map(s => (s.table, s.upserts, s.deletes)) == Seq(("t", 2L, 0L)))
+    val t = merge("dev", strategy = "theirs")
+    assert(t.status == MergeOutcome.Merged)
+    assertReads(read("r.t"), Seq(Row(1, "dev", 1), Row(2, "dev2", 2), Row(3, "main3", 3), Row(4, "a4", 4),
+      Row(5, "a5", 5), Row(6, "a6", 6)), "theirs")
+  }
+
+  test("ours keeps the target's cells; resolutions settle chosen keys and are checked") {
+    base()
+    upsert(Seq(Row(1, "dev", 10), Row(2, "dev", 20)), branch = "dev")
+    upsert(Seq(Row(1, "main", 11), Row(2, "main", 21)))
+    val ours = merge("dev", strategy = "ours", dryRun = true)
+    assert(ours.conflictCount == 4 && ours.stats.map(_.changes) == Seq(0L))
+    val wrongSchema = frame(schema.add("x", IntegerType), Seq(Row(1, "z", 1, 1)))
+    expectError(ErrorClass.SchemaMismatch, "x")(merge("dev", resolutions = Map("t" -> wrongSchema)))
+    val notInConflict = frame(schema, Seq(Row(3, "z", 3)))
+    expectError(ErrorClass.InvalidOption, "id=3")(merge("dev", resolutions = Map("t" -> notInConflict)))
+    expectError(ErrorClass.InvalidOption, "strategy")(merge("dev", strategy = "ours",
+      resolutions = Map("t" -> frame(schema, Seq(Row(1, "z", 1))))))
+    val partial = merge("dev", resolutions = Map("t" -> frame(schema, Seq(Row(1, "fixed", 12)))))
+    assert(partial.status == MergeOutcome.Conflicts && partial.conflictCount == 2)
+    val head = hash("main")
+    assert(partial.commit == null && hash("main") == head)
+    val del = frame(schema.add("_delete", BooleanType), Seq(Row(1, "fixed", 12, false), Row(2, null, null, true)))
+    val done = merge("dev", resolutions = Map("t" -> del))
+    assert(done.status == MergeOutcome.Merged)
+    assertReads(read("r.t"), Seq(Row(1, "fixed", 12), Row(3, "a3", 3), Row(4, "a4", 4), Row(5, "a5", 5),
+      Row(6, "a6", 6)), "resolved")
+  }
+
+  private val IntegerType = org.apache.spark.sql.types.IntegerType
+  private val BooleanType = org.apache.spark.sql.types.BooleanType
+
+  test("update against delete, and the same key inserted with different values, are conflicts") {
+    base()
+    upsert(Seq(Row(1, "dev", 1), Row(9, "dev", 9), Row(10, "same", 10)), branch = "dev", deletes = Seq(2))
+    upsert(Seq(Row(2, "main", 2), Row(9, "main", 9), Row(10, "same", 10)), deletes = Seq(1))
+    val f = merge("dev")
+    assert(conflictRows(f) == Set(("t", """{"id":1}""", null, "delete"), ("t", """{"id":2}""", null, "delete"),
+      ("t", """{"id":9}""", "a", "insert")))
+    merge("dev", strategy = "theirs")
+    assertReads(read("r.t"), Seq(Row(1, "dev", 1), Row(3, "a3", 3), Row(4, "a4", 4), Row(5, "a5", 5),
+      Row(6, "a6", 6), Row(9, "dev", 9), Row(10, "same", 10)), "theirs")
+  }
+
+  test("key-less tables merge as multisets, never conflicting") {
+    val s = new org.apache.spark.sql.types.StructType().add("v", org.apache.spark.sql.types.StringType)
+    write(frame(s, Seq("x", "x", "y", "z").map(Row(_))), "r.k")
+    engine.refs.createBranch("r", "dev", Revision("main"))
+    // dev: one more x, one y removed; main: y removed, w added
+    overwrite(frame(s, Seq("x", "x", "x", "z").map(Row(_))), "r.k", "branch" -> "dev")
+    write(frame(s, Seq(Row("w"))), "r.k")
+    spark.sql("SELECT 1") // keep the session busy-free
+    versioned.spark.api.VersionedApi.deleteWhere(spark, null, "r.k", "v = 'y'", "main", null, null)
+    val o = merge("dev")
+    assert(o.status == MergeOutcome.Merged && o.conflictCount == 0)
+    assertReads(read("r.k"), Seq("x", "x", "x", "z", "w").map(Row(_)), "multiset merge (y removed once)")
+  }
+
+  test("tables added or dropped on one side follow that side; both changing the schema is a table conflict") {
+    seed((1 to 6).map(i => Row(i, s"a$i", i)))
+    seed(Seq(Row(1, "n", 1)), "r.u")
+    engine.refs.createBranch("r", "dev", Revision("main"))
+    write(frame(schema, Seq(Row(1, "new", 1))), "r.added", "branch" -> "dev", "primaryKey" -> "id")
+    spark.sql("SELECT 1")
+    engine.commit("r", "dev", Some(hash("dev")), Map("u" -> versioned.core.TableUpdate.Drop), "t", "drop u")
+    val o = merge("dev", ff = "never")
+    assert(o.status == MergeOutcome.Merged)
+    assert(engine.tables("r", hash("main")).map(_.name).sorted == Seq("added", "t"))
+    // both sides change t's schema differently
+    engine.refs.createBranch("r", "s2", Revision("main"))
+    overwrite(frame(schema.add("c", IntegerType), Seq(Row(1, "x", 1, 1))), "r.t", "branch" -> "s2")
+    overwrite(frame(schema.add("d", IntegerType), Seq(Row(1, "x", 1, 1))), "r.t")
+    val f = merge("s2")
+    assert(f.status == MergeOutcome.Conflicts && conflictRows(f) == Set(("t", null, null, "schema")))
+  }
+
+  test("cherry-pick applies one commit's change; revert undoes it; both make one-parent commits") {
+    base()
+    upsert(Seq(Row(1, "dev1", 1)), branch = "dev")
+    upsert(Seq(Row(2, "dev2", 2)), branch = "dev", deletes = Seq(3))
+    val picked = hash("dev")
+    upsert(Seq(Row(4, "main", 4)))
+    val before = at("main")
+    val c = versioned.spark.api.VersionedApi.cherryPick(spark, null, "r", picked, "main", 0, null, false, null, null, null)
+    assert(c.status == MergeOutcome.Merged)
+    val img = engine.resolve("r", Revision("main"))
+    assert(img.parents.size == 1 && img.message.startsWith(s"cherry-pick ${picked.take(12)}"))
+    assertReads(read("r.t"), before.filterNot(r => Set(2, 3).contains(r.getInt(0))) :+ Row(2, "dev2", 2), "picked")
+    val r = versioned.spark.api.VersionedApi.revert(spark, null, "r", c.commit, "main", 0, null, false, null, null, null)
+    assert(r.status == MergeOutcome.Merged && engine.resolve("r", Revision("main")).message.startsWith("revert"))
+    assertReads(read("r.t"), before, "revert restores the content")
+  }
+
+  test("bad input is a typed error and commits nothing") {
+    base()
+    upsert(Seq(Row(1, "dev", 1)), branch = "dev")
+    upsert(Seq(Row(2, "main", 2)))
+    engine.refs.createTag("r", "v1", Revision("main"))
+    engine.refs.createLock("r", "etl", "run", Revision("main"))
+    val refs = engine.refs.all("r")
+    val commits = logSize("r")
+    expectError(ErrorClass.RefNotFound)(merge("nope"))
+    expectError(ErrorClass.RefNotFound, "nope")(merge("dev", into = "nope"))
+    expectError(ErrorClass.ImmutableRef, "tag")(merge("dev", into = "v1"))
+    expectError(ErrorClass.ImmutableRef, "lock")(merge("dev", into = "etl:run"))
+    expectError(ErrorClass.InvalidOption, "itself")(merge("main"))
+    expectError(ErrorClass.InvalidOption, "strategy")(merge("dev", strategy = "mine"))
+    expectError(ErrorClass.InvalidOption, "fast_forward")(merge("dev", ff = "sometimes"))
+    val head = hash("main")
+    assert(engine.refs.all("r") == refs && hash("main") == head)
+    assert(logSize("r") == commits)
+  }
+
+  test("histories without a common ancestor merge only when allowed") {
+    base()
+    // a root image with no tables (as an import from elsewhere would make), on its own branch
+    val root = "ab" * 32
+    engine.metastore.tx { c =>
+      versioned.core.Sql.update(c, "INSERT INTO vc_images (repo, hash, parents, created_ms, author, message, seq, " +
+        "changed_tables) VALUES (?,?,?,?,?,?,?,?)", "r", root, "[]", 1L, "t", "root", 1000L, "[]")
+      versioned.core.Sql.update(c, "INSERT INTO vc_refs (repo, name, kind, image_hash, created_ms) VALUES (?,?,?,?,?)",
+        "r", "heads/orphan", "branch", root, 1L)
+    }
+    val head = hash("main")
+    expectError(ErrorClass.NoCommonAncestor, "allow_unrelated")(merge("orphan"))
+    assert(hash("main") == head)
+    val o = merge("orphan", unrelated = true)
+    assert(o.status == MergeOutcome.Merged && o.base.isEmpty)
+    assert(engine.resolve("r", Revision("main")).parents == Seq(head, root))
+    assert(at("main").size == 6)
+  }
+}
