@@ -41,8 +41,10 @@ from versioned.errors import (
     InvalidRevision,
     KeyExists,
     MergeCardinalityViolation,
+    MergeConflict,
     MetastoreError,
     MissingKeyColumn,
+    NoCommonAncestor,
     NotFoundError,
     ObjectCorrupt,
     ObjectMissing,
@@ -63,6 +65,7 @@ from versioned.errors import (
     WarehouseMismatch,
 )
 from versioned.install import install, is_installed, uninstall
+from versioned.merging import MergeResult
 from versioned.repository import Repository, collect_garbage, repositories
 from versioned.session import configure_spark_with_versioned, jar_path
 
@@ -75,6 +78,7 @@ __all__ = [
     "uninstall",
     "is_installed",
     "Repository",
+    "MergeResult",
     "repositories",
     "collect_garbage",
     "VersionedError",
@@ -95,6 +99,8 @@ __all__ = [
     "InvalidOption",
     "ImmutableRef",
     "RefConflict",
+    "MergeConflict",
+    "NoCommonAncestor",
     "ProtectedRef",
     "SchemaMismatch",
     "NullPrimaryKey",

@@ -7,7 +7,7 @@ It calls the static facade ``versioned.spark.api.VersionedApi`` and turns Java e
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, List, Mapping, Optional
+from typing import Any, Dict, Iterator, List, Mapping, Optional
 
 from py4j.java_collections import JavaList
 from py4j.java_gateway import JavaClass, JavaObject, is_instance_of
@@ -189,3 +189,32 @@ def install_error_translation() -> None:
 def call_int(spark: SparkSession, options: Options, method: str, *args: Any) -> int:
     """:func:`call` for methods returning a number."""
     return int(call(spark, options, method, *args))
+
+
+def java_frames(spark: SparkSession, frames: Optional[Mapping[str, DataFrame]]) -> Any:
+    """A ``java.util.HashMap`` of name to Java DataFrame, or None for no frames."""
+    if not frames:
+        return None
+    m = _gateway(spark).jvm.java.util.HashMap()
+    for name, df in frames.items():
+        if not isinstance(df, DataFrame):
+            raise TypeError(f"expected a DataFrame for {name!r}, got {type(df).__name__}")
+        m.put(str(name), df._jdf)
+    return m
+
+
+def call_outcome(spark: SparkSession, options: Options, method: str, *args: Any) -> Dict[str, Any]:
+    """:func:`call` for methods returning a merge outcome (``versioned.spark.merge.MergeOutcome``), as a dict."""
+    o = call(spark, options, method, *args)
+    with translated_errors():
+        commit = o.commit()
+        base = o.baseHash()
+        return {
+            "status": str(o.status()),
+            "commit": None if commit is None else str(commit),
+            "fast_forward": bool(o.fastForward()),
+            "base": None if base is None else str(base),
+            "conflict_count": int(o.conflictCount()),
+            "tables": DataFrame(o.tables(), spark),
+            "conflicts": DataFrame(o.conflicts(), spark),
+        }

@@ -37,6 +37,8 @@ __all__ = [
     "InvalidOption",
     "ImmutableRef",
     "RefConflict",
+    "MergeConflict",
+    "NoCommonAncestor",
     "ProtectedRef",
     "SchemaMismatch",
     "NullPrimaryKey",
@@ -260,6 +262,21 @@ class WarehouseMismatch(VersionedError):
     foreign metastore); nothing was changed. Example: ``metastore.db`` deleted by mistake."""
 
     error_class = "WAREHOUSE_MISMATCH"
+
+
+class MergeConflict(RefConflict):
+    """A merge, cherry-pick or revert met changes it cannot combine (or ``fast_forward="only"`` could not
+    fast-forward); nothing was committed. Example: ``repo.merge("dev").check()`` with the same cell
+    changed on both sides."""
+
+    error_class = "MERGE_CONFLICT"
+
+
+class NoCommonAncestor(InvalidOption):
+    """Two revisions share no history and the merge was not told to allow it
+    (``allow_unrelated=True``); nothing was committed. Example: merging an imported branch."""
+
+    error_class = "NO_COMMON_ANCESTOR"
 
 
 def _subclasses(cls: Type[VersionedError]) -> Dict[str, Type[VersionedError]]:

@@ -9,6 +9,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from versioned import _jvm
 from versioned.errors import InvalidOption
+from versioned.merging import MergeResult, Resolutions
 
 __all__ = ["Repository", "repositories", "collect_garbage"]
 
@@ -255,6 +256,61 @@ class Repository:
             keys = primary_key if isinstance(primary_key, str) else ",".join(primary_key)
         return _jvm.call_str(self.spark, self._options, "upsert", df, self._table(table), branch, message, author,
                              keys, delete_column)
+
+    # ---- merge, cherry-pick, revert (docs/MERGE.md)
+    def merge(self, source: str, into: Optional[str] = None, *, strategy: str = "fail",
+              fast_forward: str = "auto", dry_run: bool = False, message: Optional[str] = None,
+              author: Optional[str] = None, resolutions: Resolutions = None,
+              allow_unrelated: bool = False) -> MergeResult:
+        """Three-way merge of revision ``source`` into branch ``into`` (default branch if None).
+
+        Tables changed on one side only take that side's version; tables changed on both are merged by
+        primary key, cell by cell (key-less tables as multisets). ``strategy``: ``"fail"`` (conflicts
+        are returned and nothing is committed), ``"ours"`` or ``"theirs"`` (every conflict settled from
+        one side). ``fast_forward``: ``"auto"``, ``"never"`` (always a merge commit) or ``"only"``
+        (raise :class:`~versioned.errors.MergeConflict` unless it is a fast-forward). ``resolutions``
+        maps a table to rows (its columns, plus an optional boolean ``_delete``) settling its
+        conflicting keys. A merge commit's parents are ``into``'s head, then ``source``.
+
+        Example::
+
+            result = repo.merge("pricing", into="main")
+            if not result.ok:
+                result.conflicts.show(truncate=False)
+                fixed = spark.createDataFrame([(7, "blue", 12.5)], "id int, color string, price double")
+                repo.merge("pricing", into="main", resolutions={"products": fixed}).check()
+        """
+        return MergeResult._of(_jvm.call_outcome(
+            self.spark, self._options, "merge", self.name, source, into, strategy, fast_forward, bool(dry_run),
+            message, author, _jvm.java_frames(self.spark, resolutions), bool(allow_unrelated)))
+
+    def cherry_pick(self, commit: str, onto: Optional[str] = None, *, parent: Optional[int] = None,
+                    strategy: str = "fail", dry_run: bool = False, message: Optional[str] = None,
+                    author: Optional[str] = None, resolutions: Resolutions = None) -> MergeResult:
+        """Applies the change ``commit`` made (against its parent; for a merge commit name the
+        ``parent``, 1-based) onto branch ``onto`` as one new commit, with the merge's conflict rules.
+
+        Example::
+
+            repo.cherry_pick("dev~2", onto="main").check()
+        """
+        return MergeResult._of(_jvm.call_outcome(
+            self.spark, self._options, "cherryPick", self.name, commit, onto, int(parent or 0), strategy,
+            bool(dry_run), message, author, _jvm.java_frames(self.spark, resolutions)))
+
+    def revert(self, commit: str, on: Optional[str] = None, *, parent: Optional[int] = None,
+               strategy: str = "fail", dry_run: bool = False, message: Optional[str] = None,
+               author: Optional[str] = None, resolutions: Resolutions = None) -> MergeResult:
+        """Commits the inverse of the change ``commit`` made on branch ``on`` (later changes to the same
+        cells are conflicts). Reverting a merge commit needs ``parent`` (1 = the branch it merged into).
+
+        Example::
+
+            repo.revert("main~1", on="main").check()
+        """
+        return MergeResult._of(_jvm.call_outcome(
+            self.spark, self._options, "revert", self.name, commit, on, int(parent or 0), strategy,
+            bool(dry_run), message, author, _jvm.java_frames(self.spark, resolutions)))
 
     # ---- diffs and maintenance
     def diff(self, table: str, from_ref: str, to_ref: str) -> DataFrame:

@@ -3,7 +3,7 @@ package versioned.spark.catalog.procedures
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.types.StructType
 import versioned.core.Engine
-import versioned.spark.merge.Merger
+import versioned.spark.merge.{MergeOptions, Merger}
 
 /**
  * `merge_conflicts(repository, source, target => NULL, allow_unrelated => 'false')`: the conflicts merging
@@ -19,5 +19,5 @@ private[procedures] final class MergeConflictsProcedure(engine: () => Engine) ex
     Param("allow_unrelated", required = false, "'true' to merge histories without a common ancestor"))
   override protected def outputType: StructType = Merger.ConflictSchema
   override protected def run(spark: SparkSession, e: Engine, a: Args): DataFrame =
-    MergeProcedure.outcome(spark, e, a, dryRun = true, bool(a, "allow_unrelated")).conflicts
+    MergeProcedure.outcome(spark, e, a, MergeOptions(dryRun = true, allowUnrelated = bool(a, "allow_unrelated"))).conflicts
 }

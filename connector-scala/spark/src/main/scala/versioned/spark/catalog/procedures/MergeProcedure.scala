@@ -25,16 +25,16 @@ private[procedures] final class MergeProcedure(engine: () => Engine) extends Mai
     Param("allow_unrelated", required = false, "'true' to merge histories without a common ancestor"))
   override protected def outputType: StructType = MergeOutcome.SummarySchema
   override protected def run(spark: SparkSession, e: Engine, a: Args): DataFrame =
-    MergeProcedure.outcome(spark, e, a, bool(a, "dry_run"), bool(a, "allow_unrelated")).summary
+    MergeProcedure.outcome(spark, e, a, MergeOptions(a.opt("strategy").orNull, a.opt("fast_forward").orNull,
+      bool(a, "dry_run"), a.opt("message").orNull, versioned.spark.api.VersionedApi.authorOf(spark, a.opt("author").orNull),
+      Map.empty, bool(a, "allow_unrelated"))).summary
 }
 
 private[procedures] object MergeProcedure {
   /** The merge a `merge` or `merge_conflicts` call describes. */
-  def outcome(spark: SparkSession, e: Engine, a: Args, dryRun: Boolean, allowUnrelated: Boolean): MergeOutcome = {
+  def outcome(spark: SparkSession, e: Engine, a: Args, opts: MergeOptions): MergeOutcome = {
     val repo = a("repository")
     val target = a.opt("target").filter(_.trim.nonEmpty).getOrElse(e.defaultBranch(repo))
-    val opts = MergeOptions(a.opt("strategy").orNull, a.opt("fast_forward").orNull, dryRun, a.opt("message").orNull,
-      versioned.spark.api.VersionedApi.authorOf(spark, a.opt("author").orNull), Map.empty, allowUnrelated)
     new Merger(spark, e).merge(repo, a("source"), target, opts)
   }
 }
