@@ -511,6 +511,39 @@ class Suite:
                  f"{bytes_eng / pk_bytes:.2f}×; time target {fmt_s(time_target)}" + content(verified),
                  bytes=bytes_eng, objects=objs_eng, parquet_k_bytes=pk_bytes, verified=verified)
 
+    def merge_step(self) -> None:
+        """Merge of a branch with k changed rows into a diverged branch of the N-row table (the target also
+        has k changes of its own, on other keys, so it is a real three-way merge) vs committing the same k
+        changes directly. Goal: merge ≤ 2× the direct commit. Median of 3, each on fresh branches."""
+        sp, n, k = self.spark, self.n, self.args.k
+        r = self.repo_api("bench")
+        if r is None or not hasattr(r, "merge"):
+            self.add("merge_k", "merge", None, None, None, "n/a", None, "no merge in the python package")
+            return
+        ks = G.Stream(n, k)
+        ours_df, theirs_df = ks.changes(sp, 4), ks.changes(sp, 5)
+        t_direct, t_merge = [], []
+        for i in range(3):
+            for b in (f"mt{i}", f"ms{i}", f"md{i}"):
+                self.create_branch("bench", b, "main")
+            self.upsert_feed(ours_df, "bench.t", branch=f"mt{i}", message="target side")
+            self.upsert_feed(theirs_df, "bench.t", branch=f"ms{i}", message="source side")
+            self.upsert_feed(ours_df, "bench.t", branch=f"md{i}", message="target side")
+            t_direct.append(timed(lambda: self.upsert_feed(theirs_df, "bench.t", branch=f"md{i}", message="direct"))[0])
+            t, res = timed(lambda: r.merge(f"ms{i}", into=f"mt{i}"))
+            if res.status != "merged":
+                raise RuntimeError(f"merge bench: expected a merge commit, got {res.status}")
+            t_merge.append(t)
+        same = (G.checksum(self.read("bench.t", ref="mt0")) == G.checksum(self.read("bench.t", ref="md0"))
+                if self.full_verify else None)
+        tm, td = median(t_merge), median(t_direct)
+        self.add("merge_k", f"merge a branch with k={k:,} changed rows into a diverged branch (k changes of its own) "
+                 f"of N rows vs committing the same k changes directly", tm, td, tm / td, "≤ 2× the direct commit",
+                 tm <= 2 * td, f"merge all {', '.join(fmt_s(x) for x in t_merge)}; direct all "
+                 f"{', '.join(fmt_s(x) for x in t_direct)}" + ("" if same is None else
+                                                               f"; content {'equal' if same else 'MISMATCH'}"),
+                 merge_all=t_merge, direct_all=t_direct, content_equal=same)
+
     def main_churn(self) -> None:
         """10 DIFF commits of 1% churn on the N-row table. The compaction threshold is raised for this table
         so the head really has 10 DIFFs per fragment to merge (with the defaults the 10th commit
@@ -845,7 +878,7 @@ class Suite:
     # ---- run
     def run(self) -> None:
         self.start()
-        steps = [("warm-up", self.warmup), ("load N rows", self.main_load), ("k-row commit", self.k_commit),
+        steps = [("warm-up", self.warmup), ("load N rows", self.main_load), ("k-row commit", self.k_commit), ("merge", self.merge_step),
                  ("churn commits", self.main_churn), ("head scan", self.main_scans), ("lookups", self.lookups),
                  ("non-key filters", self.nonkey_filters), ("SNAP-only scan", self.main_base_scan),
                  ("history table", self.history),

@@ -24,10 +24,8 @@ object VersionedOptions {
   val MetastoreUrl = "metastoreUrl"
   /** Default branch of a repository the call creates (also a catalog option). */
   val DefaultBranch = "defaultBranch"
-  // ---- internal: exposes the hidden duplicate ordinal of key-less tables to the commit planner
-  val IncludeHidden = "versioned.internal.includeHidden"
-  // ---- internal: restricts a scan to some fragment indexes (compaction)
-  val OnlyFragments = "versioned.internal.fragments"
+  // ---- internal: a read by the engine itself (read.PinnedRead): hidden columns, some fragments
+  val Pinned = "versioned.internal.pinned"
   // ---- internal: marks tables loaded through the SQL catalog (strict schema on INSERT)
   val CatalogTable = "versioned.internal.catalog"
 
@@ -69,8 +67,8 @@ object VersionedOptions {
   val FormatOptions: Seq[String] = (ReadOptions ++ WriteOptions).distinct
   /** Options of the SQL catalog (`spark.sql.catalog.<name>.<option>`). */
   val CatalogOptions: Seq[String] = LocationOptions
-  /** Keys of internal options (set by the connector itself, never by users). */
-  val InternalPrefix = "versioned.internal."
+  /** Keys of internal options (set by the connector itself; a pinned read's token is checked where it is used). */
+  val InternalKeys: Seq[String] = Seq(Pinned, CatalogTable)
 
   /** Keys Spark itself adds to a data source's options: `path`/`paths` of load()/save(), `__`-prefixed markers. */
   private def addedBySpark(key: String): Boolean =
@@ -85,7 +83,7 @@ object VersionedOptions {
    */
   def validate(options: Map[String, String], allowed: Seq[String], context: String): Unit =
     options.keys.toSeq.sorted.foreach { key =>
-      if (!addedBySpark(key) && !key.toLowerCase.startsWith(InternalPrefix) && !allowed.exists(_.equalsIgnoreCase(key))) {
+      if (!addedBySpark(key) && !InternalKeys.exists(_.equalsIgnoreCase(key)) && !allowed.exists(_.equalsIgnoreCase(key))) {
         val valid = s"Valid options: ${allowed.sorted.mkString(", ")}."
         FormatOptions.find(_.equalsIgnoreCase(key)) match {
           case Some(known) =>

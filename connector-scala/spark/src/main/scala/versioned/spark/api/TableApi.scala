@@ -32,10 +32,7 @@ object TableApi {
     e.table(ident.repo, head, ident.table) // TableNotFound when the table is not on the branch
     val location = locationOptions(opts)
     // The head version, pinned by hash, with the hidden duplicate ordinal of key-less tables.
-    val current = spark.read.format("versioned").options(location)
-      .option(VersionedOptions.Image, head.hash)
-      .option(VersionedOptions.IncludeHidden, "true")
-      .load(ident.toString)
+    val current = versioned.spark.read.PinnedRead.table(spark, location, ident, head.hash)
     // The matching rows are kept after counting them, so the table is scanned once, not twice.
     val matched = current.filter(expr(condition)).persist(StorageLevel.MEMORY_AND_DISK)
     try {

@@ -151,8 +151,7 @@ private[versioned] object ChangeFeed {
   }
 
   private def read(spark: SparkSession, location: Map[String, String], plan: Plan, image: String): DataFrame =
-    spark.read.format("versioned").options(location).option(VersionedOptions.Image, image)
-      .option(VersionedOptions.IncludeHidden, "true").load(plan.ident.toString)
+    versioned.spark.read.PinnedRead.table(spark, location, plan.ident, image)
 
   /** Changes of commit `i` of the plan against its first parent. */
   private def commitChanges(spark: SparkSession, engine: Engine, location: Map[String, String], plan: Plan,

@@ -34,9 +34,7 @@ private[versioned] object TableDiff {
     def read(s: Option[TableSnapshot]): DataFrame = s match {
       case None => spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], layout.physicalSchema)
       case Some(t) =>
-        val r = spark.read.format("versioned").options(location).option(VersionedOptions.Image, t.image.hash)
-          .option(VersionedOptions.IncludeHidden, "true")
-        only.fold(r)(f => r.option(VersionedOptions.OnlyFragments, f.mkString(","))).load(table)
+        versioned.spark.read.PinnedRead.table(spark, location, ident, t.image.hash, only)
     }
     if (only.exists(_.isEmpty)) return spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row],
       resultSchema(layout))

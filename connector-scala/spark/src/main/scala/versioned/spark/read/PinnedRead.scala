@@ -1,18 +1,37 @@
 package versioned.spark.read
 
+import java.util.UUID
+import java.util.concurrent.ConcurrentHashMap
 import org.apache.spark.sql.{DataFrame, SparkSession}
+import versioned.core.Errors
 import versioned.spark.{TableIdent, VersionedOptions}
 
 /**
  * The engine's own read of one table version: pinned by image hash, with the hidden duplicate ordinal of
  * key-less tables, optionally restricted to some fragments. Every internal re-read (planning a write, a
- * merge, a diff) goes through here.
+ * merge, a diff, compaction) goes through here.
+ *
+ * What an internal read may do beyond a user's read (see hidden columns, skip fragments) is not an option a
+ * user can pass: the read carries only an unguessable token ([[VersionedOptions.Pinned]]) naming a request
+ * registered in this JVM; an unknown token is refused.
  */
 private[versioned] object PinnedRead {
+  /** What an internal read asks for beyond the image. */
+  final case class Request(fragments: Option[Set[Int]])
+
+  private val MaxEntries = 100000
+  private val requests = new ConcurrentHashMap[String, Request]()
+
   def table(spark: SparkSession, location: Map[String, String], ident: TableIdent, image: String,
             fragments: Option[Seq[Int]] = None): DataFrame = {
-    val r = spark.read.format("versioned").options(location).option(VersionedOptions.Image, image)
-      .option(VersionedOptions.IncludeHidden, "true")
-    fragments.fold(r)(f => r.option(VersionedOptions.OnlyFragments, f.mkString(","))).load(ident.toString)
+    if (requests.size() > MaxEntries) requests.clear() // tiny entries; a bound against unbounded growth
+    val token = UUID.randomUUID().toString
+    requests.put(token, Request(fragments.map(_.toSet)))
+    spark.read.format("versioned").options(location).option(VersionedOptions.Image, image)
+      .option(VersionedOptions.Pinned, token).load(ident.toString)
   }
+
+  /** The request of a token, or INVALID_OPTION: a token only comes from [[table]] in this JVM. */
+  def request(token: String): Request = Option(requests.get(token)).getOrElse(throw Errors.invalidOption(
+    s"Option '${VersionedOptions.Pinned}' is internal to versioned and cannot be set by a read."))
 }

@@ -54,10 +54,7 @@ private[rowlevel] final class StagedDeltaWrite(
     val stagedRows = messages.collect { case f: StagedFile => f.rows }.sum
     if (files.nonEmpty) {
       val staged = spark.read.schema(stagedSchema).parquet(files.toIndexedSeq: _*).persist(StorageLevel.MEMORY_AND_DISK)
-      val table0 = spark.read.format("versioned").options(req.locationOptions)
-        .option(VersionedOptions.Image, snapshot.image.hash)
-        .option(VersionedOptions.IncludeHidden, "true")
-        .load(table.ident.toString)
+      val table0 = versioned.spark.read.PinnedRead.table(spark, req.locationOptions, table.ident, snapshot.image.hash)
       lazy val current = DeltaChanges.touchedRows(staged, table0, snapshot.layout,
         stagedRows <= StagedDeltaWrite.BroadcastRows).persist(StorageLevel.MEMORY_AND_DISK)
       // Few partitions for the (usually small) change set: actions over a cached plan keep its partitioning.

@@ -147,8 +147,7 @@ private[versioned] object CommitPlanner {
     val marked = req.deleteColumn.map(_ => rawInput)
     val input = req.deleteColumn.fold(rawInput)(c => rawInput.select(rawInput.columns.filter(_ != c).map(col).toIndexedSeq: _*))
     if (req.mode != WriteMode.Changes) Validation.check(input, layout)
-    val readCurrent = () => head.map(h => spark.read.format("versioned").options(req.locationOptions)
-      .option(VersionedOptions.Image, h.hash).option(VersionedOptions.IncludeHidden, "true").load(req.ident.toString))
+    val readCurrent = () => head.map(h => versioned.spark.read.PinnedRead.table(spark, req.locationOptions, req.ident, h.hash))
     current match {
       case None =>
         val rows = marked.fold(input)(m => m.filter(!coalesce(col(req.deleteColumn.get), lit(false))).drop(req.deleteColumn.get))

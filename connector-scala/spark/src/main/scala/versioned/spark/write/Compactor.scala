@@ -120,11 +120,8 @@ private[versioned] object Compactor {
       else {
         val restricted = snap.restrictedTo(rewrite)
         val planned = new VersionedScan(restricted, layout.physicalSchema, Nil).partitions.map(_.index)
-        val df = spark.read.format("versioned").options(options)
-          .option(VersionedOptions.Image, snap.image.hash)
-          .option(VersionedOptions.IncludeHidden, "true")
-          .option(VersionedOptions.OnlyFragments, rewrite.toSeq.sorted.mkString(","))
-          .load(s"${snap.repo}.${snap.table}")
+        val df = versioned.spark.read.PinnedRead.table(spark, options, TableIdent(snap.repo, snap.table),
+          snap.image.hash, Some(rewrite.toSeq.sorted))
         FragmentWriter.write(df, layout.physicalSchema, layout.keyColumns, ObjectKind.Snap, target, Some(planned))
       }
     val byFrag = written.map(w => w.fragment -> w).toMap
