@@ -1,6 +1,6 @@
 package versioned.spark.merge
 
-import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.{functions, DataFrame, Row, SparkSession}
 import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types._
 import org.apache.spark.storage.StorageLevel
@@ -98,10 +98,10 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
     val resolved = Resolutions.apply(spark, plans, opts.resolutions)
     val held = resolved.map {
       case r: TablePlan.Rows =>
-        r.copy(changes = r.changes.persist(StorageLevel.MEMORY_AND_DISK), conflicts = r.conflicts.map(_.persist()))
+        r.copy(changes = r.changes.persist(StorageLevel.MEMORY_AND_DISK), conflicts = r.conflicts)
       case other => other
     }
-    val release = () => held.foreach { case r: TablePlan.Rows => r.changes.unpersist(); case _ => () }
+    val release = () => held.foreach { case r: TablePlan.Rows => (r.changes +: r.cached).foreach(_.unpersist()); case _ => () }
     try {
       val conflicts = TablePlans.publicConflicts(spark, held).persist(StorageLevel.MEMORY_AND_DISK)
       val stats = Jobs.described(spark, s"merge into $repo@$branch")(held.map(TableStat.of))
@@ -154,10 +154,11 @@ private[merge] object TableStat {
     case TablePlan.Take(t, _) => TableStat(t, "take", 0, 0)
     case w: TablePlan.Whole => TableStat(w.table, s"conflict:${w.kind}", 0, 0)
     case r: TablePlan.Rows =>
-      val byKind = r.changes.groupBy(versioned.spark.VersionedOptions.ChangeColumn).count().collect()
-        .map(x => x.getByte(0) -> x.getLong(1)).toMap
-      val deletes = byKind.getOrElse(ChangeKind.Delete, 0L)
-      TableStat(r.table, "merge", byKind.values.sum - deletes, deletes)
+      val kind = functions.col(versioned.spark.VersionedOptions.ChangeColumn)
+      val counts = r.changes.agg(functions.count(functions.lit(1)),
+        functions.sum(functions.when(kind === ChangeKind.Delete, 1L).otherwise(0L))).head()
+      val deletes = if (counts.isNullAt(1)) 0L else counts.getLong(1)
+      TableStat(r.table, "merge", counts.getLong(0) - deletes, deletes)
   }
 }
 

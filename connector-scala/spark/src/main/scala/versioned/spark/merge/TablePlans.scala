@@ -3,6 +3,7 @@ package versioned.spark.merge
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types.StringType
+import org.apache.spark.storage.StorageLevel
 import versioned.core._
 import versioned.spark.Columns.col
 import versioned.spark.{TableIdent, TableLayout}
@@ -18,7 +19,8 @@ private[merge] object TablePlan {
    * Row changes to apply to the target's version (DIFF layout) and the row conflicts (key columns,
    * then [[ThreeWay.ConflictColumns]]).
    */
-  final case class Rows(table: String, layout: TableLayout, changes: DataFrame, conflicts: Option[DataFrame]) extends TablePlan
+  final case class Rows(table: String, layout: TableLayout, changes: DataFrame, conflicts: Option[DataFrame],
+                        cached: Seq[DataFrame] = Nil) extends TablePlan
   /**
    * A conflict of the whole table (`drop`: one side dropped it, the other changed it; `schema`: both
    * changed it with different schemas or keys), settled by taking ours (nothing) or `theirs`.
@@ -67,13 +69,16 @@ private[merge] final class TablePlans(spark: SparkSession, engine: Engine, locat
       case Some(f) => TableDiff.diff(spark, location, ident, Revision.Spec(f.hash), Revision.Spec(to.hash))
       case None => asInserts(PinnedRead.table(spark, location, TableIdent(repo, name), to.hash), layout)
     }
-    val (dOurs, dTheirs) = (diff(base, ours), diff(base, theirs.get))
+    // each diff is read once: the changes, the conflicts and the counts all derive from both
+    val (dOurs, dTheirs) = (diff(base, ours).persist(StorageLevel.MEMORY_AND_DISK),
+      diff(base, theirs.get).persist(StorageLevel.MEMORY_AND_DISK))
     if (layout.hidden) {
       val current = PinnedRead.table(spark, location, TableIdent(repo, name), ours.hash)
-      TablePlan.Rows(name, layout, ThreeWay.keyless(layout, dOurs, dTheirs, current), None)
+      TablePlan.Rows(name, layout, ThreeWay.keyless(layout, dOurs, dTheirs, current), None, Seq(dOurs, dTheirs))
     } else {
-      val (changes, conflicts) = ThreeWay.keyed(layout, dOurs, dTheirs, strategy)
-      TablePlan.Rows(name, layout, changes, Some(conflicts))
+      val (changes, conflicts) = ThreeWay.keyed(layout, dOurs, dTheirs, strategy,
+        broadcastOurs = dOurs.count() <= TablePlans.BroadcastRows)
+      TablePlan.Rows(name, layout, changes, Some(conflicts), Seq(dOurs, dTheirs))
     }
   }
 
@@ -86,10 +91,13 @@ private[merge] final class TablePlans(spark: SparkSession, engine: Engine, locat
 }
 
 private[merge] object TablePlans {
+  /** Up to this many changed rows on the target's side, its diff is broadcast to the row merge. */
+  val BroadcastRows = 1000000L
+
   /** Public shape of conflicts: table, key (JSON of the key columns), column, base, ours, theirs, kind. */
   def publicConflicts(spark: SparkSession, plans: Seq[TablePlan]): DataFrame = {
     val parts = plans.collect {
-      case TablePlan.Rows(t, layout, _, Some(c)) =>
+      case TablePlan.Rows(t, layout, _, Some(c), _) =>
         c.select(lit(t).as("table") +: to_json(struct(layout.primaryKey.map(col): _*)).as("key") +:
           ThreeWay.ConflictColumns.map(col): _*)
       case w: TablePlan.Whole =>
