@@ -153,16 +153,36 @@ class DmlSuite extends CatalogSuiteBase {
     } finally spark.conf.unset(versioned.spark.VersionedOptions.ConfMaxChain)
   }
 
-  test("a commit that lands while a statement runs makes it fail with REF_CONFLICT; nothing of it is committed") {
+  test("a commit to another table that lands while a statement runs is kept, and the statement is rebased on it") {
     keyedTable((1, "a"), (2, "b"))
     val read = headOf("r").get
     ConcurrentCommit.action = () => engine.commit("r", "main", Some(read),
       Map("other" -> TableUpdate.Put(TableVersion("other", "{\"type\":\"struct\",\"fields\":[]}", Nil, hiddenKey = true, Nil), Nil)),
       "someone", "concurrent")
     spark.udf.register("concurrently", (s: String) => { ConcurrentCommit.fire(); s })
-    val e = intercept[Throwable](sql("UPDATE c.r.t SET v = concat(concurrently(v), '!')"))
+    sql("UPDATE c.r.t SET v = concat(concurrently(v), '!')")
+    val log = engine.history.log("r", Revision.DefaultBranch).map(_.image)
+    assert(log(1).message == "concurrent" && log.head.parents == Seq(log(1).hash), "the UPDATE lands on the concurrent commit")
+    assert(sorted(sql("SELECT * FROM c.r.t")) == Seq(Row(1, "a!"), Row(2, "b!")))
+    assert(engine.tables("r", log.head.hash).map(_.name).sorted == Seq("other", "t"))
+  }
+
+  test("a concurrent commit changing the rows a statement changes makes it fail with REF_CONFLICT; one on other rows does not") {
+    keyedTable((1, "a"), (2, "b"))
+    val first = headOf("r").get
+    sql("UPDATE c.r.t SET v = 'A' WHERE id = 1")
+    // the concurrent commit puts back t as it was at `first`: it changes key 1 only
+    val old = tableAt("r", "t", first).get
+    def revertKey1(): Unit = engine.commit("r", "main", headOf("r"), Map("t" -> TableUpdate.Put(old, Nil)), "someone", "concurrent")
+    spark.udf.register("concurrently", (s: String) => { ConcurrentCommit.fire(); s })
+    ConcurrentCommit.action = () => revertKey1()
+    val e = intercept[Throwable](sql("UPDATE c.r.t SET v = concat(concurrently(v), '!') WHERE id = 1"))
     expectError(ErrorClass.RefConflict)(e)
     assert(engine.history.log("r", Revision.DefaultBranch).head.image.message == "concurrent")
     assert(sorted(sql("SELECT * FROM c.r.t")) == Seq(Row(1, "a"), Row(2, "b")))
+    sql("UPDATE c.r.t SET v = 'A' WHERE id = 1")
+    ConcurrentCommit.action = () => revertKey1()
+    sql("UPDATE c.r.t SET v = concat(concurrently(v), '!') WHERE id = 2")
+    assert(sorted(sql("SELECT * FROM c.r.t")) == Seq(Row(1, "a"), Row(2, "b!")), "planned again on the new head")
   }
 }
