@@ -116,6 +116,12 @@ __all__ = [
     "WarehouseMismatch",
 ]
 
+import sys as _sys
+
 from versioned import _jvm as _jvm_module
 
 _jvm_module.install_error_translation()
+if "pyspark.sql.connect.client.core" in _sys.modules:  # a Spark Connect client is in use: map its errors too
+    from versioned._connect import install_error_translation as _install_connect_translation
+
+    _install_connect_translation()

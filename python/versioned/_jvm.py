@@ -218,3 +218,92 @@ def call_outcome(spark: SparkSession, options: Options, method: str, *args: Any)
             "tables": DataFrame(o.tables(), spark),
             "conflicts": DataFrame(o.conflicts(), spark),
         }
+
+
+class JvmOps:
+    """The operations of :class:`~versioned.Repository` on a classic session: calls of the static facade
+    ``versioned.spark.api.VersionedApi`` through py4j. :class:`versioned._connect.SqlOps` has the same
+    methods for Spark Connect sessions."""
+
+    def __init__(self, spark: SparkSession, options: Options) -> None:
+        self.spark = spark
+        self.options = options
+
+    def _call(self, method: str, *args: Any) -> Any:
+        return call(self.spark, self.options, method, *args)
+
+    def _frame(self, method: str, *args: Any) -> DataFrame:
+        return call_frame(self.spark, self.options, method, *args)
+
+    def repositories(self) -> List[str]:
+        return call_strings(self.spark, self.options, "repositories")
+
+    def resolve(self, repo: str, spec: str) -> str:
+        return str(self._call("resolve", repo, spec))
+
+    def refs(self, repo: str, kind: str, namespace: Optional[str] = None) -> DataFrame:
+        if kind == "lock":
+            return self._frame("locks", repo, namespace)
+        return self._frame("branches" if kind == "branch" else "tags", repo)
+
+    def create_branch(self, repo: str, name: str, from_ref: str) -> str:
+        return str(self._call("createBranch", repo, name, from_ref))
+
+    def delete_branch(self, repo: str, name: str) -> None:
+        self._call("deleteBranch", repo, name)
+
+    def rename_branch(self, repo: str, name: str, new_name: str) -> None:
+        self._call("renameBranch", repo, name, new_name)
+
+    def reset(self, repo: str, branch: str, ref: str) -> str:
+        return str(self._call("resetBranch", repo, branch, ref))
+
+    def create_tag(self, repo: str, name: str, ref: str) -> str:
+        return str(self._call("createTag", repo, name, ref))
+
+    def delete_tag(self, repo: str, name: str) -> None:
+        self._call("deleteTag", repo, name)
+
+    def create_lock(self, repo: str, namespace: str, name: str, ref: str) -> str:
+        return str(self._call("createLock", repo, namespace, name, ref))
+
+    def release_lock(self, repo: str, namespace: str, name: str) -> None:
+        self._call("releaseLock", repo, namespace, name)
+
+    def log(self, repo: str, ref: str, limit: Optional[int]) -> DataFrame:
+        return self._frame("log", repo, ref, -1 if limit is None else int(limit))
+
+    def show(self, repo: str, ref: str) -> str:
+        return str(self._call("show", repo, ref))
+
+    def delete_where(self, table: str, condition: str, branch: Optional[str], message: Optional[str],
+                     author: Optional[str]) -> int:
+        return int(self._call("deleteWhere", table, condition, branch, message, author))
+
+    def upsert(self, df: DataFrame, table: str, branch: Optional[str], message: Optional[str],
+               author: Optional[str], keys: Optional[str], delete_column: Optional[str]) -> str:
+        return str(self._call("upsert", df, table, branch, message, author, keys, delete_column))
+
+    def merge(self, repo: str, source: str, into: Optional[str], strategy: str, fast_forward: str, dry_run: bool,
+              message: Optional[str], author: Optional[str], resolutions: Optional[Mapping[str, DataFrame]],
+              allow_unrelated: bool) -> Dict[str, Any]:
+        return call_outcome(self.spark, self.options, "merge", repo, source, into, strategy, fast_forward, dry_run,
+                            message, author, java_frames(self.spark, resolutions), allow_unrelated)
+
+    def pick(self, repo: str, commit: str, onto: Optional[str], parent: int, revert: bool, strategy: str,
+             dry_run: bool, message: Optional[str], author: Optional[str],
+             resolutions: Optional[Mapping[str, DataFrame]]) -> Dict[str, Any]:
+        return call_outcome(self.spark, self.options, "revert" if revert else "cherryPick", repo, commit, onto,
+                            parent, strategy, dry_run, message, author, java_frames(self.spark, resolutions))
+
+    def diff(self, table: str, from_ref: str, to_ref: str) -> DataFrame:
+        return self._frame("diff", table, from_ref, to_ref)
+
+    def materialize(self, repo: str) -> DataFrame:
+        return self._frame("materialize", repo)
+
+    def gc(self, repo: Optional[str], retention_ms: int, force: bool, dry_run: bool) -> DataFrame:
+        return self._frame("collectGarbage", repo, retention_ms, force, dry_run)
+
+    def verify(self, repo: str, refs: List[str]) -> DataFrame:
+        return self._frame("verify", repo, java_list(self.spark, refs))

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Optional, Sequence, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter
 
+from versioned._connect import is_connect
 from versioned._jvm import translated_errors
 from versioned.errors import InvalidOption
 
@@ -105,11 +106,27 @@ def _reader_versioned(
     if as_of is not None:
         r = r.option("asOf", _as_of_string(as_of))
     with translated_errors():
-        return r.load(table)
+        df = r.load(table)
+        if is_connect(df.sparkSession):
+            df.schema  # a Connect DataFrame is analyzed lazily: resolve the version now, as a classic read does
+        return df
+
+
+def _classes() -> List[Tuple[type, type]]:
+    """(writer, reader) classes to extend: the classic ones, and Spark Connect's when its client is installed."""
+    pairs: List[Tuple[type, type]] = [(DataFrameWriter, DataFrameReader)]
+    try:
+        from pyspark.sql.connect.readwriter import DataFrameReader as ConnectReader
+        from pyspark.sql.connect.readwriter import DataFrameWriter as ConnectWriter
+    except ImportError:  # the Spark Connect client's dependencies are not installed
+        return pairs
+    pairs.append((ConnectWriter, ConnectReader))
+    return pairs
 
 
 def install() -> None:
-    """Adds ``DataFrameWriter.versioned`` and ``DataFrameReader.versioned``. Idempotent.
+    """Adds ``DataFrameWriter.versioned`` and ``DataFrameReader.versioned``, on classic and Spark Connect
+    sessions (and makes Spark Connect errors raise :mod:`versioned.errors` types). Idempotent.
 
     Example::
 
@@ -119,8 +136,12 @@ def install() -> None:
         spark.range(3).write.versioned("demo.numbers", primary_key="id")
         spark.read.versioned("demo.numbers").count()
     """
-    DataFrameWriter.versioned = _writer_versioned  # type: ignore[attr-defined]
-    DataFrameReader.versioned = _reader_versioned  # type: ignore[attr-defined]
+    from versioned._connect import install_error_translation
+
+    for writer, reader in _classes():
+        writer.versioned = _writer_versioned  # type: ignore[attr-defined]
+        reader.versioned = _reader_versioned  # type: ignore[attr-defined]
+    install_error_translation()
 
 
 def uninstall() -> None:
@@ -131,10 +152,11 @@ def uninstall() -> None:
         versioned.uninstall()
         assert not hasattr(spark.read, "versioned")
     """
-    if getattr(DataFrameWriter, "versioned", None) is _writer_versioned:
-        del DataFrameWriter.versioned  # type: ignore[attr-defined]
-    if getattr(DataFrameReader, "versioned", None) is _reader_versioned:
-        del DataFrameReader.versioned  # type: ignore[attr-defined]
+    for writer, reader in _classes():
+        if getattr(writer, "versioned", None) is _writer_versioned:
+            del writer.versioned  # type: ignore[attr-defined]
+        if getattr(reader, "versioned", None) is _reader_versioned:
+            del reader.versioned  # type: ignore[attr-defined]
 
 
 def is_installed() -> bool:
@@ -145,5 +167,5 @@ def is_installed() -> bool:
         versioned.install()
         assert versioned.is_installed()
     """
-    return (getattr(DataFrameWriter, "versioned", None) is _writer_versioned
-            and getattr(DataFrameReader, "versioned", None) is _reader_versioned)
+    return all(getattr(w, "versioned", None) is _writer_versioned and getattr(r, "versioned", None) is _reader_versioned
+               for w, r in _classes())

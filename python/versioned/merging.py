@@ -13,6 +13,10 @@ __all__ = ["MergeResult"]
 
 Resolutions = Optional[Mapping[str, DataFrame]]
 
+#: Columns of :attr:`MergeResult.tables` and :attr:`MergeResult.conflicts` (as the engine returns them).
+TABLE_SCHEMA = "table string, action string, upserts bigint, deletes bigint"
+CONFLICT_SCHEMA = "table string, key string, column string, base string, ours string, theirs string, kind string"
+
 
 @dataclass(frozen=True)
 class MergeResult:

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 from pyspark.sql import DataFrame, SparkSession
 
-from versioned import _jvm
+from versioned import _connect, _jvm
 from versioned.errors import InvalidOption
 from versioned.merging import MergeResult, Resolutions
 
@@ -21,6 +21,11 @@ def _location(warehouse: Optional[str], metastore_url: Optional[str]) -> Dict[st
     if metastore_url is not None:
         opts["metastoreUrl"] = metastore_url
     return opts
+
+
+def _ops(spark: SparkSession, options: Optional[Dict[str, str]]) -> Any:
+    """The operations for this kind of session: py4j calls on a classic session, SQL on Spark Connect."""
+    return _connect.SqlOps(spark, options) if _connect.is_connect(spark) else _jvm.JvmOps(spark, options)
 
 
 def repositories(spark: SparkSession, *, warehouse: Optional[str] = None,
@@ -37,7 +42,7 @@ def repositories(spark: SparkSession, *, warehouse: Optional[str] = None,
         >>> versioned.repositories(spark)
         ['sales']
     """
-    return _jvm.call_strings(spark, _location(warehouse, metastore_url), "repositories")
+    return _ops(spark, _location(warehouse, metastore_url)).repositories()
 
 
 class Repository:
@@ -65,18 +70,10 @@ class Repository:
         self.spark = spark
         self.name = name
         self._options = _location(warehouse, metastore_url)
+        self._ops = _ops(spark, self._options)
 
     def __repr__(self) -> str:
         return f"Repository({self.name!r})"
-
-    def _call(self, method: str, *args: Any) -> None:
-        _jvm.call(self.spark, self._options, method, self.name, *args)
-
-    def _str(self, method: str, *args: Any) -> str:
-        return _jvm.call_str(self.spark, self._options, method, self.name, *args)
-
-    def _frame(self, method: str, *args: Any) -> DataFrame:
-        return _jvm.call_frame(self.spark, self._options, method, self.name, *args)
 
     def _table(self, table: str) -> str:
         return f"{self.name}.{table}"
@@ -90,7 +87,7 @@ class Repository:
             >>> repo.resolve("main~1")
             '3f1c...'
         """
-        return self._str("resolve", spec)
+        return str(self._ops.resolve(self.name, spec))
 
     # ---- branches
     def branches(self) -> DataFrame:
@@ -101,7 +98,7 @@ class Repository:
             >>> [r.name for r in repo.branches().collect()]
             ['dev', 'main']
         """
-        return self._frame("branches")
+        return self._ops.refs(self.name, "branch")
 
     def create_branch(self, name: str, from_ref: str = "main") -> str:
         """Creates branch ``name`` at ``from_ref``; returns the image hash it points to.
@@ -112,7 +109,7 @@ class Repository:
 
             repo.create_branch("dev", from_ref="main")
         """
-        return self._str("createBranch", name, from_ref)
+        return str(self._ops.create_branch(self.name, name, from_ref))
 
     def delete_branch(self, name: str) -> None:
         """Deletes a branch (its images stay reachable from other refs). The default branch is protected.
@@ -121,7 +118,7 @@ class Repository:
 
             repo.delete_branch("dev")
         """
-        self._call("deleteBranch", name)
+        self._ops.delete_branch(self.name, name)
 
     def rename_branch(self, name: str, new_name: str) -> None:
         """Renames a branch (renaming the default branch makes the new name the default).
@@ -130,7 +127,7 @@ class Repository:
 
             repo.rename_branch("dev", "develop")
         """
-        self._call("renameBranch", name, new_name)
+        self._ops.rename_branch(self.name, name, new_name)
 
     def reset(self, branch: str, ref: str) -> str:
         """Moves ``branch`` to the image ``ref`` resolves to; returns the new head hash.
@@ -139,7 +136,7 @@ class Repository:
 
             repo.reset("main", "main~1")   # undo the last commit on main
         """
-        return self._str("resetBranch", branch, ref)
+        return str(self._ops.reset(self.name, branch, ref))
 
     # ---- tags
     def tags(self) -> DataFrame:
@@ -149,7 +146,7 @@ class Repository:
 
             repo.tags().show()
         """
-        return self._frame("tags")
+        return self._ops.refs(self.name, "tag")
 
     def create_tag(self, name: str, ref: str = "main") -> str:
         """Tags the image ``ref`` resolves to; returns its hash. Tags never move.
@@ -158,7 +155,7 @@ class Repository:
 
             repo.create_tag("v1", "main")
         """
-        return self._str("createTag", name, ref)
+        return str(self._ops.create_tag(self.name, name, ref))
 
     def delete_tag(self, name: str) -> None:
         """Deletes a tag.
@@ -167,7 +164,7 @@ class Repository:
 
             repo.delete_tag("v1")
         """
-        self._call("deleteTag", name)
+        self._ops.delete_tag(self.name, name)
 
     # ---- locks
     def locks(self, namespace: Optional[str] = None) -> DataFrame:
@@ -177,7 +174,7 @@ class Repository:
 
             repo.locks("etl").show()
         """
-        return self._frame("locks", namespace)
+        return self._ops.refs(self.name, "lock", namespace)
 
     def create_lock(self, namespace: str, name: str, ref: str = "main") -> str:
         """Pins the image ``ref`` resolves to under ``namespace:name``; returns its hash. Locks never move.
@@ -187,7 +184,7 @@ class Repository:
             repo.create_lock("etl", "run-42", "main")
             spark.read.versioned("sales.orders", ref="etl:run-42")
         """
-        return self._str("createLock", namespace, name, ref)
+        return str(self._ops.create_lock(self.name, namespace, name, ref))
 
     def release_lock(self, namespace: str, name: str) -> None:
         """Releases (deletes) a lock.
@@ -196,7 +193,7 @@ class Repository:
 
             repo.release_lock("etl", "run-42")
         """
-        self._call("releaseLock", namespace, name)
+        self._ops.release_lock(self.name, namespace, name)
 
     # ---- history
     def log(self, ref: str = "main", limit: Optional[int] = None) -> DataFrame:
@@ -209,7 +206,7 @@ class Repository:
 
             repo.log("main", limit=10).select("hash", "message").show()
         """
-        return self._frame("log", ref, -1 if limit is None else int(limit))
+        return self._ops.log(self.name, ref, None if limit is None else int(limit))
 
     def show(self, ref: str = "main") -> Dict[str, Any]:
         """One image as a dict: image, parents, author, message, created (ISO-8601), created_ms,
@@ -221,7 +218,7 @@ class Repository:
             >>> repo.show("main")["changed_tables"]
             ['orders']
         """
-        info: Dict[str, Any] = json.loads(self._str("show", ref))
+        info: Dict[str, Any] = json.loads(self._ops.show(self.name, ref))
         return info
 
     # ---- row-level writes
@@ -234,8 +231,7 @@ class Repository:
 
             repo.delete_where("orders", "status = 'cancelled'", message="purge cancelled")
         """
-        return _jvm.call_int(self.spark, self._options, "deleteWhere", self._table(table), condition, branch,
-                             message, author)
+        return int(self._ops.delete_where(self._table(table), condition, branch, message, author))
 
     def upsert(self, df: DataFrame, table: str, *, branch: Optional[str] = None, message: Optional[str] = None,
                author: Optional[str] = None, primary_key: Optional[Union[str, Sequence[str]]] = None,
@@ -254,8 +250,7 @@ class Repository:
         keys: Optional[str] = None
         if primary_key is not None:
             keys = primary_key if isinstance(primary_key, str) else ",".join(primary_key)
-        return _jvm.call_str(self.spark, self._options, "upsert", df, self._table(table), branch, message, author,
-                             keys, delete_column)
+        return str(self._ops.upsert(df, self._table(table), branch, message, author, keys, delete_column))
 
     # ---- merge, cherry-pick, revert (docs/MERGE.md)
     def merge(self, source: str, into: Optional[str] = None, *, strategy: str = "fail",
@@ -280,9 +275,8 @@ class Repository:
                 fixed = spark.createDataFrame([(7, "blue", 12.5)], "id int, color string, price double")
                 repo.merge("pricing", into="main", resolutions={"products": fixed}).check()
         """
-        return MergeResult._of(_jvm.call_outcome(
-            self.spark, self._options, "merge", self.name, source, into, strategy, fast_forward, bool(dry_run),
-            message, author, _jvm.java_frames(self.spark, resolutions), bool(allow_unrelated)))
+        return MergeResult._of(self._ops.merge(self.name, source, into, strategy, fast_forward, bool(dry_run),
+                                               message, author, resolutions, bool(allow_unrelated)))
 
     def cherry_pick(self, commit: str, onto: Optional[str] = None, *, parent: Optional[int] = None,
                     strategy: str = "fail", dry_run: bool = False, message: Optional[str] = None,
@@ -294,9 +288,8 @@ class Repository:
 
             repo.cherry_pick("dev~2", onto="main").check()
         """
-        return MergeResult._of(_jvm.call_outcome(
-            self.spark, self._options, "cherryPick", self.name, commit, onto, int(parent or 0), strategy,
-            bool(dry_run), message, author, _jvm.java_frames(self.spark, resolutions)))
+        return MergeResult._of(self._ops.pick(self.name, commit, onto, int(parent or 0), False, strategy,
+                                              bool(dry_run), message, author, resolutions))
 
     def revert(self, commit: str, on: Optional[str] = None, *, parent: Optional[int] = None,
                strategy: str = "fail", dry_run: bool = False, message: Optional[str] = None,
@@ -308,9 +301,8 @@ class Repository:
 
             repo.revert("main~1", on="main").check()
         """
-        return MergeResult._of(_jvm.call_outcome(
-            self.spark, self._options, "revert", self.name, commit, on, int(parent or 0), strategy,
-            bool(dry_run), message, author, _jvm.java_frames(self.spark, resolutions)))
+        return MergeResult._of(self._ops.pick(self.name, commit, on, int(parent or 0), True, strategy,
+                                              bool(dry_run), message, author, resolutions))
 
     # ---- diffs and maintenance
     def diff(self, table: str, from_ref: str, to_ref: str) -> DataFrame:
@@ -322,7 +314,7 @@ class Repository:
 
             repo.diff("orders", "v1", "main").filter("_change = 'update'").show()
         """
-        return _jvm.call_frame(self.spark, self._options, "diff", self._table(table), from_ref, to_ref)
+        return self._ops.diff(self._table(table), from_ref, to_ref)
 
     def materialize(self) -> DataFrame:
         """Ref-driven snapshots (MMS5): compacts every image a branch, tag or lock points at so each ref
@@ -334,7 +326,7 @@ class Repository:
             repo.create_lock("reports", "q3", "main")
             repo.materialize().show()
         """
-        return self._frame("materialize")
+        return self._ops.materialize(self.name)
 
     def gc(self, older_than_seconds: Optional[float] = None, *, force: bool = False,
            dry_run: bool = False) -> DataFrame:
@@ -351,8 +343,7 @@ class Repository:
             repo.gc(dry_run=True).show()
             repo.gc(older_than_seconds=0, force=True)
         """
-        return _jvm.call_frame(self.spark, self._options, "collectGarbage", self.name,
-                               _retention_ms(older_than_seconds), bool(force), bool(dry_run))
+        return self._ops.gc(self.name, _retention_ms(older_than_seconds), bool(force), bool(dry_run))
 
     def verify(self, refs: Optional[Sequence[str]] = None) -> DataFrame:
         """Reads every object the versions reachable from ``refs`` (default: every branch, tag and lock)
@@ -363,8 +354,7 @@ class Repository:
 
             repo.verify().filter("status != 'ok'").show(truncate=False)
         """
-        java_refs = _jvm.java_list(self.spark, [str(r) for r in (refs or [])])
-        return _jvm.call_frame(self.spark, self._options, "verify", self.name, java_refs)
+        return self._ops.verify(self.name, [str(r) for r in (refs or [])])
 
 
 def _retention_ms(older_than_seconds: Optional[float]) -> int:
@@ -387,5 +377,5 @@ def collect_garbage(spark: SparkSession, *, older_than_seconds: Optional[float] 
 
         versioned.collect_garbage(spark, dry_run=True).groupBy("kind").count().show()
     """
-    return _jvm.call_frame(spark, _location(warehouse, metastore_url), "collectGarbage", None,
-                           _retention_ms(older_than_seconds), bool(force), bool(dry_run))
+    return _ops(spark, _location(warehouse, metastore_url)).gc(None, _retention_ms(older_than_seconds), bool(force),
+                                                               bool(dry_run))

@@ -19,20 +19,60 @@ from versioned import Repository  # noqa: E402
 SCHEMA = "id long, name string"
 
 
+SESSION_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.session.timeZone": "UTC",
+}
+
+
 @pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
-    builder = (SparkSession.builder.master("local[2]").appName("versioned-python-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.default.parallelism", "2")
-               .config("spark.sql.adaptive.enabled", "false")
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=error"))
+def classic_spark() -> Iterator[SparkSession]:
+    builder = SparkSession.builder.master("local[2]").appName("versioned-python-tests")
+    for key, value in SESSION_CONF.items():
+        builder = builder.config(key, value)
+    builder = builder.config("spark.driver.extraJavaOptions", "-Dlog4j2.level=error")
     session = versioned.configure_spark_with_versioned(builder).getOrCreate()
     session.sparkContext.setLogLevel("FATAL")
     versioned.install()
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def connect_spark(tmp_path_factory: Any) -> Iterator[SparkSession]:
+    """A Spark Connect session, on a local Spark Connect server started with the connector jar."""
+    from connect_server import ConnectServer
+
+    server = ConnectServer(versioned.jar_path(), SESSION_CONF, str(tmp_path_factory.mktemp("connect")))
+    try:
+        # The Connect session class itself: pyspark's builder refuses a remote session next to a classic one.
+        from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
+
+        session = RemoteSparkSession.builder.remote(server.url).getOrCreate()
+        versioned.install()
+        yield session
+        session.stop()
+    finally:
+        server.stop()
+
+
+def pytest_generate_tests(metafunc: Any) -> None:
+    """Modules that set ``SESSIONS = ("classic", "connect")`` run each test on both kinds of session."""
+    kinds = getattr(metafunc.module, "SESSIONS", None)
+    if kinds and "spark" in metafunc.fixturenames:
+        metafunc.parametrize("spark", kinds, indirect=True)
+
+
+@pytest.fixture
+def spark(request: Any) -> SparkSession:
+    """The session a test runs on: classic unless its module asks for both kinds (see SESSIONS)."""
+    kind = getattr(request, "param", "classic")
+    if kind == "connect" and request.node.get_closest_marker("classic_only"):
+        pytest.skip("needs a classic session (it calls the JVM directly)")
+    return request.getfixturevalue(f"{kind}_spark")
 
 
 @pytest.fixture(autouse=True)

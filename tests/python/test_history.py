@@ -12,6 +12,10 @@ from versioned import AmbiguousRef, ImageNotFound, InvalidInputError, Repository
 from conftest import empty_commits, frame, refs_state, rows_of
 
 
+# Every test runs on a classic and on a Spark Connect session (conftest.py).
+SESSIONS = ("classic", "connect")
+
+
 def test_log_dataframe(repo: Repository) -> None:
     df = repo.log()
     assert df.columns == ["hash", "parents", "author", "message", "created", "tables_changed"]
@@ -91,6 +95,7 @@ def test_ancestry_past_the_root(spark: SparkSession, repo: Repository) -> None:
     assert refs_state(repo) == before
 
 
+@pytest.mark.classic_only
 def test_ambiguous_prefix(spark: SparkSession, repo: Repository) -> None:
     by_prefix = defaultdict(list)
     for h in (repo.resolve("main"), repo.resolve("main~1")):

@@ -9,6 +9,10 @@ from versioned import Repository, RefNotFound, SchemaMismatch
 from conftest import frame, rows_of
 
 
+# Every test runs on a classic and on a Spark Connect session (conftest.py).
+SESSIONS = ("classic", "connect")
+
+
 def test_diff_reports_inserts_updates_and_deletes(spark: SparkSession, repo: Repository) -> None:
     repo.create_tag("v1", "main")
     repo.upsert(frame(spark, [(2, "B"), (4, "d")]), "t", message="update 2, add 4")

@@ -12,6 +12,10 @@ from versioned import (ImmutableRef, InvalidOption, MergeConflict, MergeResult, 
 from conftest import frame, refs_state, rows_of
 
 
+# Every test runs on a classic and on a Spark Connect session (conftest.py).
+SESSIONS = ("classic", "connect")
+
+
 def _diverge(spark: SparkSession, repo: Repository) -> None:
     """dev renames 1 and adds 4; main renames 2 and adds 5 (no conflict)."""
     repo.create_branch("dev", from_ref="main")

@@ -13,6 +13,10 @@ from versioned import (DuplicateKey, ImageNotFound, ImmutableRef, InvalidOption,
 from conftest import frame, refs_state, rows_of
 
 
+# Every test runs on a classic and on a Spark Connect session (conftest.py).
+SESSIONS = ("classic", "connect")
+
+
 def test_write_append_records_message_and_author(spark: SparkSession, repo: Repository) -> None:
     log = repo.log().collect()
     assert [(r["message"], r["author"]) for r in log] == [("second", "bob"), ("first", "alice")]

@@ -10,6 +10,10 @@ from versioned import (ImmutableRef, InvalidName, InvalidRevision, NotFoundError
 from conftest import frame, refs_state, rows_of
 
 
+# Every test runs on a classic and on a Spark Connect session (conftest.py).
+SESSIONS = ("classic", "connect")
+
+
 def names(df) -> list:
     return [r["name"] for r in df.collect()]
 

@@ -16,6 +16,10 @@ from versioned.errors import (InvalidOption, ObjectCorrupt, ObjectMissing, Repos
 from conftest import frame, rows_of
 
 
+# Every test runs on a classic and on a Spark Connect session (conftest.py).
+SESSIONS = ("classic", "connect")
+
+
 def _object_files(warehouse: str) -> list:
     return sorted(glob.glob(os.path.join(warehouse, "objects", "*", "*.parquet")))
 

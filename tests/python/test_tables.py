@@ -11,6 +11,10 @@ from versioned import (DuplicateKey, ImmutableRef, InvalidName, InvalidOption, N
 from conftest import frame, refs_state, rows_of
 
 
+# Every test runs on a classic and on a Spark Connect session (conftest.py).
+SESSIONS = ("classic", "connect")
+
+
 def test_delete_where(spark: SparkSession, repo: Repository) -> None:
     before = repo.resolve("main")
     assert repo.delete_where("t", "id >= 2", message="drop", author="carol") == 2

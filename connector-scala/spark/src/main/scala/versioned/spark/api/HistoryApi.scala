@@ -29,7 +29,10 @@ object HistoryApi {
 
   /** One image as JSON: metadata, tables (schema, key, fragments and their objects) and changed tables. */
   def show(spark: SparkSession, options: Opts, repo: String, ref: String): String =
-    ShowJson.render(engine(spark, options).history.show(ApiSupport.repo(repo), spec(ref)))
+    showJson(engine(spark, options), ApiSupport.repo(repo), ref)
+
+  /** The `show` document of the image `ref` names in `repo`. */
+  def showJson(e: versioned.core.Engine, repo: String, ref: String): String = ShowJson.render(e.history.show(repo, spec(ref)))
 }
 
 /** The JSON document returned by `show`. Keys are snake_case; timestamps are ISO-8601 (UTC) plus epoch ms. */

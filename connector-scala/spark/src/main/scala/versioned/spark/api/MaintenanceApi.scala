@@ -14,7 +14,7 @@ private[spark] object MaintenanceApi {
   def diff(spark: SparkSession, options: VersionedApi.Opts, table: String, fromRef: String, toRef: String): DataFrame =
     TableDiff.diff(spark, locationOptions(ApiSupport.options(options)), table, spec(fromRef), spec(toRef))
 
-  private val MaterializedSchema = StructType(Seq(
+  val MaterializedSchema = StructType(Seq(
     StructField("image", StringType, nullable = false), StructField("table", StringType, nullable = false),
     StructField("fragments", IntegerType, nullable = false), StructField("objects", IntegerType, nullable = false)))
 

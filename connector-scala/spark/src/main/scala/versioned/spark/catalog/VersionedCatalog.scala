@@ -232,7 +232,8 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
   // ---------------------------------------------------------------- procedures
 
   override def loadProcedure(ident: Identifier): UnboundProcedure =
-    if (ident.namespace().sameElements(Array(CatalogNames.SystemNamespace))) Procedures.load(() => engine, ident.name())
+    if (ident.namespace().sameElements(Array(CatalogNames.SystemNamespace))) Procedures.load(
+      versioned.spark.catalog.procedures.ProcedureContext(() => engine, () => locationOptions(config)), ident.name())
     else throw Errors.unsupported(s"Procedures live in namespace '${CatalogNames.SystemNamespace}': " +
       s"CALL $catalogName.${CatalogNames.SystemNamespace}.${ident.name()}(...). Available: ${Procedures.names.mkString(", ")}.")
 

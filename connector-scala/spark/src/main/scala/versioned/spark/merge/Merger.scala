@@ -177,10 +177,18 @@ final case class MergeOutcome(status: String, commitHash: Option[String], fastFo
     spark.createDataFrame(java.util.List.of(stats.map(s => Row(s.table, s.action, s.upserts, s.deletes)): _*),
       MergeOutcome.TablesSchema)
   }
-  /** One row: status, commit, fast_forward, base, conflicts, tables (what happened to each table, as text). */
-  def summary: DataFrame = conflicts.sparkSession.createDataFrame(java.util.List.of(Row(status, commit, fastForward,
-    baseHash, conflictCount, stats.map(s => s"${s.table}:${s.action}(+${s.upserts}/-${s.deletes})").mkString(", "))),
-    MergeOutcome.SummarySchema)
+  /**
+   * One row: status, commit, fast_forward, base, conflicts (count), tables (what happened to each table, as
+   * text), then the same as data for clients that read the outcome through SQL: table_details (the rows of
+   * `tables`) and conflict_details (the rows of `conflicts`).
+   */
+  def summary: DataFrame = {
+    val tableRows = stats.map(s => Row(s.table, s.action, s.upserts, s.deletes))
+    val conflictRows = if (conflictCount == 0) Seq.empty[Row] else conflicts.collect().toSeq
+    conflicts.sparkSession.createDataFrame(java.util.List.of(Row(status, commit, fastForward, baseHash, conflictCount,
+      stats.map(s => s"${s.table}:${s.action}(+${s.upserts}/-${s.deletes})").mkString(", "), tableRows, conflictRows)),
+      MergeOutcome.SummarySchema)
+  }
   /** Raises [[MergeConflictException]] when the merge stopped on conflicts. */
   def check(): MergeOutcome = {
     if (status == MergeOutcome.Conflicts) throw new MergeConflictException(s"$conflictCount conflict(s); nothing was " +
@@ -201,7 +209,9 @@ object MergeOutcome {
   val SummarySchema: StructType = StructType(Seq(StructField("status", StringType, nullable = false),
     StructField("commit", StringType), StructField("fast_forward", BooleanType, nullable = false),
     StructField("base", StringType), StructField("conflicts", LongType, nullable = false),
-    StructField("tables", StringType, nullable = false)))
+    StructField("tables", StringType, nullable = false),
+    StructField("table_details", ArrayType(TablesSchema, containsNull = false), nullable = false),
+    StructField("conflict_details", ArrayType(Merger.ConflictSchema, containsNull = false), nullable = false)))
 
   private[merge] def done(spark: SparkSession, status: String, commit: Option[String], base: Option[String],
                           fastForward: Boolean): MergeOutcome =

@@ -94,11 +94,22 @@ private[versioned] final class WriteLease(table: VersionedTable, repo: String, p
 /**
  * The commit a DataFrame write made, for callers that must return it (a DSv2 write returns nothing):
  * Spark commits a batch write on the thread that runs the write action, so the result is kept per thread.
+ * It is also kept per session (the newest commit a session's writes made), for clients that cannot share
+ * the writer's thread: a Spark Connect client asks for it with `CALL <catalog>.system.last_commit()`.
  */
 private[versioned] object Commits {
   private val last = new ThreadLocal[versioned.core.CommitResult]()
+  private val bySession = java.util.Collections.synchronizedMap(
+    new java.util.WeakHashMap[org.apache.spark.sql.SparkSession, versioned.core.CommitResult]())
 
-  def record(r: versioned.core.CommitResult): Unit = last.set(r)
+  def record(r: versioned.core.CommitResult): Unit = {
+    last.set(r)
+    org.apache.spark.sql.SparkSession.getActiveSession.foreach(s => bySession.put(s, r))
+  }
+
+  /** The newest commit made by a write of `session` in this JVM, if any. */
+  def lastOf(session: org.apache.spark.sql.SparkSession): Option[versioned.core.CommitResult] =
+    Option(bySession.get(session))
 
   /** Runs `write` and returns the commit it recorded on this thread, if any. */
   def of(write: => Unit): Option[versioned.core.CommitResult] = {

@@ -21,6 +21,25 @@ private[procedures] abstract class MaintenanceProcedure(engine: () => Engine) ex
     Collections.singleton[Scan](new FrameResult(outputType, rows)).iterator()
   }
 
+  /** A one-row result. */
+  protected def row(spark: SparkSession, values: Any*): DataFrame =
+    spark.createDataFrame(java.util.List.of(org.apache.spark.sql.Row(values: _*)), outputType)
+
+  /**
+   * Merge resolutions given as SQL: a JSON object mapping each table to the name of a table or view
+   * holding its resolved rows, e.g. `'{"products": "fixed_products"}'`.
+   */
+  protected def resolutions(spark: SparkSession, a: Args): Map[String, DataFrame] = a.opt("resolutions").map(_.trim)
+    .filter(_.nonEmpty).map { json =>
+      val parsed = scala.util.Try(versioned.core.Json.readMap(json)).getOrElse(throw Errors.invalidOption(
+        s"${this.name()}: argument 'resolutions' must be a JSON object mapping tables to table or view names, not '$json'."))
+      parsed.map {
+        case (table, view: String) if view.trim.nonEmpty => table -> spark.table(view.trim)
+        case (table, other) => throw Errors.invalidOption(
+          s"${this.name()}: resolutions for '$table' must name a table or view (a string), not '$other'.")
+      }
+    }.getOrElse(Map.empty)
+
   protected def bool(a: Args, name: String): Boolean = a.opt(name).map(_.trim.toLowerCase) match {
     case None | Some("") | Some("false") => false
     case Some("true") => true

@@ -22,12 +22,13 @@ private[procedures] final class MergeProcedure(engine: () => Engine) extends Mai
     Param("dry_run", required = false, "'true' to only report what would happen"),
     Param("message", required = false, "commit message"),
     Param("author", required = false, "commit author"),
-    Param("allow_unrelated", required = false, "'true' to merge histories without a common ancestor"))
+    Param("allow_unrelated", required = false, "'true' to merge histories without a common ancestor"),
+    Param("resolutions", required = false, "JSON object: table -> name of a table or view with its resolved rows"))
   override protected def outputType: StructType = MergeOutcome.SummarySchema
   override protected def run(spark: SparkSession, e: Engine, a: Args): DataFrame =
     MergeProcedure.outcome(spark, e, a, MergeOptions(a.opt("strategy").orNull, a.opt("fast_forward").orNull,
       bool(a, "dry_run"), a.opt("message").orNull, versioned.spark.api.VersionedApi.authorOf(spark, a.opt("author").orNull),
-      Map.empty, bool(a, "allow_unrelated"))).summary
+      resolutions(spark, a), bool(a, "allow_unrelated"))).summary
 }
 
 private[procedures] object MergeProcedure {

@@ -21,7 +21,8 @@ private[procedures] final class PickProcedure(engine: () => Engine, revert: Bool
     Param("strategy", required = false, "fail | ours | theirs; default fail"),
     Param("dry_run", required = false, "'true' to only report what would happen"),
     Param("message", required = false, "commit message"),
-    Param("author", required = false, "commit author"))
+    Param("author", required = false, "commit author"),
+    Param("resolutions", required = false, "JSON object: table -> name of a table or view with its resolved rows"))
   override protected def outputType: StructType = MergeOutcome.SummarySchema
   override protected def run(spark: SparkSession, e: Engine, a: Args): DataFrame = {
     val repo = a("repository")
@@ -29,7 +30,7 @@ private[procedures] final class PickProcedure(engine: () => Engine, revert: Bool
     val parent = a.opt("parent").map(_.trim).filter(_.nonEmpty).map(p => p.toIntOption.filter(_ > 0).getOrElse(
       throw Errors.invalidOption(s"${name()}: argument 'parent' must be a parent number (1, 2, ...), not '$p'.")))
     val opts = MergeOptions(a.opt("strategy").orNull, MergeOptions.Auto, bool(a, "dry_run"), a.opt("message").orNull,
-      versioned.spark.api.VersionedApi.authorOf(spark, a.opt("author").orNull), Map.empty, allowUnrelated = false)
+      versioned.spark.api.VersionedApi.authorOf(spark, a.opt("author").orNull), resolutions(spark, a), allowUnrelated = false)
     new Merger(spark, e).pick(repo, a("commit"), branch, parent, revert, opts).summary
   }
 }

@@ -3,9 +3,21 @@ package versioned.spark.catalog.procedures
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure
 import versioned.core.{Engine, Errors}
 
+/**
+ * What a procedure may use: the catalog's engine and its location options (warehouse, metastore URL), for
+ * APIs that take options. Both are read when the procedure is called, so session conf changes apply.
+ */
+private[versioned] final case class ProcedureContext(engine: () => Engine, location: () => Map[String, String]) {
+  def locationJava: java.util.Map[String, String] = {
+    val m = new java.util.HashMap[String, String]()
+    location().foreach { case (k, v) => if (v != null) m.put(k, v) }
+    m
+  }
+}
+
 /** The procedures of namespace `system`, by name. */
 private[versioned] object Procedures {
-  private val all: Map[String, (() => Engine) => UnboundProcedure] = Map(
+  private val byEngine: Map[String, (() => Engine) => UnboundProcedure] = Map(
     "create_branch" -> (e => new CreateBranchProcedure(e)),
     "delete_branch" -> (e => new DeleteBranchProcedure(e)),
     "reset_branch" -> (e => new ResetBranchProcedure(e)),
@@ -19,11 +31,21 @@ private[versioned] object Procedures {
     "merge" -> (e => new MergeProcedure(e)),
     "merge_conflicts" -> (e => new MergeConflictsProcedure(e)),
     "cherry_pick" -> (e => new PickProcedure(e, revert = false)),
-    "revert" -> (e => new PickProcedure(e, revert = true)))
+    "revert" -> (e => new PickProcedure(e, revert = true)),
+    "rename_branch" -> (e => new RenameBranchProcedure(e)),
+    "resolve" -> (e => new ResolveProcedure(e)),
+    "show" -> (e => new ShowProcedure(e)))
 
-  def names: Seq[String] = all.keys.toSeq.sorted
+  /** Procedures that call an API taking location options. */
+  private val byContext: Map[String, ProcedureContext => UnboundProcedure] = Map(
+    "delete_where" -> (c => new DeleteWhereProcedure(c)),
+    "materialize" -> (c => new MaterializeProcedure(c)),
+    "last_commit" -> (_ => new LastCommitProcedure))
 
-  def load(engine: () => Engine, name: String): UnboundProcedure =
-    all.get(name.toLowerCase).map(_(engine)).getOrElse(throw Errors.unsupported(
+  def names: Seq[String] = (byEngine.keys ++ byContext.keys).toSeq.sorted
+
+  def load(context: ProcedureContext, name: String): UnboundProcedure =
+    byEngine.get(name.toLowerCase).map(_(context.engine)).orElse(byContext.get(name.toLowerCase).map(_(context)))
+      .getOrElse(throw Errors.unsupported(
       s"Unknown procedure '$name'. Available: ${names.mkString(", ")}."))
 }

@@ -17,10 +17,11 @@ private[procedures] final class Args(procedure: String, params: Seq[Param], inpu
     val i = params.indexWhere(_.name == name)
     if (input.isNullAt(i)) None else Option(input.getUTF8String(i)).map(_.toString)
   }
-  def apply(name: String): String = opt(name).filter(_.nonEmpty).getOrElse(throw Errors.invalidOption(
-    s"$procedure: argument '$name' must be a non-empty string."))
-  /** A revision argument: a spec, or the repository's default branch when absent. */
-  def revision(name: String): Revision = opt(name).filter(_.trim.nonEmpty).map(s => Revision.Spec(s.trim)).getOrElse(Revision.DefaultBranch)
+  /** A required argument; an empty string is passed on, for the check of what it names (a name, a revision). */
+  def apply(name: String): String = opt(name).getOrElse(throw Errors.invalidOption(
+    s"$procedure: argument '$name' is required (it is NULL)."))
+  /** A revision argument: a spec, or the repository's default branch when NULL (an empty string is no revision). */
+  def revision(name: String): Revision = opt(name).map(s => Revision.Spec(s.trim)).getOrElse(Revision.DefaultBranch)
 }
 
 /** A procedure whose parameters are all strings (named or positional), optional ones defaulting to NULL. */

@@ -1,0 +1,302 @@
+"""Spark Connect support: every operation as SQL (``CALL <catalog>.system.*`` procedures and metadata
+tables), and the translation of Spark Connect errors into :mod:`versioned.errors` exceptions.
+
+A Spark Connect client has no JVM, so :mod:`versioned._jvm` cannot be used. Instead this module
+registers, at run time, a catalog backed by ``versioned.spark.catalog.VersionedCatalog`` for the
+warehouse a :class:`~versioned.Repository` names (``spark.sql.catalog.<name>`` is a session setting,
+so a client may set it) and sends SQL with named parameter markers, so values are never spliced into
+SQL text. The server needs the connector jar (``--jars``); nothing else has to be configured there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any, Dict, List, Mapping, Optional
+
+from pyspark.sql import DataFrame, SparkSession
+
+from versioned.errors import VersionedError, error_for_class, known_error_classes
+
+CATALOG_CLASS = "versioned.spark.catalog.VersionedCatalog"
+_CATALOG_PREFIX = "versioned_api"
+_OPTION_KEYS = ("warehouse", "metastoreUrl")
+_registered: Dict[int, set] = {}
+
+
+def is_connect(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session (it has no JVM on the client)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def catalog(spark: SparkSession, options: Optional[Mapping[str, str]]) -> str:
+    """The name of a catalog for the location in ``options`` (warehouse, metastoreUrl; none: the session's
+    ``spark.versioned.*`` settings), registered in the session the first time it is needed."""
+    location = {k: str(v) for k, v in (options or {}).items() if k in _OPTION_KEYS and v is not None}
+    if location:
+        digest = hashlib.sha1(repr(sorted(location.items())).encode()).hexdigest()[:12]
+        name = f"{_CATALOG_PREFIX}_{digest}"
+    else:
+        name = _CATALOG_PREFIX
+    done = _registered.setdefault(id(spark), set())
+    if name not in done:
+        spark.conf.set(f"spark.sql.catalog.{name}", CATALOG_CLASS)
+        for key, value in location.items():
+            spark.conf.set(f"spark.sql.catalog.{name}.{key}", value)
+        done.add(name)
+    return name
+
+
+def _quote(identifier: str) -> str:
+    return "`" + identifier.replace("`", "``") + "`"
+
+
+def procedure(spark: SparkSession, options: Optional[Mapping[str, str]], proc: str, **args: Any) -> DataFrame:
+    """``CALL <catalog>.system.<name>(arg => value, ...)``; None arguments are left out (their default).
+    Values are passed as named parameters, as strings (booleans as 'true'/'false')."""
+    params: Dict[str, Any] = {}
+    for key, value in args.items():
+        if value is None:
+            continue
+        params[key] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    call = ", ".join(f"{k} => :{k}" for k in params)
+    return spark.sql(f"CALL {catalog(spark, options)}.system.{proc}({call})", args=params)
+
+
+def table(spark: SparkSession, options: Optional[Mapping[str, str]], repo: str, name: str) -> DataFrame:
+    """The catalog table (or metadata table, e.g. ``$log@<hash>``) ``name`` of repository ``repo``."""
+    return spark.table(f"{catalog(spark, options)}.{_quote(repo)}.{_quote(name)}")
+
+
+def first(df: DataFrame) -> Any:
+    """The first row of a procedure's result (procedures run when called; this only fetches the row)."""
+    rows = df.collect()
+    return rows[0] if rows else None
+
+
+def strings(df: DataFrame, column: str) -> List[str]:
+    """One column of a small result, as strings."""
+    return [str(r[column]) for r in df.collect()]
+
+
+_JVM_TRACE = "\n\nJVM stacktrace:"
+_CLASS_PREFIX = re.compile(r"^\(([\w.$]+)\)\s*")
+
+
+def _versioned_error(exc: BaseException) -> Optional[VersionedError]:
+    condition = None
+    for getter in ("getCondition", "getErrorClass"):
+        fn = getattr(exc, getter, None)
+        if callable(fn):
+            try:
+                condition = fn()
+            except Exception:  # a getter that fails is no condition
+                condition = None
+            if condition:
+                break
+    if not condition or condition not in known_error_classes():
+        return None
+    message = str(getattr(exc, "_message", None) or str(exc))
+    message = _CLASS_PREFIX.sub("", message.split(_JVM_TRACE, 1)[0]).strip()
+    return error_for_class(str(condition), message)
+
+
+_translation_installed = False
+
+
+def install_error_translation() -> None:
+    """Makes Spark Connect raise :mod:`versioned.errors` exceptions for versioned errors: the server sends
+    each error's condition (``REF_NOT_FOUND``, ...), and this maps it to the matching Python type for every
+    call on a Connect session (this package's and plain DataFrame/SQL calls). Idempotent; a no-op when the
+    Spark Connect client is not installed."""
+    global _translation_installed
+    if _translation_installed:
+        return
+    try:
+        from pyspark.sql.connect.client import core
+    except ImportError:  # the Connect client's dependencies (grpcio, ...) are not installed
+        return
+    original = core.convert_exception
+
+    def convert(*args: Any, **kwargs: Any) -> BaseException:
+        converted = original(*args, **kwargs)
+        try:
+            mapped = _versioned_error(converted)
+        except Exception:  # never let the translation itself fail a call
+            mapped = None
+        return mapped if mapped is not None else converted
+
+    core.convert_exception = convert
+    _translation_installed = True
+
+
+def _parse_table_details(rows: Any) -> List[Any]:
+    return [(r["table"], r["action"], int(r["upserts"]), int(r["deletes"])) for r in (rows or [])]
+
+
+class SqlOps:
+    """The operations of :class:`~versioned.Repository` on a Spark Connect session, as SQL: procedures
+    (``CALL <catalog>.system.*``) and metadata tables (``$refs``, ``$log@<image>``). Same methods as
+    :class:`versioned._jvm.JvmOps`."""
+
+    def __init__(self, spark: SparkSession, options: Optional[Mapping[str, str]]) -> None:
+        install_error_translation()
+        self.spark = spark
+        self.options = dict(options or {})
+
+    def _call(self, proc: str, **args: Any) -> DataFrame:
+        return procedure(self.spark, self.options, proc, **args)
+
+    def _image(self, proc: str, **args: Any) -> str:
+        return str(first(self._call(proc, **args))["image"])
+
+    def repositories(self) -> List[str]:
+        rows = self.spark.sql(f"SHOW NAMESPACES IN {catalog(self.spark, self.options)}").collect()
+        return sorted(str(r[0]) for r in rows if str(r[0]) != "system")
+
+    def resolve(self, repo: str, spec: str) -> str:
+        return self._image("resolve", repository=repo, ref=spec)
+
+    def refs(self, repo: str, kind: str, namespace: Optional[str] = None) -> DataFrame:
+        where, params = "kind = :kind", {"kind": kind}
+        if namespace is not None:
+            where, params = where + " AND startswith(name, :prefix)", {**params, "prefix": f"{namespace}:"}
+        source = f"{catalog(self.spark, self.options)}.{_quote(repo)}.{_quote('$refs')}"
+        return self._analyzed(lambda: self.spark.sql(
+            f"SELECT name, kind, image, created FROM {source} WHERE {where} ORDER BY name", args=params), repo)
+
+    def _analyzed(self, make: Any, repo: str) -> DataFrame:
+        """The DataFrame ``make()`` returns, once the server has analyzed it: a metadata table of a repository
+        that does not exist is :class:`~versioned.errors.RepositoryNotFound` here, as on a classic session,
+        not a ``TABLE_OR_VIEW_NOT_FOUND``."""
+        try:
+            df = make()
+            df.schema
+        except Exception as exc:
+            condition = getattr(exc, "getCondition", lambda: None)()
+            if condition == "TABLE_OR_VIEW_NOT_FOUND" and repo not in self.repositories():
+                raise error_for_class("REPOSITORY_NOT_FOUND", f"Repository '{repo}' does not exist.") from None
+            raise
+        return df
+
+    def create_branch(self, repo: str, name: str, from_ref: str) -> str:
+        return self._image("create_branch", repository=repo, branch=name, from_ref=from_ref)
+
+    def delete_branch(self, repo: str, name: str) -> None:
+        self._call("delete_branch", repository=repo, branch=name)
+
+    def rename_branch(self, repo: str, name: str, new_name: str) -> None:
+        self._call("rename_branch", repository=repo, branch=name, new_name=new_name)
+
+    def reset(self, repo: str, branch: str, ref: str) -> str:
+        return self._image("reset_branch", repository=repo, branch=branch, ref=ref)
+
+    def create_tag(self, repo: str, name: str, ref: str) -> str:
+        return self._image("create_tag", repository=repo, tag=name, ref=ref)
+
+    def delete_tag(self, repo: str, name: str) -> None:
+        self._call("delete_tag", repository=repo, tag=name)
+
+    def create_lock(self, repo: str, namespace: str, name: str, ref: str) -> str:
+        return self._image("create_lock", repository=repo, namespace=namespace, name=name, ref=ref)
+
+    def release_lock(self, repo: str, namespace: str, name: str) -> None:
+        self._call("release_lock", repository=repo, namespace=namespace, name=name)
+
+    def log(self, repo: str, ref: str, limit: Optional[int]) -> DataFrame:
+        # Pinned to the image `ref` names now, as on a classic session.
+        head = self.resolve(repo, ref)
+        df = self._analyzed(lambda: table(self.spark, self.options, repo, f"$log@{head}"), repo)
+        return df if limit is None or limit < 0 else df.limit(int(limit))
+
+    def show(self, repo: str, ref: str) -> str:
+        return str(first(self._call("show", repository=repo, ref=ref))["json"])
+
+    def delete_where(self, table_name: str, condition: str, branch: Optional[str], message: Optional[str],
+                     author: Optional[str]) -> int:
+        repo, name = table_name.split(".", 1)
+        row = first(self._call("delete_where", repository=repo, table=name, condition=condition, branch=branch,
+                               message=message, author=author))
+        return int(row["deleted"])
+
+    def upsert(self, df: DataFrame, table_name: str, branch: Optional[str], message: Optional[str],
+               author: Optional[str], keys: Optional[str], delete_column: Optional[str]) -> str:
+        w = df.write.format("versioned").option("upsert", "true")
+        default_message = f"upsert into {table_name.split('.', 1)[-1]}"
+        for key, value in {**self.options, "branch": branch, "message": message or default_message, "author": author,
+                           "primaryKey": keys, "deleteColumn": delete_column}.items():
+            if value is not None:
+                w = w.option(key, value)
+        w.mode("append").save(table_name)
+        row = first(self._call("last_commit"))
+        if row is None:
+            raise VersionedError("The write returned without a commit to report.", "INTERNAL_ERROR")
+        return str(row["commit"])
+
+    def _outcome(self, row: Any) -> Dict[str, Any]:
+        from versioned.merging import CONFLICT_SCHEMA, TABLE_SCHEMA
+
+        conflicts = [tuple(c) for c in (row["conflict_details"] or [])]
+        return {
+            "status": str(row["status"]),
+            "commit": row["commit"],
+            "fast_forward": bool(row["fast_forward"]),
+            "base": row["base"],
+            "conflict_count": int(row["conflicts"]),
+            "tables": self.spark.createDataFrame(_parse_table_details(row["table_details"]), TABLE_SCHEMA),
+            "conflicts": self.spark.createDataFrame(conflicts, CONFLICT_SCHEMA),
+        }
+
+    def _resolution_views(self, resolutions: Optional[Mapping[str, DataFrame]]) -> Dict[str, str]:
+        import json
+        import uuid
+
+        views: Dict[str, str] = {}
+        for name, df in (resolutions or {}).items():
+            if not isinstance(df, DataFrame):
+                raise TypeError(f"expected a DataFrame for {name!r}, got {type(df).__name__}")
+            view = f"versioned_resolution_{uuid.uuid4().hex}"
+            df.createOrReplaceTempView(view)
+            views[str(name)] = view
+        return {"json": json.dumps(views)} if views else {}
+
+    def _with_views(self, resolutions: Optional[Mapping[str, DataFrame]], run: Any) -> Dict[str, Any]:
+        views = self._resolution_views(resolutions)
+        try:
+            return self._outcome(first(run(views.get("json"))))
+        finally:
+            import json
+
+            for view in json.loads(views["json"]).values() if views else []:
+                self.spark.catalog.dropTempView(view)
+
+    def merge(self, repo: str, source: str, into: Optional[str], strategy: str, fast_forward: str, dry_run: bool,
+              message: Optional[str], author: Optional[str], resolutions: Optional[Mapping[str, DataFrame]],
+              allow_unrelated: bool) -> Dict[str, Any]:
+        return self._with_views(resolutions, lambda views: self._call(
+            "merge", repository=repo, source=source, target=into, strategy=strategy, fast_forward=fast_forward,
+            dry_run=dry_run, message=message, author=author, allow_unrelated=allow_unrelated, resolutions=views))
+
+    def pick(self, repo: str, commit: str, onto: Optional[str], parent: int, revert: bool, strategy: str,
+             dry_run: bool, message: Optional[str], author: Optional[str],
+             resolutions: Optional[Mapping[str, DataFrame]]) -> Dict[str, Any]:
+        return self._with_views(resolutions, lambda views: self._call(
+            "revert" if revert else "cherry_pick", repository=repo, commit=commit, branch=onto,
+            parent=parent if parent > 0 else None, strategy=strategy, dry_run=dry_run, message=message,
+            author=author, resolutions=views))
+
+    def diff(self, table_name: str, from_ref: str, to_ref: str) -> DataFrame:
+        repo, name = table_name.split(".", 1)
+        return self._call("diff", repository=repo, table=name, from_ref=from_ref, to_ref=to_ref)
+
+    def materialize(self, repo: str) -> DataFrame:
+        return self._call("materialize", repository=repo)
+
+    def gc(self, repo: Optional[str], retention_ms: int, force: bool, dry_run: bool) -> DataFrame:
+        seconds = None if retention_ms < 0 else retention_ms / 1000.0
+        if repo is None:
+            return self._call("gc_warehouse", older_than_seconds=seconds, force=force, dry_run=dry_run)
+        return self._call("gc", repository=repo, older_than_seconds=seconds, force=force, dry_run=dry_run)
+
+    def verify(self, repo: str, refs: List[str]) -> DataFrame:
+        return self._call("verify", repository=repo, refs=",".join(refs) if refs else None)
