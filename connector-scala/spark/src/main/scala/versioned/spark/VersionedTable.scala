@@ -118,6 +118,7 @@ private[versioned] object VersionedTable {
   def fromOptions(spark: SparkSession, path: String, options: Map[String, String],
                   newSchema: Option[StructType]): VersionedTable = {
     VersionedOptions.validate(options, VersionedOptions.FormatOptions, "the versioned format")
+    write.DeferredWrites.of(options) // a transaction's token must name a live transaction
     val o = options.map { case (k, v) => k.toLowerCase -> v }
     VersionedTable(TableIdent.parse(path), Warehouses.config(spark, options), Revisions.fromOptions(options),
       o.get(VersionedOptions.Branch.toLowerCase), options, newSchema)

@@ -171,5 +171,7 @@ class TransactionSuite extends TxTestBase {
     expectError(ErrorClass.InvalidOption, "internal")(
       write(frame(keyed, rowsOf(1 to 3, "x")), "r.a", "primaryKey" -> "id", "versioned.internal.deferred" -> "guess"))
     assert(!engine.repositoryExists("r"))
+    seed()
+    expectError(ErrorClass.InvalidOption, "internal")(read("r.a", "versioned.internal.deferred" -> "guess").collect())
   }
 }
