@@ -2,9 +2,7 @@ package versioned.spark.tx
 
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.types._
-import versioned.core.{Engine, WarehouseConfig}
-import versioned.spark.{VersionedOptions, VersionedSparkSuite}
-import versioned.spark.safety.{Faults, FaultyFileSystem}
+import versioned.spark.safety.{Faults, FaultyWarehouseSuite}
 
 /**
  * A transaction of three operations on three tables, with the n-th file operation failing, for n spread
@@ -12,24 +10,9 @@ import versioned.spark.safety.{Faults, FaultyFileSystem}
  * compaction after it, cleanup): it either raises and the branch and every table are as before, or it
  * returns and every table has its new content.
  */
-class TransactionFaultSuite extends VersionedSparkSuite {
-  override protected def extraConf: Map[String, String] = Map("spark.hadoop.fs.faulty.impl" -> classOf[FaultyFileSystem].getName)
+class TransactionFaultSuite extends FaultyWarehouseSuite {
   private val keyed = new StructType().add("id", IntegerType, nullable = false).add("v", StringType)
 
-  override def beforeEach(): Unit = {
-    super.beforeEach()
-    spark.conf.set(VersionedOptions.ConfWarehouse, s"faulty://${warehouse.getAbsolutePath}")
-    spark.conf.set(VersionedOptions.ConfMetastoreUrl, s"jdbc:sqlite:${warehouse.getAbsolutePath}/metastore.db")
-  }
-
-  override def afterEach(): Unit = {
-    Faults.disarm()
-    spark.conf.unset(VersionedOptions.ConfMetastoreUrl)
-    super.afterEach()
-  }
-
-  private def eng: Engine = Engine(WarehouseConfig(s"faulty://${warehouse.getAbsolutePath}",
-    s"jdbc:sqlite:${warehouse.getAbsolutePath}/metastore.db"), spark.sparkContext.hadoopConfiguration)
   private def head: Option[String] = eng.branchHeadOption("r", "main").map(_.hash)
   private def df(rows: Seq[(Int, String)]) =
     spark.createDataFrame(spark.sparkContext.parallelize(rows.map { case (i, v) => Row(i, v) }, 2), keyed)
