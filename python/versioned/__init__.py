@@ -60,6 +60,7 @@ from versioned.errors import (
     StorageError,
     TableExists,
     TableNotFound,
+    TransactionClosed,
     UnsupportedOperation,
     VersionedError,
     WarehouseMismatch,
@@ -67,6 +68,7 @@ from versioned.errors import (
 from versioned.install import install, is_installed, uninstall
 from versioned.merging import MergeResult
 from versioned.repository import Repository, collect_garbage, repositories
+from versioned.transaction import Transaction
 from versioned.session import configure_spark_with_versioned, jar_path
 
 __version__ = "0.1.0"
@@ -78,6 +80,7 @@ __all__ = [
     "uninstall",
     "is_installed",
     "Repository",
+    "Transaction",
     "MergeResult",
     "repositories",
     "collect_garbage",
@@ -101,6 +104,7 @@ __all__ = [
     "RefConflict",
     "MergeConflict",
     "NoCommonAncestor",
+    "TransactionClosed",
     "ProtectedRef",
     "SchemaMismatch",
     "NullPrimaryKey",

@@ -233,6 +233,12 @@ class SqlOps:
             raise VersionedError("The write returned without a commit to report.", "INTERNAL_ERROR")
         return str(row["commit"])
 
+    def begin_transaction(self, repo: str, branch: Optional[str], message: Optional[str],
+                          author: Optional[str]) -> Any:
+        raise error_for_class("UNSUPPORTED_OPERATION", "Multi-table transactions need a classic session for now: "
+                              "a Spark Connect client cannot hand its DataFrames to the transaction. Write the "
+                              "tables one commit each, or run the job on a classic session.")
+
     def _outcome(self, row: Any) -> Dict[str, Any]:
         from versioned.merging import CONFLICT_SCHEMA, TABLE_SCHEMA
 

@@ -7,7 +7,7 @@ It calls the static facade ``versioned.spark.api.VersionedApi`` and turns Java e
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Dict, Iterator, List, Mapping, Optional
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 from py4j.java_collections import JavaList
 from py4j.java_gateway import JavaClass, JavaObject, is_instance_of
@@ -207,17 +207,36 @@ def call_outcome(spark: SparkSession, options: Options, method: str, *args: Any)
     """:func:`call` for methods returning a merge outcome (``versioned.spark.merge.MergeOutcome``), as a dict."""
     o = call(spark, options, method, *args)
     with translated_errors():
-        commit = o.commit()
-        base = o.baseHash()
         return {
             "status": str(o.status()),
-            "commit": None if commit is None else str(commit),
+            "commit": optional_str(o.commit()),
             "fast_forward": bool(o.fastForward()),
-            "base": None if base is None else str(base),
+            "base": optional_str(o.baseHash()),
             "conflict_count": int(o.conflictCount()),
             "tables": DataFrame(o.tables(), spark),
             "conflicts": DataFrame(o.conflicts(), spark),
         }
+
+
+def call_on(spark: SparkSession, handle: Any, method: str, *args: Any) -> Any:
+    """Calls ``handle.<method>(*args)`` on a JVM object a facade call returned (e.g. a transaction
+    handle), with the same error translation and result conversion as :func:`call`."""
+    with translated_errors():
+        result = getattr(handle, method)(*map(_to_java, args))
+    return _from_java(spark, result)
+
+
+def optional_str(value: Any) -> Optional[str]:
+    """A Java string that may be null, as ``str`` or None."""
+    return None if value is None else str(value)
+
+
+def key_option(primary_key: Optional[Union[str, Sequence[str]]]) -> Optional[str]:
+    """A primary key given as a column name, comma-separated names or a list of names, as the
+    comma-separated string the JVM side takes (None: the table's key)."""
+    if primary_key is None or isinstance(primary_key, str):
+        return primary_key
+    return ",".join(primary_key)
 
 
 class JvmOps:
@@ -283,6 +302,10 @@ class JvmOps:
     def upsert(self, df: DataFrame, table: str, branch: Optional[str], message: Optional[str],
                author: Optional[str], keys: Optional[str], delete_column: Optional[str]) -> str:
         return str(self._call("upsert", df, table, branch, message, author, keys, delete_column))
+
+    def begin_transaction(self, repo: str, branch: Optional[str], message: Optional[str],
+                          author: Optional[str]) -> Any:
+        return self._call("beginTransaction", repo, branch, message, author)
 
     def merge(self, repo: str, source: str, into: Optional[str], strategy: str, fast_forward: str, dry_run: bool,
               message: Optional[str], author: Optional[str], resolutions: Optional[Mapping[str, DataFrame]],

@@ -39,6 +39,7 @@ __all__ = [
     "RefConflict",
     "MergeConflict",
     "NoCommonAncestor",
+    "TransactionClosed",
     "ProtectedRef",
     "SchemaMismatch",
     "NullPrimaryKey",
@@ -277,6 +278,13 @@ class NoCommonAncestor(InvalidOption):
     (``allow_unrelated=True``); nothing was committed. Example: merging an imported branch."""
 
     error_class = "NO_COMMON_ANCESTOR"
+
+
+class TransactionClosed(InvalidInputError):
+    """An operation on a transaction that has ended (committed, aborted, or its commit failed); begin a
+    new one. Example: ``tx.write(df, "orders")`` after ``tx.commit()``."""
+
+    error_class = "TRANSACTION_CLOSED"
 
 
 def _subclasses(cls: Type[VersionedError]) -> Dict[str, Type[VersionedError]]:

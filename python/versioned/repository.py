@@ -10,6 +10,7 @@ from pyspark.sql import DataFrame, SparkSession
 from versioned import _connect, _jvm
 from versioned.errors import InvalidOption
 from versioned.merging import MergeResult, Resolutions
+from versioned.transaction import Transaction
 
 __all__ = ["Repository", "repositories", "collect_garbage"]
 
@@ -247,10 +248,26 @@ class Repository:
             repo.upsert(changes_df, "orders", message="nightly sync")
             repo.upsert(cdc_df, "orders", delete_column="is_deleted", message="apply CDC batch")
         """
-        keys: Optional[str] = None
-        if primary_key is not None:
-            keys = primary_key if isinstance(primary_key, str) else ",".join(primary_key)
-        return str(self._ops.upsert(df, self._table(table), branch, message, author, keys, delete_column))
+        return str(self._ops.upsert(df, self._table(table), branch, message, author, _jvm.key_option(primary_key),
+                                    delete_column))
+
+    # ---- multi-table transactions (docs/TRANSACTIONS.md)
+    def transaction(self, branch: Optional[str] = None, message: Optional[str] = None,
+                    author: Optional[str] = None) -> Transaction:
+        """Opens a transaction on ``branch`` (default branch if None; a repository that does not exist yet
+        is created by the commit): writes, upserts and deletes on any tables of this repository, committed
+        as one image when the ``with`` block ends, or not at all if it raises. ``message`` defaults to a
+        summary of the operations. See :class:`~versioned.Transaction`.
+
+        Example::
+
+            with repo.transaction(branch="main", message="nightly load") as tx:
+                tx.write(orders_df, "orders", mode="overwrite")
+                tx.upsert(customers_df, "customers")
+                tx.delete_where("events", "day < '2026-01-01'")
+        """
+        handle = self._ops.begin_transaction(self.name, branch, message, author)
+        return Transaction(self, handle)
 
     # ---- merge, cherry-pick, revert (docs/MERGE.md)
     def merge(self, source: str, into: Optional[str] = None, *, strategy: str = "fail",

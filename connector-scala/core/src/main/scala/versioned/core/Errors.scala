@@ -30,6 +30,7 @@ object ErrorClass {
   val WarehouseMismatch = "WAREHOUSE_MISMATCH"
   val MergeConflict = "MERGE_CONFLICT"
   val NoCommonAncestor = "NO_COMMON_ANCESTOR"
+  val TransactionClosed = "TRANSACTION_CLOSED"
 
   /** SQLSTATE of each class (Spark error conditions carry one): 42xxx user errors, 0A000 unsupported, 58xxx system. */
   private val sqlStates: Map[String, String] = Map(
@@ -40,7 +41,8 @@ object ErrorClass {
     SchemaMismatch -> "42804", NullPrimaryKey -> "23502", DuplicateKey -> "23505", KeyExists -> "23505",
     MissingKeyColumn -> "42703", MergeCardinality -> "21000", Unsupported -> "0A000",
     MetastoreError -> "58030", StorageError -> "58030", ObjectCorrupt -> "XX001", ObjectMissing -> "58030",
-    WarehouseMismatch -> "55000", MergeConflict -> "40001", NoCommonAncestor -> "42000")
+    WarehouseMismatch -> "55000", MergeConflict -> "40001", NoCommonAncestor -> "42000",
+    TransactionClosed -> "25000")
 
   def sqlState(errorClass: String): String = sqlStates.getOrElse(errorClass, "XX000")
 }
@@ -92,6 +94,8 @@ class BranchMovedException(val head: Option[String], val tables: Seq[String], me
 
 /** A merge, cherry-pick or revert met changes it cannot combine and was asked to fail on them: nothing was committed. */
 class MergeConflictException(message: String) extends RefStateException(ErrorClass.MergeConflict, message)
+/** An operation on a transaction that has ended (committed, aborted, or its commit failed): begin a new one. */
+class TransactionClosedException(message: String) extends InvalidInputException(ErrorClass.TransactionClosed, message)
 /** Two revisions share no history, and the merge was not told to allow that. */
 class NoCommonAncestorException(message: String) extends InvalidInputException(ErrorClass.NoCommonAncestor, message)
 

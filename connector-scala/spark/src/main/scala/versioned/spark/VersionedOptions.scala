@@ -28,6 +28,8 @@ object VersionedOptions {
   val Pinned = "versioned.internal.pinned"
   // ---- internal: marks tables loaded through the SQL catalog (strict schema on INSERT)
   val CatalogTable = "versioned.internal.catalog"
+  // ---- internal: a write whose staged rows go to a registered handler, not to a commit (write.DeferredWrites)
+  val Deferred = "versioned.internal.deferred"
 
   // ---- Spark conf keys
   val ConfWarehouse = "spark.versioned.warehouse"
@@ -68,7 +70,7 @@ object VersionedOptions {
   /** Options of the SQL catalog (`spark.sql.catalog.<name>.<option>`). */
   val CatalogOptions: Seq[String] = LocationOptions
   /** Keys of internal options (set by the connector itself; a pinned read's token is checked where it is used). */
-  val InternalKeys: Seq[String] = Seq(Pinned, CatalogTable)
+  val InternalKeys: Seq[String] = Seq(Pinned, CatalogTable, Deferred)
 
   /** Keys Spark itself adds to a data source's options: `path`/`paths` of load()/save(), `__`-prefixed markers. */
   private def addedBySpark(key: String): Boolean =

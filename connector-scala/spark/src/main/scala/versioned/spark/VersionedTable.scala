@@ -38,12 +38,12 @@ private[versioned] final case class VersionedTable(
   /** An internal read's request ([[read.PinnedRead]]): hidden columns shown, maybe some fragments only. */
   private lazy val pinned: Option[read.PinnedRead.Request] =
     options.collectFirst { case (k, v) if k.equalsIgnoreCase(VersionedOptions.Pinned) => read.PinnedRead.request(v) }
-  private def includeHidden = pinned.isDefined
+  private def includeHidden = pinned.exists(_.hidden)
   /** Loaded through the SQL catalog: Spark aligns INSERT data with the table's columns. */
   def fromCatalog: Boolean = flag(VersionedOptions.CatalogTable)
 
   /** The resolved table, or None when a write creates it. Resolution happens once per value. */
-  lazy val snapshot: Option[TableSnapshot] = {
+  lazy val snapshot: Option[TableSnapshot] = pinned.flatMap(_.version).orElse {
     val e = engine
     val image = revision match {
       case Revision.DefaultBranch if !e.repositoryExists(ident.repo) => None
@@ -118,6 +118,7 @@ private[versioned] object VersionedTable {
   def fromOptions(spark: SparkSession, path: String, options: Map[String, String],
                   newSchema: Option[StructType]): VersionedTable = {
     VersionedOptions.validate(options, VersionedOptions.FormatOptions, "the versioned format")
+    write.DeferredWrites.of(options) // a transaction's token must name a live transaction
     val o = options.map { case (k, v) => k.toLowerCase -> v }
     VersionedTable(TableIdent.parse(path), Warehouses.config(spark, options), Revisions.fromOptions(options),
       o.get(VersionedOptions.Branch.toLowerCase), options, newSchema)

@@ -63,6 +63,12 @@ object VersionedApi {
              author: String, primaryKey: String, deleteColumn: String): String =
     TableApi.upsert(spark, options, df, table, branch, message, author, primaryKey, deleteColumn)
 
+  // ---- multi-table transactions (docs/TRANSACTIONS.md)
+  /** Opens a transaction on `branch` of `repo` (null: the default branch); commit it or abort it through the handle. */
+  def beginTransaction(spark: SparkSession, options: Opts, repo: String, branch: String, message: String,
+                       author: String): TransactionHandle =
+    TransactionApi.begin(spark, options, repo, branch, message, author)
+
   // ---- merge, cherry-pick, revert (docs/MERGE.md); null arguments take their defaults
   /**
    * Merges revision `source` into branch `into` (null: the default branch). `strategy`: fail | ours |

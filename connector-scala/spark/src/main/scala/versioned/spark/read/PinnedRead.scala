@@ -16,8 +16,13 @@ import versioned.spark.{TableIdent, VersionedOptions}
  * registered in this JVM; an unknown token is refused.
  */
 private[versioned] object PinnedRead {
-  /** What an internal read asks for beyond the image. */
-  final case class Request(fragments: Option[Set[Int]])
+  /**
+   * What an internal read asks for beyond the image: some fragments only; an explicit table version
+   * (`version`, read instead of resolving the image: a transaction's version that is not committed yet,
+   * whose objects are stored); the hidden columns (`hidden`, false only for reads a user sees).
+   */
+  final case class Request(fragments: Option[Set[Int]], version: Option[versioned.spark.TableSnapshot] = None,
+                           hidden: Boolean = true)
 
   private val MaxEntries = 100000
   private val requests = new ConcurrentHashMap[String, Request]()
@@ -29,6 +34,19 @@ private[versioned] object PinnedRead {
     requests.put(token, Request(fragments.map(_.toSet)))
     spark.read.format("versioned").options(location).option(VersionedOptions.Image, image)
       .option(VersionedOptions.Pinned, token).load(ident.toString)
+  }
+
+  /**
+   * A read of `snapshot` as given, whether or not the metastore records it (its objects must be stored):
+   * with the hidden columns of key-less tables when `hidden`, else as a user reads the table.
+   */
+  def version(spark: SparkSession, location: Map[String, String], snapshot: versioned.spark.TableSnapshot,
+              hidden: Boolean): DataFrame = {
+    if (requests.size() > MaxEntries) requests.clear()
+    val token = UUID.randomUUID().toString
+    requests.put(token, Request(None, Some(snapshot), hidden))
+    spark.read.format("versioned").options(location).option(VersionedOptions.Pinned, token)
+      .load(s"${snapshot.repo}.${snapshot.table}")
   }
 
   /** The request of a token, or INVALID_OPTION: a token only comes from [[table]] in this JVM. */

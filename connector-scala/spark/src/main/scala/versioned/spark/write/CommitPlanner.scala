@@ -97,8 +97,22 @@ private[versioned] object CommitPlanner {
   /** The new version of the table when `staged` is written on `head` (objects written, nothing recorded). */
   def plan(spark: SparkSession, engine: Engine, req: WriteRequest, staged: StagedInput, head: Option[Image],
            target: ObjectTarget): TableUpdate.Put = {
-    val inputSchema = req.deleteColumn.fold(staged.schema)(c => StructType(staged.schema.filterNot(_.name == c)))
     val current = head.flatMap(h => engine.tableOption(req.ident.repo, h.hash, req.ident.table))
+    plan(spark, req, staged, Base(current, () => versioned.spark.read.PinnedRead.table(spark, req.locationOptions, req.ident, head.get.hash)),
+      target)
+  }
+
+  /**
+   * The version a write builds on: the table (None: it does not exist yet) and a read of its rows with
+   * the hidden duplicate ordinal of key-less tables, called only when the table exists. A committed
+   * version, or one a transaction has not committed yet.
+   */
+  final case class Base(table: Option[TableVersion], read: () => DataFrame)
+
+  /** The new version of the table when `staged` is written on `base` (objects written, nothing recorded). */
+  def plan(spark: SparkSession, req: WriteRequest, staged: StagedInput, base: Base, target: ObjectTarget): TableUpdate.Put = {
+    val inputSchema = req.deleteColumn.fold(staged.schema)(c => StructType(staged.schema.filterNot(_.name == c)))
+    val current = base.table
     val pk = req.primaryKey.orElse(current.map(_.primaryKey)).getOrElse(Seq.empty)
     val userSchema = if (req.mode == WriteMode.Changes) StructType(inputSchema.filterNot(f =>
       Seq(VersionedOptions.ChangeColumn, VersionedOptions.DupColumn).exists(_.equalsIgnoreCase(f.name)))) else inputSchema
@@ -120,8 +134,8 @@ private[versioned] object CommitPlanner {
       case Some(rows) if current.isDefined && sameShape && LocalCommit.applies(req, layout) =>
         LocalCommit.writeDiffs(spark, target, layout, current.get, staged.schema, req.deleteColumn, rows)
       case None if req.mode == WriteMode.Changes && current.isDefined && sameShape =>
-        planChanges(spark, target, req, staged.frame, layout, current.get, head)
-      case _ => planDistributed(spark, target, req, staged.frame, layout, current.filter(_ => sameShape), head)
+        planChanges(spark, target, req, staged.frame, layout, current.get, base.read)
+      case _ => planDistributed(spark, target, req, staged.frame, layout, current.filter(_ => sameShape), base.read)
     }
     TableUpdate.Put(version, objects)
   }
@@ -131,23 +145,23 @@ private[versioned] object CommitPlanner {
    * with Spark jobs; the frame stays cached meanwhile so it is computed once.
    */
   private def planChanges(spark: SparkSession, target: ObjectTarget, req: WriteRequest, changes: DataFrame, layout: TableLayout,
-                          cur: TableVersion, head: Option[Image]): (TableVersion, Seq[ObjectMeta]) = {
+                          cur: TableVersion, read: () => DataFrame): (TableVersion, Seq[ObjectMeta]) = {
     val owned = changes.storageLevel == StorageLevel.NONE // DML hands over a cached frame already
     val cached = if (owned) changes.persist(StorageLevel.MEMORY_AND_DISK) else changes
     try LocalCommit.collectSmall(cached, Warehouses.localCommitMaxRows(spark)) match {
       case Some(rows) => LocalCommit.writeChanges(spark, target, layout, cur, cached.schema, rows)
-      case None => planDistributed(spark, target, req, cached, layout, Some(cur), head)
+      case None => planDistributed(spark, target, req, cached, layout, Some(cur), read)
     } finally if (owned) cached.unpersist()
   }
 
   /** Validation, SNAP or DIFF with Spark jobs; `current` is the table when the data has its shape. */
   private def planDistributed(spark: SparkSession, target: ObjectTarget, req: WriteRequest, rawInput: DataFrame,
                               layout: TableLayout, current: Option[TableVersion],
-                              head: Option[Image]): (TableVersion, Seq[ObjectMeta]) = {
+                              read: () => DataFrame): (TableVersion, Seq[ObjectMeta]) = {
     val marked = req.deleteColumn.map(_ => rawInput)
     val input = req.deleteColumn.fold(rawInput)(c => rawInput.select(rawInput.columns.filter(_ != c).map(col).toIndexedSeq: _*))
     if (req.mode != WriteMode.Changes) Validation.check(input, layout)
-    val readCurrent = () => head.map(h => versioned.spark.read.PinnedRead.table(spark, req.locationOptions, req.ident, h.hash))
+    val readCurrent = () => Some(read())
     current match {
       case None =>
         val rows = marked.fold(input)(m => m.filter(!coalesce(col(req.deleteColumn.get), lit(false))).drop(req.deleteColumn.get))

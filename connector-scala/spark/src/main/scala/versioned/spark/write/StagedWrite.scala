@@ -45,7 +45,10 @@ private[versioned] final class StagedWrite(table: VersionedTable, req: WriteRequ
     val input =
       if (localMaxRows > 0 && files.isEmpty && kept.map(_.rows.toLong).sum <= localMaxRows) new LocalInput(kept)
       else StagedInput(frame(files ++ stage(kept)))
-    Commits.record(CommitPlanner.commit(table.engine, req, input, Some(lease.get)))
+    DeferredWrites.of(req.options) match {
+      case Some(handler) => handler(req, input) // a transaction's operation: planned on its view, not committed
+      case None => Commits.record(CommitPlanner.commit(table.engine, req, input, Some(lease.get)))
+    }
   } finally lease.close()
 
   override def abort(messages: Array[WriterCommitMessage]): Unit = lease.close()

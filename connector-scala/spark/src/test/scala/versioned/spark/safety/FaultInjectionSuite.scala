@@ -2,7 +2,6 @@ package versioned.spark.safety
 
 import org.apache.spark.sql.{DataFrame, Row}
 import versioned.core._
-import versioned.spark.{VersionedOptions, VersionedSparkSuite}
 
 /**
  * A write either raises and committed nothing, or returns its commit: a file system fails the Nth
@@ -10,23 +9,7 @@ import versioned.spark.{VersionedOptions, VersionedSparkSuite}
  * commit-time compaction with its default settings, cleanup). After each attempt the branch head and
  * the table equal the oracle, and every acknowledged version stays readable.
  */
-class FaultInjectionSuite extends VersionedSparkSuite {
-  override protected def extraConf: Map[String, String] = Map("spark.hadoop.fs.faulty.impl" -> classOf[FaultyFileSystem].getName)
-
-  override def beforeEach(): Unit = {
-    super.beforeEach()
-    spark.conf.set(VersionedOptions.ConfWarehouse, s"faulty://${warehouse.getAbsolutePath}")
-    spark.conf.set(VersionedOptions.ConfMetastoreUrl, s"jdbc:sqlite:${warehouse.getAbsolutePath}/metastore.db")
-  }
-
-  override def afterEach(): Unit = {
-    Faults.disarm()
-    spark.conf.unset(VersionedOptions.ConfMetastoreUrl)
-    super.afterEach()
-  }
-
-  private def eng: Engine = Engine(WarehouseConfig(s"faulty://${warehouse.getAbsolutePath}",
-    s"jdbc:sqlite:${warehouse.getAbsolutePath}/metastore.db"), spark.sparkContext.hadoopConfiguration)
+class FaultInjectionSuite extends FaultyWarehouseSuite {
   private def head(repo: String): Option[String] = eng.branchHeadOption(repo, "main").map(_.hash)
 
   /**
