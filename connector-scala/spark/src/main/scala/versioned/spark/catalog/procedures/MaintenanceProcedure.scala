@@ -12,13 +12,14 @@ import versioned.core.{Engine, Errors}
  * (boolean and number arguments are strings parsed here), the result rows of a DataFrame.
  */
 private[procedures] abstract class MaintenanceProcedure(engine: () => Engine) extends StringArgsProcedure {
+  /** The schema of the result (of [[row]]); the result's rows come in the schema of `run`'s DataFrame. */
   protected def outputType: StructType
   protected def run(spark: SparkSession, e: Engine, args: Args): DataFrame
 
   override def call(input: InternalRow): java.util.Iterator[Scan] = {
     val df = run(SparkSession.active, engine(), new Args(name(), params, input))
     val rows = df.queryExecution.toRdd.map(_.copy()).collect()
-    Collections.singleton[Scan](new FrameResult(outputType, rows)).iterator()
+    Collections.singleton[Scan](new FrameResult(df.schema, rows)).iterator()
   }
 
   /** A one-row result. */

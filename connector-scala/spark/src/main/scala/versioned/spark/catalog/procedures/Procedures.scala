@@ -40,6 +40,7 @@ private[versioned] object Procedures {
   private val byContext: Map[String, ProcedureContext => UnboundProcedure] = Map(
     "delete_where" -> (c => new DeleteWhereProcedure(c)),
     "materialize" -> (c => new MaterializeProcedure(c)),
+    "diff" -> (c => new DiffProcedure(c)),
     "last_commit" -> (_ => new LastCommitProcedure))
 
   def names: Seq[String] = (byEngine.keys ++ byContext.keys).toSeq.sorted
