@@ -115,6 +115,7 @@ private[versioned] object DiffShape {
       case (FloatType | DoubleType, FloatType | DoubleType) => Some(DoubleType)
       case (FloatType | DoubleType, _) if rank(b) > 0 => Some(DoubleType)
       case (_, FloatType | DoubleType) if rank(a) > 0 => Some(DoubleType)
+      case (_: DecimalType, FloatType | DoubleType) | (FloatType | DoubleType, _: DecimalType) => Some(DoubleType)
       case (_: DecimalType, _) | (_, _: DecimalType) =>
         for { x <- asDecimal(a); y <- asDecimal(b) } yield {
           val scale = math.max(x.scale, y.scale)

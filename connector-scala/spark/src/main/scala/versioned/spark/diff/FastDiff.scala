@@ -1,27 +1,21 @@
 package versioned.spark.diff
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.RowOrdering
 import org.apache.spark.sql.execution.datasources.FileFormat
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
-import org.apache.spark.sql.sources._
+import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types._
 import versioned.core.{ObjectKind, ObjectMeta, WarehouseConfig}
-import versioned.spark.{TableLayout, Values, VersionedOptions}
+import versioned.spark.{TableLayout, VersionedOptions}
 import versioned.spark.read.{ObjectFile, ObjectFiles}
 
 /**
  * The driver side of the diff that follows the change: one Spark task per few fragments of
- * [[DiffPlan.Fast]] runs [[FragmentDiff]]. Before-values are looked up with the changed keys pushed
- * down to Parquet: when the extra DIFFs hold at most [[MaxFilterKeys]] rows, their first key column is
- * read on the driver and becomes a filter of those values (runs of consecutive integers as ranges);
- * otherwise the key ranges recorded for each extra DIFF (min/max statistics) are the filter.
+ * [[DiffPlan.Fast]] runs [[FragmentDiff]]; before-values are looked up with the changed keys pushed
+ * down to Parquet ([[KeyFilter]]).
  */
 private[versioned] object FastDiff {
-  /** Most extra DIFF rows whose keys are read on the driver to build the exact key filter. */
-  val MaxFilterKeys = 10000
-
   /** Whether the fast path can compare values of this shape (every value type supports equality). */
   def supports(shape: DiffShape): Boolean = shape.exact && shape.values.forall(f => RowOrdering.isOrderable(f.dataType))
 
@@ -41,7 +35,7 @@ private[versioned] object FastDiff {
       FragmentTask(snap.headOption.map(file), diffs.map(file), f.extraFrom.map(file), f.extraTo.map(file))
     }
     val lookups = tasks.filter(t => t.prefixSnap.isDefined || t.prefixDiffs.nonEmpty)
-    val filter = if (lookups.isEmpty) None else keyFilter(layout, fast.filter(_.prefix.nonEmpty), metas, file,
+    val filter = if (lookups.isEmpty) None else KeyFilter(layout, fast.filter(_.prefix.nonEmpty), metas, file,
       reader(layout.diffSchema, StructType(Seq(layout.keyFields.head)), Nil, batch = false), conf)
     val diffRead = layout.diffRead(nonKey)
     val snapBatches = format.supportBatch(spark, rowSchema)
@@ -57,56 +51,4 @@ private[versioned] object FastDiff {
     val rdd = spark.sparkContext.parallelize(tasks, slices).mapPartitions(_.flatMap(FragmentDiff.rows(readers, _)))
     spark.createDataFrame(rdd, shape.resultSchema)
   }
-
-  /**
-   * A filter on the first key column that every changed key of the fragments satisfies (None: no
-   * filter). Floating-point keys get none (Parquet statistics order -0.0 and NaN differently).
-   */
-  private def keyFilter(layout: TableLayout, fast: Seq[DiffPlan.Fast], metas: Map[String, ObjectMeta],
-                        file: String => ObjectFile, firstKeyReader: => ObjectFiles.Reader,
-                        conf: org.apache.hadoop.conf.Configuration): Option[Filter] = {
-    val first = layout.keyFields.head
-    if (!Values.supported(first.dataType) || first.dataType == FloatType || first.dataType == DoubleType) return None
-    val extras = fast.flatMap(f => f.extraFrom ++ f.extraTo).distinct
-    if (extras.isEmpty) return None
-    val name = first.name
-    def lit(canonical: Any): Any = Values.toExternal(canonical, first.dataType)
-    val leaves: Seq[Filter] =
-      if (extras.map(metas(_).rowCount).sum <= MaxFilterKeys) {
-        val read = firstKeyReader
-        val values = extras.flatMap { id =>
-          val it = ObjectFiles.open(read, file(id), conf)
-          try it.map((r: InternalRow) => Values.fromInternal(r, 0, first.dataType)).toVector finally ObjectFiles.close(Seq(it))
-        }.distinct
-        val (nulls, present) = values.partition(_ == null)
-        nulls.headOption.map(_ => IsNull(name): Filter).toSeq ++ runs(present, first.dataType).map {
-          case (lo, hi) if lo == hi => EqualTo(name, lit(lo))
-          case (lo, hi) => And(GreaterThanOrEqual(name, lit(lo)), LessThanOrEqual(name, lit(hi)))
-        }
-      } else {
-        val ranges = extras.map(metas).filter(_.rowCount > 0).map { m =>
-          for { lo <- m.minValues.get(name); hi <- m.maxValues.get(name) } yield {
-            val range: Filter = And(GreaterThanOrEqual(name, lit(Values.fromJson(lo, first.dataType))),
-              LessThanOrEqual(name, lit(Values.fromJson(hi, first.dataType))))
-            if (m.nullCounts.getOrElse(name, 0L) > 0) Or(range, IsNull(name)) else range
-          }
-        }
-        if (ranges.exists(_.isEmpty)) return None // a DIFF without statistics for the key (only nulls)
-        ranges.flatten
-      }
-    if (leaves.isEmpty) None else Some(balancedOr(leaves.toIndexedSeq))
-  }
-
-  /** Sorted canonical values as ranges: consecutive integers (dates) merge into one range. */
-  private def runs(values: Seq[Any], dt: DataType): Seq[(Any, Any)] = dt match {
-    case ByteType | ShortType | IntegerType | LongType | DateType =>
-      values.map(_.asInstanceOf[Long]).sorted.foldLeft(List.empty[(Long, Long)]) {
-        case ((lo, hi) :: rest, v) if v == hi + 1 => (lo, v) :: rest
-        case (acc, v) => (v, v) :: acc
-      }.reverse
-    case _ => values.map(v => (v, v))
-  }
-
-  private def balancedOr(fs: IndexedSeq[Filter]): Filter =
-    if (fs.size == 1) fs.head else { val (l, r) = fs.splitAt(fs.size / 2); Or(balancedOr(l), balancedOr(r)) }
 }

@@ -43,6 +43,8 @@ private[diff] final case class FragmentDiffReaders(
  * before and after values are the same (an upsert of equal values, a delete of a missing key) are no change.
  */
 private[diff] object FragmentDiff {
+  /** SNAP rows the lookups decoded (after Parquet skipped row groups and pages), in this JVM (for tests). */
+  private[versioned] val snapRowsRead = new java.util.concurrent.atomic.AtomicLong()
 
   def rows(r: FragmentDiffReaders, t: FragmentTask): Iterator[Row] = {
     val conf = r.hadoopConf.value.value
@@ -141,6 +143,7 @@ private[diff] object FragmentDiff {
           while (next < rest.length && batches.hasNext) {
             val b = batches.next()
             val n = b.numRows()
+            snapRowsRead.addAndGet(n)
             var lo = 0
             // keys before this batch's first row are not in the SNAP (pages skipped hold none of them)
             while (next < rest.length && n > 0 && keys.compare(wanted(rest(next)), b.getRow(n - 1)) <= 0) {
@@ -153,6 +156,7 @@ private[diff] object FragmentDiff {
         } else {
           while (next < rest.length && it.hasNext) {
             val row = it.next()
+            snapRowsRead.incrementAndGet()
             var c = keys.compare(wanted(rest(next)), row)
             while (c < 0 && next < rest.length - 1) { next += 1; c = keys.compare(wanted(rest(next)), row) }
             if (c == 0) found(row) else if (c < 0) next += 1
