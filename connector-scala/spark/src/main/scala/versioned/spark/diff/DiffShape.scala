@@ -48,11 +48,6 @@ private[versioned] final case class DiffShape(
     df.select(keys.zipWithIndex.map { case (k, i) => aligned(k).as(s"${prefix}k$i") } ++
       values.zipWithIndex.map { case (v, i) => aligned(v).as(s"${prefix}v$i") }: _*)
   }
-
-  /** Columns of `from` or `to` that the other version lacks (added and dropped columns). */
-  def onlyOneSide(from: Option[TableLayout], to: Option[TableLayout]): Seq[String] =
-    (to.toSeq.flatMap(_.schema.fieldNames) ++ from.toSeq.flatMap(_.schema.fieldNames)).distinct
-      .filterNot(c => from.exists(_.schema.fieldNames.contains(c)) && to.exists(_.schema.fieldNames.contains(c)))
 }
 
 private[versioned] object DiffShape {

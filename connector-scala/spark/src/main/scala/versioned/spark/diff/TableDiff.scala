@@ -39,8 +39,7 @@ private[versioned] object TableDiff {
     val ident = TableIdent.parse(table)
     val engine = Warehouses.engine(spark, location)
     val (a, b) = (snapshot(engine, ident, from), snapshot(engine, ident, to))
-    if (a.isEmpty && b.isEmpty) throw new TableNotFoundException(ident.repo, ident.table,
-      s"either version (${from.shortHash}, ${to.shortHash})")
+    if (a.isEmpty && b.isEmpty) throw absent(ident.repo, ident.table, from, to)
     val shape = DiffShape.of(table, a.map(_.layout), b.map(_.layout))
     def read(s: TableSnapshot, rep: DiffPlan.Rep, only: Option[Seq[Int]]): DataFrame =
       PinnedRead.table(spark, location, ident, s.image.hash, only,
@@ -69,6 +68,10 @@ private[versioned] object TableDiff {
         FullDiff(shape, a.map(s => s.layout -> read(s, DiffPlan.Compacted, None)), b.map(s => s.layout -> read(s, DiffPlan.Compacted, None)))
     }
   }
+
+  /** TABLE_NOT_FOUND for a table that neither image has. */
+  def absent(repo: String, table: String, from: Image, to: Image): TableNotFoundException =
+    new TableNotFoundException(repo, table, s"either version (${from.shortHash}, ${to.shortHash})")
 
   private def snapshot(engine: Engine, ident: TableIdent, image: Image): Option[TableSnapshot] =
     engine.tableOption(ident.repo, image.hash, ident.table).map(_ => TableSnapshot.load(engine, ident.repo, ident.table, image))

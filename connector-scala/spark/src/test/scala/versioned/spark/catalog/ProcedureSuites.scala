@@ -83,8 +83,8 @@ class NamedCallProcedureSuite extends RefManagementBehaviour {
 
   test("SHOW PROCEDURES lists the system procedures") {
     val names = sql("SHOW PROCEDURES IN c.system").collect().map(_.getString(3)).toSeq.sorted
-    assert(names == Seq("cherry_pick", "create_branch", "create_lock", "create_tag", "delete_branch", "delete_tag", "gc",
-      "gc_warehouse", "merge", "merge_conflicts", "release_lock", "reset_branch", "revert", "verify"))
+    assert(names == Seq("cherry_pick", "create_branch", "create_lock", "create_tag", "delete_branch", "delete_tag",
+      "diff_summary", "gc", "gc_warehouse", "merge", "merge_conflicts", "release_lock", "reset_branch", "revert", "verify"))
   }
 }
 

@@ -14,7 +14,8 @@ import versioned.spark.api.VersionedApi
  * missing keys, delete-where, overwrites) on two branches, with compaction on (the default policy,
  * so re-snapshots, DIFF consolidations and tail splits happen) and small fragments. For consecutive
  * versions, random pairs in both directions and pairs across branches, `TableDiff.diff` must equal the
- * whole comparison (`fastPath = false`) and the oracle's diff, row for row.
+ * whole comparison (`fastPath = false`) and the oracle's diff, row for row. The prefix lookups decode only
+ * the Parquet pages that can hold changed keys.
  */
 class DiffPropertySuite extends VersionedTestBase {
 
@@ -213,6 +214,29 @@ class DiffPropertySuite extends VersionedTestBase {
       val expected = oracle(IntKey, rows(0 until 200, 0), all)
       assertSameRows(TableDiff.diff(spark, location, "r.s", v0, v3).collect().toSeq, expected, "v0 -> v3")
       assertSameRows(TableDiff.diff(spark, location, "r.s", v0, v3, fastPath = false).collect().toSeq, expected, "v0 -> v3, whole")
+    }
+  }
+
+  test("lookups read only the pages that can hold the changed keys (clustered and few scattered keys)") {
+    withConf(VersionedOptions.ConfFragmentRows -> "1000000") {
+      val schema = new StructType().add("id", LongType).add("s", StringType)
+      write(spark.range(0, 100000).selectExpr("id", "concat('s', id) AS s"), "r.p", "primaryKey" -> "id")
+      val v0 = engine.resolve("r", Revision.Spec("main"))
+      val location = Map(VersionedOptions.Warehouse -> warehouse.getAbsolutePath)
+      def lookedUp(rows: Seq[Row]): (Long, Seq[Row]) = {
+        write(frame(schema, rows), "r.p", "upsert" -> "true")
+        val before = FragmentDiff.snapRowsRead.get()
+        val d = TableDiff.diff(spark, location, "r.p", engine.resolve("r", Revision.Spec("main~1")),
+          engine.resolve("r", Revision.Spec("main"))).collect().toSeq
+        (FragmentDiff.snapRowsRead.get() - before, d)
+      }
+      val (clustered, d1) = lookedUp((50000L until 50010L).map(i => Row(i, "x")))
+      assertSameRows(d1, (50000L until 50010L).map(i => Row("update", i, s"s$i", "x")), "clustered")
+      assert(clustered > 0 && clustered <= 40000, s"clustered keys: $clustered of 100000 SNAP rows decoded")
+      val (scattered, d2) = lookedUp(Seq(Row(10L, "y"), Row(99990L, "y")))
+      assertSameRows(d2, Seq(Row("update", 10L, "s10", "y"), Row("update", 99990L, "s99990", "y")), "scattered")
+      assert(scattered > 0 && scattered <= 50000, s"two scattered keys: $scattered of 100000 SNAP rows decoded")
+      assert(engine.tableOption("r", v0.hash, "p").get.fragments.size == 1)
     }
   }
 }
