@@ -2,7 +2,7 @@ package versioned.spark.catalog
 
 import org.apache.spark.sql.{Row, SparkSession}
 import versioned.core.{Engine, ErrorClass, Image, InvalidInputException, Revision}
-import versioned.spark.diff.{DiffSummary, TableDiff}
+import versioned.spark.diff.DiffSummary
 
 /**
  * The `$diff` metadata tables: [[DiffSummary]] between two revisions of a repository (`$diff`) or of one
@@ -31,10 +31,7 @@ private[catalog] object DiffView {
   /** Checks the range (and that the table exists on one side) when the table is loaded. */
   def validate(engine: Engine, target: MetaTarget, rev: Revision): Unit = {
     val (from, to) = range(engine, target.repo, rev)
-    target.table.foreach { t =>
-      if (engine.tableOption(target.repo, from.hash, t).isEmpty && engine.tableOption(target.repo, to.hash, t).isEmpty)
-        throw TableDiff.absent(target.repo, t, from, to)
-    }
+    target.table.foreach(DiffSummary.requireTable(engine, target.repo, from, to, _))
   }
 
   def rows(engine: Engine, target: MetaTarget, rev: Revision): Seq[Row] = {

@@ -32,16 +32,20 @@ private[versioned] object DiffSummary {
     def tables(i: Image) = engine.tables(repo, i.hash).map(t => t.name -> t).toMap
     val (a, b) = (tables(from), tables(to))
     val names = table match {
-      case Some(t) =>
-        Names.validate(Names.Table, t)
-        if (!a.contains(t) && !b.contains(t)) throw TableDiff.absent(repo, t, from, to)
-        Seq(t)
+      case Some(t) => requireTable(engine, repo, from, to, t); Seq(t)
       case None => (a.keySet ++ b.keySet).toSeq.sorted
     }
     val location = Warehouses.locationOf(engine.config)
     names.filterNot(n => a.get(n).exists(x => b.get(n).exists(_.hash == x.hash))).flatMap { n =>
       summarize(spark, location, TableIdent(repo, n), from, to, a.get(n).map(TableLayout.of), b.get(n).map(TableLayout.of))
     }
+  }
+
+  /** TABLE_NOT_FOUND (INVALID_NAME for a malformed name) unless `from` or `to` has table `t`. */
+  def requireTable(engine: Engine, repo: String, from: Image, to: Image, t: String): Unit = {
+    Names.validate(Names.Table, t)
+    if (engine.tableOption(repo, from.hash, t).isEmpty && engine.tableOption(repo, to.hash, t).isEmpty)
+      throw TableDiff.absent(repo, t, from, to)
   }
 
   private def summarize(spark: SparkSession, location: Map[String, String], ident: TableIdent, from: Image, to: Image,
