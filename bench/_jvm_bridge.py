@@ -91,6 +91,19 @@ class Bridge:
         res = w.CommitPlanner.commit(self.engine(warehouse), req, changes._jdf)
         return res.image().hash()
 
+    # ---- diff
+    def diff(self, warehouse: str, table: str, from_ref: str, to_ref: str, fast_path: bool = True) -> DataFrame:
+        """``TableDiff.diff`` between two revisions; ``fast_path=False`` compares every changed fragment whole
+        (the path every diff took before the diff followed the change)."""
+        jvm = self.jvm
+        repo = table.split(".")[0]
+        eng = self.engine(warehouse)
+        loc = _module(jvm, "scala.collection.immutable.Map$").empty().updated("warehouse", warehouse)
+        td = _module(jvm, "versioned.spark.diff.TableDiff$")
+        jdf = td.diff(self.spark._jsparkSession, loc, table, eng.resolve(repo, self.spec(from_ref)),
+                      eng.resolve(repo, self.spec(to_ref)), fast_path)
+        return DataFrame(jdf, self.spark)
+
     # ---- scan metrics
     def scan_metrics(self, df: DataFrame) -> Optional[Dict[str, int]]:
         """Plans ``df`` (no job runs for a plain scan/filter) and returns the custom driver metrics of

@@ -684,6 +684,76 @@ class Suite:
                      f"{fmt_b(m.get('versionedBytesScanned'))} read",
                      metrics=m, checksum_v=r["checksum_v"], checksum_p=r["checksum_p"])
 
+    def diffs(self) -> None:
+        """Diff of k (1,000) changes as a share of one full scan of the changed version: changes at scattered
+        keys (k-row change stream: 60% updates, 20% deletes, 20% inserts) and in one key range (80% updates, 20%
+        deletes) on the N-row table, each on its own branch from the loaded version; the key range also on a
+        1M-row table, since that diff must not grow with N. Context: the same diffs compared whole (the path
+        every diff took before it followed the change), once each."""
+        sp, n, k = self.spark, self.n, self.args.k
+        if "main_base" not in self.state:
+            self.main_load()
+        self.set_fragment_rows(n)
+        base = self.state["main_base"]
+        ks = G.Stream(n, k)
+        self.create_branch("bench", "dsc", base)
+        self.apply_changes(ks.changes(sp, 7), "bench.t", branch="dsc", message="diff bench: scattered keys")
+        self.create_branch("bench", "dcl", base)
+        self.apply_changes(clustered_changes(sp, n // 3, k), "bench.t", branch="dcl", message="diff bench: one key range")
+        expect_sc = {"update": ks.u, "delete": ks.dl, "insert": ks.ins}
+        expect_cl = {"update": k - int(k * 0.2), "delete": int(k * 0.2)}
+        sc = self.time_diff("bench", base, "dsc", expect_sc)
+        cl = self.time_diff("bench", base, "dcl", expect_cl)
+        small = 1_000_000 if n > 1_000_000 else max(10_000, n // 10)
+        if small == n:
+            cl_small = cl
+        else:
+            self.set_fragment_rows(small)
+            self.write_versioned(G.base(sp, small), "dm.t", pk="id", message="load")
+            small_base = MS_resolve(self, "dm", "main")
+            self.create_branch("dm", "dcl", small_base)
+            self.apply_changes(clustered_changes(sp, small // 3, k), "dm.t", branch="dcl", message="one key range")
+            cl_small = self.time_diff("dm", small_base, "dcl", expect_cl)
+            self.set_fragment_rows(n)
+        for wid, label, r, target, limit in (
+                ("diff_scattered", f"diff of {k:,} changes (scattered keys) in {n:,} rows, as share of one full scan", sc,
+                 "≤ 0.5× full scan", 0.5),
+                ("diff_clustered", f"diff of {k:,} changes (one key range) in {n:,} rows, as share of one full scan", cl,
+                 "≤ 0.1× full scan", 0.1)):
+            ratio = r["diff"] / r["scan"]
+            self.add(wid, label, r["diff"], None, ratio, target, ratio <= limit and r["ok"],
+                     f"ratio = diff ÷ full scan of the changed version ({fmt_s(r['scan'])}); diff median of 3 "
+                     f"(all: {', '.join(fmt_s(x) for x in r['all'])}); rows {r['counts']} "
+                     f"{'as expected' if r['ok'] else 'MISMATCH'}; compared whole (before): {fmt_s(r['whole'])} = "
+                     f"{r['whole'] / r['scan']:.2f}× the scan", scan_s=r["scan"], diff_all=r["all"], whole_s=r["whole"],
+                     counts=r["counts"])
+        ratio = cl_small["diff"] / cl_small["scan"]
+        grows = cl["diff"] / cl_small["diff"]
+        self.add("diff_clustered_small", f"diff of {k:,} changes (one key range) in {small:,} rows (the same diff at "
+                 f"{n:,} rows took {fmt_s(cl['diff'])})", cl_small["diff"], None, ratio,
+                 f"does not grow with N: time at {n:,} ≤ 1.5× time at {small:,}", grows <= 1.5 and cl_small["ok"],
+                 f"ratio = diff ÷ full scan of {small:,} rows ({fmt_s(cl_small['scan'])}); time at {n:,} ÷ time at "
+                 f"{small:,} = {grows:.2f}; rows {cl_small['counts']} {'as expected' if cl_small['ok'] else 'MISMATCH'}; "
+                 f"compared whole (before): {fmt_s(cl_small['whole'])}", scan_s=cl_small["scan"],
+                 diff_all=cl_small["all"], whole_s=cl_small["whole"], growth=grows)
+
+    def time_diff(self, repo: str, base: str, branch: str, expected: Dict[str, int]) -> Dict[str, Any]:
+        """Median of 3 timed diffs from ``base`` to ``branch`` (after an untimed one that checks the rows by change
+        kind), a full scan of ``branch``, and one whole comparison (the path before the fast one)."""
+        api = self.repo_api(repo)
+
+        def diff():
+            return api.diff("t", base, branch) if api is not None else self.bridge.diff(self.wh, f"{repo}.t", base, branch)
+        counts = {r["_change"]: int(r["n"]) for r in diff().groupBy("_change").agg(G.F.count("*").alias("n")).collect()}
+        times = [timed(lambda: noop(diff()))[0] for _ in range(3)]
+        dv = self.read(f"{repo}.t", ref=branch)
+        noop(dv)
+        scans = [timed(lambda: noop(dv))[0] for _ in range(max(2, self.scan_reps))]
+        whole, _ = timed(lambda: noop(self.bridge.diff(self.wh, f"{repo}.t", base, branch, fast_path=False)))
+        log(f"diff {repo} {branch}: {counts}, {fmt_s(median(times))} vs scan {fmt_s(median(scans))}, whole {fmt_s(whole)}")
+        return {"diff": median(times), "all": times, "scan": median(scans), "whole": whole, "counts": counts,
+                "ok": counts == expected}
+
     def history(self) -> None:
         """The N_h-row table: initial load, C commits of 0.1% churn with the default compaction, storage,
         head and time-travel scans, then a full-table overwrite with 0.1% changed."""
@@ -881,6 +951,7 @@ class Suite:
         steps = [("warm-up", self.warmup), ("load N rows", self.main_load), ("k-row commit", self.k_commit), ("merge", self.merge_step),
                  ("churn commits", self.main_churn), ("head scan", self.main_scans), ("lookups", self.lookups),
                  ("non-key filters", self.nonkey_filters), ("SNAP-only scan", self.main_base_scan),
+                 ("diff", self.diffs),
                  ("history table", self.history),
                  ("refs and log", self.refs_and_log)]
         only = set(self.args.only.split(",")) if self.args.only else None
@@ -896,6 +967,15 @@ class Suite:
         print()
         print(self.markdown())
         self.spark.stop()
+
+
+def clustered_changes(spark, lo: int, k: int):
+    """k changes to the existing keys lo .. lo+k-1 (one key range): 80% new values (version 1), 20% deletes;
+    table columns + ``_vchange`` (3 upsert, 1 delete), deletes carry only the key."""
+    is_del = (G.F.col("id") - G.F.lit(lo)) >= G.F.lit(k - int(k * 0.2))
+    rows = spark.range(lo, lo + k).select(G.F.col("id"), *G.values(G.F.col("id"), G.F.lit(1)))
+    return rows.select(G.F.col("id"), *[G.F.when(~is_del, G.F.col(c)).alias(c) for c in G.COLUMNS[1:]],
+                       G.F.when(is_del, G.F.lit(G.DELETE)).otherwise(G.F.lit(G.UPSERT)).cast("byte").alias("_vchange"))
 
 
 def MS_resolve(suite: Suite, repo: str, spec: str) -> str:

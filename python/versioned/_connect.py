@@ -295,6 +295,9 @@ class SqlOps:
         repo, name = table_name.split(".", 1)
         return self._call("diff", repository=repo, table=name, from_ref=from_ref, to_ref=to_ref)
 
+    def diff_summary(self, repo: str, from_ref: str, to_ref: str, table_name: Optional[str]) -> DataFrame:
+        return self._call("diff_summary", repository=repo, from_ref=from_ref, to_ref=to_ref, table=table_name)
+
     def materialize(self, repo: str) -> DataFrame:
         return self._call("materialize", repository=repo)
 

@@ -322,6 +322,9 @@ class JvmOps:
     def diff(self, table: str, from_ref: str, to_ref: str) -> DataFrame:
         return self._frame("diff", table, from_ref, to_ref)
 
+    def diff_summary(self, repo: str, from_ref: str, to_ref: str, table: Optional[str]) -> DataFrame:
+        return self._frame("diffSummary", repo, from_ref, to_ref, table)
+
     def materialize(self, repo: str) -> DataFrame:
         return self._frame("materialize", repo)
 

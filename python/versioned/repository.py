@@ -333,6 +333,21 @@ class Repository:
         """
         return self._ops.diff(self._table(table), from_ref, to_ref)
 
+    def diff_summary(self, from_ref: str, to_ref: str, table: Optional[str] = None) -> DataFrame:
+        """What changed between two revisions, one row per table that differs (or only ``table``):
+        ``table``, ``inserted``, ``updated``, ``deleted`` (rows), ``columns_changed`` (columns whose values
+        changed in updated rows, plus columns added or dropped), ``cells_changed`` (per column, the updated
+        rows whose value in it changed), ``schema_changed`` (columns, types or key). Tables whose content
+        is the same in both revisions are not read; the others cost what changed (see docs/DIFF.md). The
+        counts are null for a table whose column changed to an incomparable type.
+
+        Example::
+
+            repo.diff_summary("v1", "main").show()
+            repo.diff_summary("v1", "main", table="orders").select("updated", "cells_changed").show()
+        """
+        return self._ops.diff_summary(self.name, from_ref, to_ref, table)
+
     def materialize(self) -> DataFrame:
         """Ref-driven snapshots (MMS5): compacts every image a branch, tag or lock points at so each ref
         reads as a plain scan, and evicts compacted forms no ref needs any more. Returns what was

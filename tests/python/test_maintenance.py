@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import SparkSession
 
-from versioned import Repository, RefNotFound, SchemaMismatch
+from versioned import Repository, RefNotFound, SchemaMismatch, TableNotFound
 from conftest import frame, rows_of
 
 
@@ -32,12 +32,44 @@ def test_diff_of_keyless_table_counts_duplicates(spark: SparkSession) -> None:
     assert sorted((r["_change"], r["id"], r["name"]) for r in diff.collect()) == [("delete", 1, "a"), ("insert", 2, "b")]
 
 
+def test_diff_across_schema_change(spark: SparkSession, repo: Repository) -> None:
+    frame(spark, [(1, 5), (2, 7)], "id long, other long").write.versioned("r.t", mode="overwrite", message="new schema")
+    diff = repo.diff("t", "main~1", "main")
+    assert diff.columns == ["_change", "id", "other_before", "other_after", "name_before", "name_after"]
+    assert rows_of(diff) == [("delete", 3, None, None, "c", None), ("update", 1, None, 5, "a", None),
+                             ("update", 2, None, 7, "b", None)]
+
+
 def test_diff_errors(spark: SparkSession, repo: Repository) -> None:
     with pytest.raises(RefNotFound):
         repo.diff("t", "nope", "main")
-    frame(spark, [(1, 5)], "id long, other long").write.versioned("r.t", mode="overwrite", message="new schema")
+    frame(spark, [(1, True)], "id long, name boolean").write.versioned("r.t", mode="overwrite", message="new type")
     with pytest.raises(SchemaMismatch):
         repo.diff("t", "main~1", "main")
+
+
+def test_diff_summary(spark: SparkSession, repo: Repository) -> None:
+    repo.create_tag("v1", "main")
+    repo.upsert(frame(spark, [(2, "B"), (4, "d")]), "t", message="update 2, add 4")
+    repo.delete_where("t", "id = 1")
+    frame(spark, [(1, "x")], "k long, v string").write.versioned("r.u", primary_key="k", message="new table")
+    summary = repo.diff_summary("v1", "main")
+    assert summary.columns == ["table", "inserted", "updated", "deleted", "columns_changed", "cells_changed",
+                               "schema_changed"]
+    assert [r.asDict() for r in summary.collect()] == [
+        {"table": "t", "inserted": 1, "updated": 1, "deleted": 1, "columns_changed": ["name"],
+         "cells_changed": {"name": 1}, "schema_changed": False},
+        {"table": "u", "inserted": 1, "updated": 0, "deleted": 0, "columns_changed": ["k", "v"],
+         "cells_changed": {}, "schema_changed": True}]
+    assert [r["table"] for r in repo.diff_summary("v1", "main", table="u").collect()] == ["u"]
+    assert repo.diff_summary("main", "main").count() == 0
+    spark.conf.set("spark.sql.catalog.vcs", "versioned.spark.catalog.VersionedCatalog")
+    assert rows_of(spark.sql("CALL vcs.system.diff_summary('r', 'v1', table => 't')")
+                   .select("table", "inserted", "updated", "deleted")) == [("t", 1, 1, 1)]
+    with pytest.raises(RefNotFound):
+        repo.diff_summary("nope", "main")
+    with pytest.raises(TableNotFound):
+        repo.diff_summary("v1", "main", table="nope")
 
 
 @pytest.fixture

@@ -35,7 +35,7 @@ private[versioned] final case class VersionedTable(
   def withBranch(b: String): VersionedTable = copy(branch = Some(b), revision = Revision.Spec(Ref.branch(b)))
 
   private def flag(key: String) = options.exists { case (k, v) => k.equalsIgnoreCase(key) && v == "true" }
-  /** An internal read's request ([[read.PinnedRead]]): hidden columns shown, maybe some fragments only. */
+  /** An internal read's request ([[read.PinnedRead]]): hidden columns shown, maybe one representation or some fragments only. */
   private lazy val pinned: Option[read.PinnedRead.Request] =
     options.collectFirst { case (k, v) if k.equalsIgnoreCase(VersionedOptions.Pinned) => read.PinnedRead.request(v) }
   private def includeHidden = pinned.exists(_.hidden)
@@ -51,7 +51,7 @@ private[versioned] final case class VersionedTable(
       case r => Some(e.resolve(ident.repo, r))
     }
     image.flatMap(i => e.tableOption(ident.repo, i.hash, ident.table).map(_ => TableSnapshot.load(e, ident.repo, ident.table, i)))
-      .map(s => pinned.flatMap(_.fragments).fold(s)(s.restrictedTo))
+      .map(s => pinned.fold(s)(_.applyTo(s)))
   }
 
   def requireSnapshot: TableSnapshot = snapshot.getOrElse {

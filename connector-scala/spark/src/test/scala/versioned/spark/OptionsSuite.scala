@@ -47,10 +47,11 @@ class OptionsSuite extends VersionedTestBase {
     assert(headHash("r", "dev") == dev)
   }
 
-  test("internal reads cannot be reached through options: hidden columns and fragment restrictions are refused") {
+  test("internal reads cannot be reached through options: hidden columns, representation and fragment restrictions are refused") {
     setup()
     refused()("versioned.internal.includeHidden")(read("r.t", "versioned.internal.includeHidden" -> "true").collect())
     refused()("versioned.internal.fragments")(read("r.t", "versioned.internal.fragments" -> "0").collect())
+    refused()("versioned.internal.representation")(read("r.t", "versioned.internal.representation" -> "logical").collect())
     refused()("internal")(read("r.t", VersionedOptions.Pinned -> java.util.UUID.randomUUID().toString).collect())
     refused()("internal")(appendOne(VersionedOptions.Pinned -> "x"))
     assert(read("r.t").columns.toSeq == Seq("id", "name"))

@@ -2,8 +2,8 @@ package versioned.spark.api
 
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.types._
-import versioned.core.{Engine, Maintenance}
-import versioned.spark.diff.TableDiff
+import versioned.core.{Engine, Maintenance, Revision}
+import versioned.spark.diff.{DiffSummary, TableDiff}
 import versioned.spark.read.Verifier
 import versioned.spark.write.Snapshots
 
@@ -13,6 +13,16 @@ private[spark] object MaintenanceApi {
 
   def diff(spark: SparkSession, options: VersionedApi.Opts, table: String, fromRef: String, toRef: String): DataFrame =
     TableDiff.diff(spark, locationOptions(ApiSupport.options(options)), table, spec(fromRef), spec(toRef))
+
+  def diffSummary(spark: SparkSession, options: VersionedApi.Opts, repository: String, fromRef: String, toRef: String,
+                  table: String): DataFrame =
+    diffSummary(spark, engine(spark, options), repository, spec(fromRef), Option(toRef).map(spec), Option(table))
+
+  /** [[DiffSummary]] of `repository` from `from` to `to` (default: the head of the default branch). */
+  def diffSummary(spark: SparkSession, e: Engine, repository: String, from: Revision, to: Option[Revision],
+                  table: Option[String]): DataFrame =
+    frame(spark, DiffSummary.Schema,
+      DiffSummary.rows(spark, e, repo(repository), from, to.getOrElse(Revision.DefaultBranch), table))
 
   val MaterializedSchema = StructType(Seq(
     StructField("image", StringType, nullable = false), StructField("table", StringType, nullable = false),

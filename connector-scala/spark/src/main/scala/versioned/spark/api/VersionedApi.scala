@@ -97,6 +97,16 @@ object VersionedApi {
   // ---- diffs and maintenance
   def diff(spark: SparkSession, options: Opts, table: String, fromRef: String, toRef: String): DataFrame =
     MaintenanceApi.diff(spark, options, table, fromRef, toRef)
+  /**
+   * What changed between two revisions, one row per table that differs: `table`, `inserted`, `updated`,
+   * `deleted` (rows), `columns_changed` (columns whose values changed in updated rows, and columns added
+   * or dropped), `schema_changed` (columns, types or key). Computed when called; unchanged tables are not read.
+   */
+  def diffSummary(spark: SparkSession, options: Opts, repo: String, fromRef: String, toRef: String): DataFrame =
+    MaintenanceApi.diffSummary(spark, options, repo, fromRef, toRef, null)
+  /** [[diffSummary]] of one table (`table` null: every table). */
+  def diffSummary(spark: SparkSession, options: Opts, repo: String, fromRef: String, toRef: String, table: String): DataFrame =
+    MaintenanceApi.diffSummary(spark, options, repo, fromRef, toRef, table)
   def materialize(spark: SparkSession, options: Opts, repo: String): DataFrame =
     MaintenanceApi.materialize(spark, options, repo)
   def evict(spark: SparkSession, options: Opts, repo: String): Int = MaintenanceApi.evict(spark, options, repo)

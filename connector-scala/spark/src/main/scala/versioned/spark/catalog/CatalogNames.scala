@@ -10,8 +10,8 @@ private[catalog] sealed trait Target { def repo: String }
 private[catalog] final case class TableTarget(repo: String, table: String, ref: Option[String]) extends Target
 
 /**
- * A read-only metadata table: `t$history`, `t$refs`, `t$objects` (table level) or `$log`, `$refs`,
- * `$image` (repository level), optionally at a revision: `t@dev$objects`, `$log@dev`.
+ * A read-only metadata table: `t$history`, `t$refs`, `t$objects`, `t$diff` (table level) or `$log`, `$refs`,
+ * `$image`, `$diff` (repository level), optionally at a revision: `t@dev$objects`, `$log@dev`, `$diff@v1..main`.
  */
 private[catalog] final case class MetaTarget(repo: String, table: Option[String], ref: Option[String], kind: MetaKind)
   extends Target
@@ -23,7 +23,9 @@ private[catalog] object MetaKind {
   case object Refs extends MetaKind("refs", tableLevel = true, repoLevel = true)
   case object Objects extends MetaKind("objects", tableLevel = true, repoLevel = false)
   case object ImageDetails extends MetaKind("image", tableLevel = false, repoLevel = true)
-  val all: Seq[MetaKind] = Seq(Log, History, Refs, Objects, ImageDetails)
+  /** Rows inserted, updated, deleted and columns changed between two revisions ([[DiffView]]). */
+  case object Diff extends MetaKind("diff", tableLevel = true, repoLevel = true)
+  val all: Seq[MetaKind] = Seq(Log, History, Refs, Objects, ImageDetails, Diff)
 }
 
 /**

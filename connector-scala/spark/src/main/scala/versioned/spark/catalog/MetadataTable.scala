@@ -11,7 +11,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import versioned.core.{Engine, Revision}
 
 /**
- * A read-only metadata table (`t$history`, `$log`, ...). Its rows come from the metastore when a
+ * A read-only metadata table (`t$history`, `$log`, `$diff`, ...). Its rows come from the metastore when a
  * scan is built, so every query sees the current state; the scan is a local, in-memory one.
  */
 private[catalog] final class MetadataTable(engine: Engine, target: MetaTarget, revision: Revision)
@@ -35,7 +35,8 @@ private[catalog] final class MetadataTable(engine: Engine, target: MetaTarget, r
 private[catalog] object MetadataTable {
   /** Validates the target eagerly, so a bad name or revision fails at analysis with a clear error. */
   def load(engine: Engine, target: MetaTarget, revision: Revision): MetadataTable = {
-    if (!MetadataViews.emptyRepository(engine, target.repo, revision)) {
+    if (target.kind == MetaKind.Diff) DiffView.validate(engine, target, revision)
+    else if (!MetadataViews.emptyRepository(engine, target.repo, revision)) {
       val image = engine.resolve(target.repo, revision)
       if (target.kind == MetaKind.Objects) engine.table(target.repo, image, target.table.get)
     }

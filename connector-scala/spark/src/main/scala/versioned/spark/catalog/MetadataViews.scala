@@ -32,6 +32,7 @@ private[catalog] object MetadataViews {
       StructField("table_hash", str), StructField("status", str, nullable = false),
       StructField("primary_key", strings), StructField("fragments", IntegerType), StructField("objects", IntegerType),
       StructField("object_rows", LongType), StructField("bytes", LongType))
+    case MetaKind.Diff => versioned.spark.diff.DiffSummary.Schema.fields.toSeq // rows: DiffView
   })
 
   private def image(i: Image): Seq[Any] = Seq(i.hash, i.parents, i.author, i.message, ts(i.createdMs))
@@ -41,7 +42,8 @@ private[catalog] object MetadataViews {
     rev == Revision.DefaultBranch && engine.branchHeadOption(repo, engine.defaultBranch(repo)).isEmpty
 
   def rows(engine: Engine, t: MetaTarget, rev: Revision): Seq[Row] =
-    if (t.kind != MetaKind.Refs && emptyRepository(engine, t.repo, rev)) Seq.empty else nonEmptyRows(engine, t, rev)
+    if (t.kind != MetaKind.Refs && t.kind != MetaKind.Diff && emptyRepository(engine, t.repo, rev)) Seq.empty
+    else nonEmptyRows(engine, t, rev)
 
   private def nonEmptyRows(engine: Engine, t: MetaTarget, rev: Revision): Seq[Row] = t.kind match {
     case MetaKind.Log =>
@@ -90,6 +92,7 @@ private[catalog] object MetadataViews {
       }
       val dropped = d.droppedTables.map(n => Row.fromSeq(image(d.image) ++ Seq(n, null, "dropped", null, null, null, null, null)))
       tables ++ dropped
+    case MetaKind.Diff => DiffView.rows(engine, t, rev)
   }
 
   private def text(v: Any): String = v match {

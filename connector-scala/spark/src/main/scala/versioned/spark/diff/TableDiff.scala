@@ -1,69 +1,81 @@
 package versioned.spark.diff
 
-import org.apache.spark.sql.{Column, DataFrame, SparkSession}
-import org.apache.spark.sql.functions.{col => _, _}
-import versioned.spark.Columns.col
-import versioned.core.{Revision, SchemaMismatchException}
+import java.util.concurrent.atomic.AtomicLong
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import versioned.core.{Engine, Image, Revision, TableNotFoundException}
 import versioned.spark._
+import versioned.spark.read.PinnedRead
 
 /**
- * Row-level diff of one table between two revisions, as a DataFrame with `_change` ('insert',
+ * Row-level diff of one table between two versions, as a DataFrame with `_change` ('insert',
  * 'delete', 'update'), the key columns and, for every other column, `<c>_before` / `<c>_after`.
  * Key-less tables compare whole rows (with multiplicity): only inserts and deletes.
  *
- * Cost follows the change: when both versions have the same fragment bounds, fragments whose object
- * chains are identical are not read at all.
+ * Cost follows the change (see docs/DIFF.md): fragment by fragment, equal chains are not read, chains
+ * that are a common prefix plus DIFFs are diffed from those DIFFs and a key lookup in the prefix
+ * ([[FastDiff]]), other fragments are compared whole ([[FullDiff]]). Across a schema change the
+ * columns are aligned ([[DiffShape]]) and the versions compared whole.
  */
 private[versioned] object TableDiff {
   val ChangeColumn = "_change"
 
+  /** Fragments diffed from their extra DIFFs, fragments compared whole, whole-table comparisons (for tests). */
+  private[versioned] val fastFragments = new AtomicLong()
+  private[versioned] val comparedFragments = new AtomicLong()
+  private[versioned] val wholeComparisons = new AtomicLong()
+
   def diff(spark: SparkSession, location: Map[String, String], table: String, from: Revision, to: Revision): DataFrame = {
     val ident = TableIdent.parse(table)
     val engine = Warehouses.engine(spark, location)
-    def snap(r: Revision): Option[TableSnapshot] = {
-      val img = engine.resolve(ident.repo, r)
-      engine.tableOption(ident.repo, img.hash, ident.table).map(_ => TableSnapshot.load(engine, ident.repo, ident.table, img))
-    }
-    val (a, b) = (snap(from), snap(to))
-    val layout = b.orElse(a).map(_.layout).getOrElse(
-      throw new versioned.core.TableNotFoundException(ident.repo, ident.table, "either revision"))
-    if (a.isDefined && b.isDefined && !TableLayout.sameColumns(a.get.layout.schema, b.get.layout.schema))
-      throw new SchemaMismatchException(s"Table $table changed schema between the two revisions " +
-        s"(${a.get.layout.schema.toDDL} vs ${b.get.layout.schema.toDDL}); a row diff needs one schema.")
-    val only = changedFragments(a, b)
-    def read(s: Option[TableSnapshot]): DataFrame = s match {
-      case None => spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], layout.physicalSchema)
-      case Some(t) =>
-        versioned.spark.read.PinnedRead.table(spark, location, ident, t.image.hash, only)
-    }
-    if (only.exists(_.isEmpty)) return spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row],
-      resultSchema(layout))
-    val (old, neu) = (read(a), read(b))
-    val keys = layout.keyColumns
-    val values = layout.nonKeyColumns
-    val o = old.select(keys.map(k => col(k).as(s"o_$k")) ++ values.map(v => col(v).as(s"${v}_before")) :+ lit(true).as("_o"): _*)
-    val n = neu.select(keys.map(k => col(k).as(s"n_$k")) ++ values.map(v => col(v).as(s"${v}_after")) :+ lit(true).as("_n"): _*)
-    val joined = o.join(n, keys.map(k => col(s"o_$k") <=> col(s"n_$k")).reduce(_ && _), "full_outer")
-    val same = values.map(v => col(s"${v}_before") <=> col(s"${v}_after")).foldLeft(lit(true))(_ && _)
-    val change = when(col("_o").isNull, lit("insert")).when(col("_n").isNull, lit("delete")).when(!same, lit("update"))
-    val userKeys = keys.filterNot(_ == VersionedOptions.DupColumn)
-    joined.withColumn(ChangeColumn, change).filter(col(ChangeColumn).isNotNull)
-      .select((col(ChangeColumn) +: userKeys.map(k => coalesce(col(s"n_$k"), col(s"o_$k")).as(k))) ++
-        values.flatMap(v => Seq(col(s"${v}_before"), col(s"${v}_after"))): _*)
+    diff(spark, location, table, engine.resolve(ident.repo, from), engine.resolve(ident.repo, to))
   }
 
-  private def resultSchema(layout: TableLayout) = {
-    val df = org.apache.spark.sql.types.StructType(
-      org.apache.spark.sql.types.StructField(ChangeColumn, org.apache.spark.sql.types.StringType) +:
-        (layout.keyColumns.filterNot(_ == VersionedOptions.DupColumn).map(layout.physicalSchema(_)) ++
-          layout.nonKeyColumns.flatMap(v => Seq(layout.physicalSchema(v).copy(name = s"${v}_before"),
-            layout.physicalSchema(v).copy(name = s"${v}_after")))))
-    df
+  /**
+   * The diff between two resolved images (of the table's repository). `fastPath` false compares every
+   * changed fragment whole (the reference the fast path is tested against).
+   */
+  def diff(spark: SparkSession, location: Map[String, String], table: String, from: Image, to: Image,
+           fastPath: Boolean = true): DataFrame = {
+    val ident = TableIdent.parse(table)
+    val engine = Warehouses.engine(spark, location)
+    val (a, b) = (snapshot(engine, ident, from), snapshot(engine, ident, to))
+    if (a.isEmpty && b.isEmpty) throw absent(ident.repo, ident.table, from, to)
+    val shape = DiffShape.of(table, a.map(_.layout), b.map(_.layout))
+    def read(s: TableSnapshot, rep: DiffPlan.Rep, only: Option[Seq[Int]]): DataFrame =
+      PinnedRead.table(spark, location, ident, s.image.hash, only,
+        logical = rep == DiffPlan.Logical && s.version.compacted.isDefined)
+    (a, b) match {
+      case (Some(x), Some(y)) if shape.exact =>
+        if (x.version.hash.nonEmpty && x.version.hash == y.version.hash) return empty(spark, shape)
+        DiffPlan.plan(x.version, y.version, x.objects ++ y.objects) match {
+          case DiffPlan.Whole =>
+            wholeComparisons.incrementAndGet()
+            FullDiff(shape, Some(x.layout -> read(x, DiffPlan.Compacted, None)), Some(y.layout -> read(y, DiffPlan.Compacted, None)))
+          case p: DiffPlan.ByFragment =>
+            val useFast = fastPath && FastDiff.supports(shape)
+            val fast = if (useFast) p.fast else Nil
+            val slow = (p.slow ++ (if (useFast) Nil else p.fast.map(_.index))).sorted
+            fastFragments.addAndGet(fast.size)
+            comparedFragments.addAndGet(slow.size)
+            val parts = Seq(
+              Option.when(fast.nonEmpty)(FastDiff.frame(spark, x.config, y.layout, shape, fast, x.objects ++ y.objects)),
+              Option.when(slow.nonEmpty)(FullDiff(shape, Some(x.layout -> read(x, p.repFrom, Some(slow))),
+                Some(y.layout -> read(y, p.repTo, Some(slow)))))).flatten
+            if (parts.isEmpty) empty(spark, shape) else parts.reduce(_ union _)
+        }
+      case _ =>
+        wholeComparisons.incrementAndGet()
+        FullDiff(shape, a.map(s => s.layout -> read(s, DiffPlan.Compacted, None)), b.map(s => s.layout -> read(s, DiffPlan.Compacted, None)))
+    }
   }
 
-  /** Fragment indexes worth reading, or None to read everything (different fragment layouts). */
-  private def changedFragments(a: Option[TableSnapshot], b: Option[TableSnapshot]): Option[Seq[Int]] =
-    for { x <- a; y <- b if x.version.effectiveFragments.map(_.lower) == y.version.effectiveFragments.map(_.lower) }
-      yield x.version.effectiveFragments.zip(y.version.effectiveFragments).zipWithIndex
-        .collect { case ((f, g), i) if f.objects != g.objects => i }
+  /** TABLE_NOT_FOUND for a table that neither image has. */
+  def absent(repo: String, table: String, from: Image, to: Image): TableNotFoundException =
+    new TableNotFoundException(repo, table, s"either version (${from.shortHash}, ${to.shortHash})")
+
+  private def snapshot(engine: Engine, ident: TableIdent, image: Image): Option[TableSnapshot] =
+    engine.tableOption(ident.repo, image.hash, ident.table).map(_ => TableSnapshot.load(engine, ident.repo, ident.table, image))
+
+  private def empty(spark: SparkSession, shape: DiffShape): DataFrame =
+    spark.createDataFrame(spark.sparkContext.emptyRDD[Row], shape.resultSchema)
 }

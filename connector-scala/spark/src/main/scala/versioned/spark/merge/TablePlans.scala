@@ -66,7 +66,7 @@ private[merge] final class TablePlans(spark: SparkSession, engine: Engine, locat
   private def rows(name: String, layout: TableLayout): TablePlan.Rows = {
     val ident = TableIdent(repo, name).toString
     def diff(from: Option[Image], to: Image): DataFrame = from match {
-      case Some(f) => TableDiff.diff(spark, location, ident, Revision.Spec(f.hash), Revision.Spec(to.hash))
+      case Some(f) => TableDiff.diff(spark, location, ident, f, to) // follows the change since the base
       case None => asInserts(PinnedRead.table(spark, location, TableIdent(repo, name), to.hash), layout)
     }
     // each diff is read once: the changes, the conflicts and the counts all derive from both

@@ -4,34 +4,42 @@ import java.util.UUID
 import java.util.concurrent.ConcurrentHashMap
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import versioned.core.Errors
-import versioned.spark.{TableIdent, VersionedOptions}
+import versioned.spark.{TableIdent, TableSnapshot, VersionedOptions}
 
 /**
  * The engine's own read of one table version: pinned by image hash, with the hidden duplicate ordinal of
- * key-less tables, optionally restricted to some fragments. Every internal re-read (planning a write, a
+ * key-less tables, optionally of the logical representation only (a diff that follows the logical chains
+ * of a compacted version) and restricted to some fragments. Every internal re-read (planning a write, a
  * merge, a diff, compaction) goes through here.
  *
- * What an internal read may do beyond a user's read (see hidden columns, skip fragments) is not an option a
- * user can pass: the read carries only an unguessable token ([[VersionedOptions.Pinned]]) naming a request
- * registered in this JVM; an unknown token is refused.
+ * What an internal read may do beyond a user's read (see hidden columns, choose the representation, skip
+ * fragments) is not an option a user can pass: the read carries only an unguessable token
+ * ([[VersionedOptions.Pinned]]) naming a request registered in this JVM; an unknown token is refused.
  */
 private[versioned] object PinnedRead {
   /**
-   * What an internal read asks for beyond the image: some fragments only; an explicit table version
-   * (`version`, read instead of resolving the image: a transaction's version that is not committed yet,
-   * whose objects are stored); the hidden columns (`hidden`, false only for reads a user sees).
+   * What an internal read asks for beyond the image: `fragments` (indexes into the representation read)
+   * only; with `logical`, the logical fragments even when the version has a compacted representation; an
+   * explicit table version (`version`, read instead of resolving the image: a transaction's version that
+   * is not committed yet, whose objects are stored); the hidden columns (`hidden`, false only for reads a
+   * user sees).
    */
-  final case class Request(fragments: Option[Set[Int]], version: Option[versioned.spark.TableSnapshot] = None,
-                           hidden: Boolean = true)
+  final case class Request(fragments: Option[Set[Int]], logical: Boolean = false,
+                           version: Option[versioned.spark.TableSnapshot] = None, hidden: Boolean = true) {
+    def applyTo(s: TableSnapshot): TableSnapshot = {
+      val rep = if (logical) s.copy(version = s.version.copy(compacted = None)) else s
+      fragments.fold(rep)(rep.restrictedTo)
+    }
+  }
 
   private val MaxEntries = 100000
   private val requests = new ConcurrentHashMap[String, Request]()
 
   def table(spark: SparkSession, location: Map[String, String], ident: TableIdent, image: String,
-            fragments: Option[Seq[Int]] = None): DataFrame = {
+            fragments: Option[Seq[Int]] = None, logical: Boolean = false): DataFrame = {
     if (requests.size() > MaxEntries) requests.clear() // tiny entries; a bound against unbounded growth
     val token = UUID.randomUUID().toString
-    requests.put(token, Request(fragments.map(_.toSet)))
+    requests.put(token, Request(fragments.map(_.toSet), logical))
     spark.read.format("versioned").options(location).option(VersionedOptions.Image, image)
       .option(VersionedOptions.Pinned, token).load(ident.toString)
   }
@@ -44,7 +52,7 @@ private[versioned] object PinnedRead {
               hidden: Boolean): DataFrame = {
     if (requests.size() > MaxEntries) requests.clear()
     val token = UUID.randomUUID().toString
-    requests.put(token, Request(None, Some(snapshot), hidden))
+    requests.put(token, Request(None, version = Some(snapshot), hidden = hidden))
     spark.read.format("versioned").options(location).option(VersionedOptions.Pinned, token)
       .load(s"${snapshot.repo}.${snapshot.table}")
   }

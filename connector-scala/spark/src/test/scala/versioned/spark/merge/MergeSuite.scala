@@ -2,6 +2,7 @@ package versioned.spark.merge
 
 import org.apache.spark.sql.Row
 import versioned.core.ErrorClass
+import versioned.spark.diff.TableDiff
 
 /** Merge through the public API: the rules of docs/MERGE.md, one case each, and the merge commit's shape. */
 class MergeSuite extends MergeTestBase {
@@ -100,6 +101,24 @@ class MergeSuite extends MergeTestBase {
     merge("dev", strategy = "theirs")
     assertReads(read("r.t"), Seq(Row(1, "dev", 1), Row(3, "a3", 3), Row(4, "a4", 4), Row(5, "a5", 5),
       Row(6, "a6", 6), Row(9, "dev", 9), Row(10, "same", 10)), "theirs")
+  }
+
+  test("the merge's diffs follow the change: changed fragments are diffed from their DIFFs, none compared whole") {
+    seed((1 to 500).map(i => Row(i, s"a$i", i)))
+    engine.refs.createBranch("r", "dev", Revision("main"))
+    upsert(Seq(Row(1, "dev", 1), Row(501, "new", 501)), branch = "dev", deletes = Seq(7))
+    upsert(Seq(Row(2, "main", 2)), deletes = Seq(8))
+    def counters = (TableDiff.fastFragments.get(), TableDiff.comparedFragments.get(), TableDiff.wholeComparisons.get())
+    val before = counters
+    assert(merge("dev").status == MergeOutcome.Merged)
+    val (fast, compared, whole) = (counters._1 - before._1, counters._2 - before._2, counters._3 - before._3)
+    assert(fast >= 2 && compared == 0 && whole == 0, s"fast $fast, compared whole $compared, whole tables $whole")
+    val expected = (1 to 500).filterNot(Set(7, 8)).map {
+      case 1 => Row(1, "dev", 1)
+      case 2 => Row(2, "main", 2)
+      case i => Row(i, s"a$i", i)
+    } :+ Row(501, "new", 501)
+    assertReads(read("r.t"), expected, "merged")
   }
 
   test("key-less tables merge as multisets, never conflicting") {

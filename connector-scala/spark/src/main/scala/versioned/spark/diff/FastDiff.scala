@@ -1,0 +1,54 @@
+package versioned.spark.diff
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.expressions.RowOrdering
+import org.apache.spark.sql.execution.datasources.FileFormat
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.sources.Filter
+import org.apache.spark.sql.types._
+import versioned.core.{ObjectKind, ObjectMeta, WarehouseConfig}
+import versioned.spark.{TableLayout, VersionedOptions}
+import versioned.spark.read.{ObjectFile, ObjectFiles}
+
+/**
+ * The driver side of the diff that follows the change: one Spark task per few fragments of
+ * [[DiffPlan.Fast]] runs [[FragmentDiff]]; before-values are looked up with the changed keys pushed
+ * down to Parquet ([[KeyFilter]]).
+ */
+private[versioned] object FastDiff {
+  /** Whether the fast path can compare values of this shape (every value type supports equality). */
+  def supports(shape: DiffShape): Boolean = shape.exact && shape.values.forall(f => RowOrdering.isOrderable(f.dataType))
+
+  def frame(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, shape: DiffShape, fast: Seq[DiffPlan.Fast],
+            metas: Map[String, ObjectMeta]): DataFrame = {
+    val nonKey = layout.nonKeyColumns
+    val rowSchema = layout.keyFirst(nonKey)
+    val conf = ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration)
+    val format = new ParquetFileFormat()
+    def file(id: String) = ObjectFile.of(config, metas(id))
+    // each reader gets its own configuration: building one sets the requested schema in the one it is given
+    def reader(data: StructType, read: StructType, fs: Seq[Filter], batch: Boolean): ObjectFiles.Reader =
+      format.buildReaderWithPartitionValues(spark, data, new StructType(), read, fs,
+        Map(FileFormat.OPTION_RETURNING_BATCH -> batch.toString), new org.apache.hadoop.conf.Configuration(conf))
+    val tasks = fast.map { f =>
+      val (snap, diffs) = f.prefix.partition(id => metas(id).kind == ObjectKind.Snap)
+      FragmentTask(snap.headOption.map(file), diffs.map(file), f.extraFrom.map(file), f.extraTo.map(file))
+    }
+    val lookups = tasks.filter(t => t.prefixSnap.isDefined || t.prefixDiffs.nonEmpty)
+    val filter = if (lookups.isEmpty) None else KeyFilter(layout, fast.filter(_.prefix.nonEmpty), metas, file,
+      reader(layout.diffSchema, StructType(Seq(layout.keyFields.head)), Nil, batch = false), conf)
+    val diffRead = layout.diffRead(nonKey)
+    val snapBatches = format.supportBatch(spark, rowSchema)
+    val readers = FragmentDiffReaders(
+      rowSchema, layout.keyColumns.size,
+      layout.keyColumns.indices.filterNot(i => layout.keyColumns(i) == VersionedOptions.DupColumn),
+      reader(layout.diffSchema, diffRead, Nil, batch = false),
+      Option.when(lookups.exists(_.prefixDiffs.nonEmpty))(reader(layout.diffSchema, diffRead, filter.toSeq, batch = false)),
+      Option.when(lookups.exists(_.prefixSnap.isDefined))(reader(layout.physicalSchema, rowSchema, filter.toSeq, snapBatches)),
+      snapBatches, shape.resultSchema,
+      spark.sparkContext.broadcast(new org.apache.spark.util.SerializableConfiguration(conf)))
+    val slices = math.max(1, math.min(tasks.size, 4 * spark.sparkContext.defaultParallelism))
+    val rdd = spark.sparkContext.parallelize(tasks, slices).mapPartitions(_.flatMap(FragmentDiff.rows(readers, _)))
+    spark.createDataFrame(rdd, shape.resultSchema)
+  }
+}

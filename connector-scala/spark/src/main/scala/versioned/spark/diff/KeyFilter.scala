@@ -1,0 +1,90 @@
+package versioned.spark.diff
+
+import java.util.concurrent.{Callable, Executors}
+import scala.jdk.CollectionConverters._
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.sources._
+import org.apache.spark.sql.types._
+import versioned.core.{ObjectKind, ObjectMeta}
+import versioned.spark.{TableLayout, Values}
+import versioned.spark.read.{ObjectFile, ObjectFiles}
+
+/**
+ * The filter on the first key column that a fast diff pushes down to Parquet when it looks up
+ * before-values: every changed key satisfies it, so row groups and pages (Parquet column indexes) that
+ * cannot hold a changed key are skipped. Two kinds:
+ *
+ *  - the key range of each extra DIFF, from its min/max statistics (no read): exact enough when the
+ *    changes are clustered, and useless but free when they are scattered over the fragment;
+ *  - the changed key values themselves (runs of consecutive integers as ranges), read on the driver
+ *    from the extra DIFFs' key column: only when there are few changes ([[MaxKeys]]) and fewer than
+ *    half as many as the prefix SNAPs have pages, so that skipping pages by value can pay for the read.
+ *
+ * Floating-point keys get no filter (Parquet statistics order -0.0 and NaN differently).
+ */
+private[diff] object KeyFilter {
+  /** Most changed keys read on the driver for a filter of values. */
+  val MaxKeys = 10000
+  /** Rows per Parquet page of the objects (the Parquet writer's default page row limit). */
+  val PageRows = 20000L
+
+  def apply(layout: TableLayout, fast: Seq[DiffPlan.Fast], metas: Map[String, ObjectMeta], file: String => ObjectFile,
+            firstKeyReader: => ObjectFiles.Reader, conf: org.apache.hadoop.conf.Configuration): Option[Filter] = {
+    val first = layout.keyFields.head
+    val extras = fast.flatMap(f => f.extraFrom ++ f.extraTo).distinct.map(metas).filter(_.rowCount > 0)
+    if (extras.isEmpty || !Values.supported(first.dataType) || first.dataType == FloatType || first.dataType == DoubleType)
+      return None
+    val changed = extras.map(_.rowCount).sum
+    val pages = fast.flatMap(_.prefix).map(metas).filter(_.kind == ObjectKind.Snap).map(m => (m.rowCount + PageRows - 1) / PageRows).sum
+    val leaves = if (changed <= MaxKeys && 2 * changed < pages) Some(values(first, extras.map(m => file(m.id)), firstKeyReader, conf))
+      else ranges(first, extras)
+    leaves.filter(_.nonEmpty).map(l => balancedOr(l.toIndexedSeq))
+  }
+
+  private def lit(f: StructField, canonical: Any): Any = Values.toExternal(canonical, f.dataType)
+
+  /** One range per DIFF from its statistics; None when a DIFF has none for the key (only nulls). */
+  private def ranges(first: StructField, extras: Seq[ObjectMeta]): Option[Seq[Filter]] = {
+    val name = first.name
+    val rs = extras.map { m =>
+      for { lo <- m.minValues.get(name); hi <- m.maxValues.get(name) } yield {
+        val range: Filter = And(GreaterThanOrEqual(name, lit(first, Values.fromJson(lo, first.dataType))),
+          LessThanOrEqual(name, lit(first, Values.fromJson(hi, first.dataType))))
+        if (m.nullCounts.getOrElse(name, 0L) > 0) Or(range, IsNull(name)) else range
+      }
+    }
+    if (rs.exists(_.isEmpty)) None else Some(rs.flatten)
+  }
+
+  /** The changed values of the first key column, read from the DIFFs (a few at a time). */
+  private def values(first: StructField, files: Seq[ObjectFile], reader: ObjectFiles.Reader,
+                     conf: org.apache.hadoop.conf.Configuration): Seq[Filter] = {
+    val pool = Executors.newFixedThreadPool(math.min(8, files.size))
+    val read = try pool.invokeAll(files.map { f =>
+      new Callable[Vector[Any]] {
+        override def call(): Vector[Any] = {
+          val it = ObjectFiles.open(reader, f, conf)
+          try it.map((r: InternalRow) => Values.fromInternal(r, 0, first.dataType)).toVector finally ObjectFiles.close(Seq(it))
+        }
+      }
+    }.asJava).asScala.flatMap(_.get()).distinct finally pool.shutdown()
+    val (nulls, present) = read.partition(_ == null)
+    nulls.headOption.map(_ => IsNull(first.name): Filter).toSeq ++ runs(present.toSeq, first.dataType).map {
+      case (lo, hi) if lo == hi => EqualTo(first.name, lit(first, lo))
+      case (lo, hi) => And(GreaterThanOrEqual(first.name, lit(first, lo)), LessThanOrEqual(first.name, lit(first, hi)))
+    }
+  }
+
+  /** Sorted canonical values as ranges: consecutive integers (and dates) merge into one range. */
+  private def runs(values: Seq[Any], dt: DataType): Seq[(Any, Any)] = dt match {
+    case ByteType | ShortType | IntegerType | LongType | DateType =>
+      values.map(_.asInstanceOf[Long]).sorted.foldLeft(List.empty[(Long, Long)]) {
+        case ((lo, hi) :: rest, v) if v == hi + 1 => (lo, v) :: rest
+        case (acc, v) => (v, v) :: acc
+      }.reverse
+    case _ => values.map(v => (v, v))
+  }
+
+  private def balancedOr(fs: IndexedSeq[Filter]): Filter =
+    if (fs.size == 1) fs.head else { val (l, r) = fs.splitAt(fs.size / 2); Or(balancedOr(l), balancedOr(r)) }
+}
