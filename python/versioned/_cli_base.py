@@ -18,6 +18,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from versioned import __version__
@@ -25,7 +26,8 @@ from versioned.errors import VersionedError
 
 __all__ = [
     "app", "format_option", "Format", "State", "CommandError", "state", "console", "err_console", "status", "short",
-    "split_table", "emit", "emit_one", "jsonable", "EXIT_OK", "EXIT_ERROR", "EXIT_USAGE",
+    "split_table", "emit", "emit_one", "jsonable", "message_option", "author_option", "EXIT_OK", "EXIT_ERROR",
+    "EXIT_USAGE",
 ]
 
 EXIT_OK = 0
@@ -380,7 +382,7 @@ def emit(rows: Sequence[Dict[str, Any]], columns: Sequence[str], fmt: Format, *,
     for c in columns:
         table.add_column(c, style=(styles or {}).get(c), overflow="fold")
     for r in rows:
-        table.add_row(*(_cell(r.get(c)) for c in columns))
+        table.add_row(*(escape(_cell(r.get(c))) for c in columns))  # values are text, not markup
     out.print(table)
 
 
@@ -411,6 +413,21 @@ def format_option(fn: Any) -> Any:
                         help="Output: table (people), json or csv (scripts).")(fn)
 
 
+def message_option(default: str) -> Any:
+    """``--message/-m`` of a command that commits; ``default`` says what the message is without it.
+
+    Example::
+
+        @app.command()
+        @message_option("import FILE")
+        def load(message: Optional[str]) -> None: ...
+    """
+    return click.option("--message", "-m", help=f"Commit message [default: {default}].")
+
+
+author_option = click.option("--author", help="Commit author [default: spark.versioned.author or the OS user].")
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--warehouse", "-w", envvar="VERSIONED_WAREHOUSE", metavar="URI",
               help=f"Warehouse directory or URI (env VERSIONED_WAREHOUSE) [default: {DEFAULT_WAREHOUSE}].")
@@ -419,10 +436,11 @@ def format_option(fn: Any) -> Any:
 @click.option("--color/--no-color", default=True, help="Colour on a terminal (NO_COLOR is honoured).")
 @click.version_option(version=__version__, prog_name="versioned")
 def app(warehouse: Optional[str], metastore_url: Optional[str], color: bool) -> None:
-    """Git-like version control for tables: import CSV/Parquet, branch, tag, lock, diff and time-travel.
+    """Git-like version control for tables: import CSV/Parquet, branch, tag, lock, diff, merge and time-travel.
 
     \b
-    Exit codes: 0 ok; 1 versioned error ("[ERROR_CLASS] message" on stderr); 2 usage error.
+    Exit codes: 0 ok; 1 versioned error ("[ERROR_CLASS] message" on stderr), also a merge that
+    stopped on conflicts ([MERGE_CONFLICT]); 2 usage error.
     Example:  versioned import products.csv shop.products --key id
     """
     state.reset(warehouse, metastore_url, color)

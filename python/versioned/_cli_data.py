@@ -12,8 +12,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import click
 from rich.table import Table
 
-from versioned._cli_base import (CommandError, Format, app, console, emit, emit_one, format_option, jsonable,
-                                 rows_of, short, split_table, state, status)
+from versioned._cli_base import (CommandError, Format, app, author_option, console, emit, emit_one, format_option,
+                                 jsonable, message_option, rows_of, short, split_table, state, status)
 
 __all__ = ["import_file", "export", "cat", "diff", "sql", "CATALOG"]
 
@@ -103,8 +103,8 @@ _file_format_option = click.option("--as", "file_format", type=_choice(FileForma
 @click.argument("target", metavar="REPOSITORY.TABLE")
 @click.option("--key", "-k", multiple=True, help="Primary key column(s): repeat, or a comma list.")
 @click.option("--branch", "-b", default="main", show_default=True, help="Branch to commit to.")
-@click.option("--message", "-m", help="Commit message [default: import FILE].")
-@click.option("--author", help="Commit author [default: spark.versioned.author or the OS user].")
+@message_option("import FILE")
+@author_option
 @click.option("--mode", type=_choice(Mode), default=Mode.append.value, show_default=True, callback=_as_enum(Mode),
               help="append: new keys only; overwrite: the file becomes the content; upsert: insert or update.")
 @_file_format_option

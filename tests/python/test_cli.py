@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 from pyspark.sql import SparkSession
 
-from conftest import frame, rows_of
+from conftest import frame, refs_state, rows_of
 from versioned import Repository
 from versioned._cli_graph import graph_lines, topo_order
 from versioned.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, app
@@ -29,6 +29,11 @@ def ok(*args: str) -> Result:
 
 def as_json(*args: str) -> Any:
     return json.loads(ok(*args, "--format", "json").stdout)
+
+
+def cells(out: str) -> List[List[str]]:
+    """The rows of the Rich tables in ``out``, each as its stripped cells."""
+    return [[c.strip() for c in line.split("│")] for line in out.splitlines() if "│" in line]
 
 
 def write_csv(path: Any, text: str) -> str:
@@ -198,6 +203,9 @@ def test_verify_reports_a_missing_object(spark: SparkSession, imported: str, war
     (["tag", "r", "v1"], "REF_EXISTS"),
     (["branch", "r", "-d", "main"], "PROTECTED_REF"),
     (["log", "nobody"], "REPOSITORY_NOT_FOUND"),
+    (["merge", "r", "nope"], "REF_NOT_FOUND"),
+    (["merge", "r", "main", "--into", "v1"], "IMMUTABLE_REF"),
+    (["merge", "r", "main", "--into", "main"], "INVALID_OPTION"),
 ])
 def test_versioned_errors_exit_1(imported: str, args: List[str], error_class: str) -> None:
     result = run(*args)
@@ -224,6 +232,11 @@ def test_import_errors_exit_1(imported: str, tmp_path: Any) -> None:
     ["import", "data.txt", "r.t", "--mode", "merge"],
     ["branch", "r", "x", "-d", "y"],
     ["lock", "r", "no-namespace"],
+    ["merge", "r"],
+    ["merge", "r", "dev", "--strategy", "mine"],
+    ["merge", "r", "dev", "--ff", "sometimes"],
+    ["cherry-pick", "r", "dev", "--parent", "0"],
+    ["revert", "r"],
 ])
 def test_usage_errors_exit_2(args: List[str]) -> None:
     result = run(*args)
@@ -237,3 +250,124 @@ def test_graph_drawing() -> None:
     parents = {h: p for h, p, _ in commits}
     drawn = [f"{g} {h or ''}".rstrip() for g, h in graph_lines([(h, parents[h]) for h in order])]
     assert drawn == ["* m", "|\\", "| * d", "* | c", "|/", "* b", "* a"]
+
+
+
+def draw(commits: List[Any]) -> List[str]:
+    """graph_lines of (hash, parents) in the given order, as printed (graph, then the hash)."""
+    return [f"{g} {h or ''}".rstrip() for g, h in graph_lines(commits)]
+
+
+def test_graph_draws_every_parent_of_a_merge() -> None:
+    # the merged side's head is newer than the merge (dev moved on): the edge joins dev's lane at once
+    assert draw([("e", ["d"]), ("m", ["c", "d"]), ("d", ["b"]), ("c", ["b"]), ("b", ["a"]), ("a", [])]) == \
+        ["* e", "| * m", "|/|", "* | d", "| * c", "|/", "* b", "* a"]
+    # merged twice from the same branch: the first merge's second parent is already in the lane on its right
+    assert draw([("m2", ["m", "d2"]), ("d2", ["d"]), ("m", ["c", "d"]), ("d", ["b"]), ("c", ["b"]), ("b", [])]) \
+        == ["* m2", "|\\", "| * d2", "* | m", "|\\|", "| * d", "* | c", "|/", "* b"]
+    # both parents already have lanes: the edge to the far one crosses the near one
+    assert draw([("x", ["c"]), ("e", ["d"]), ("m", ["c", "d"]), ("d", ["b"]), ("c", ["b"]), ("b", [])]) == \
+        ["* x", "| * e", "| | * m", "| |/", "|/|", "| * d", "* | c", "|/", "* b"]
+
+
+def _diverge(spark: SparkSession, branch: str = "dev") -> Repository:
+    """``branch`` (from main) renames 1 and adds 4; main renames 3 (no conflict)."""
+    repo = Repository(spark, "r")
+    repo.create_branch(branch)
+    repo.upsert(frame(spark, [(1, "A"), (4, "d")], "id int, name string"), "t", branch=branch)
+    repo.upsert(frame(spark, [(3, "C")], "id int, name string"), "t")
+    return repo
+
+
+def test_merge_fast_forward_and_dry_run(spark: SparkSession, imported: str) -> None:
+    repo = Repository(spark, "r")
+    ok("branch", "r", "dev")
+    repo.upsert(frame(spark, [(9, "z")], "id int, name string"), "t", branch="dev")
+    before = refs_state(repo)
+    dry = as_json("merge", "r", "dev", "--dry-run")
+    assert (dry["status"], dry["fast_forward"], dry["dry_run"], dry["conflicts"]) == ("fast_forward", True, True, [])
+    assert refs_state(repo) == before  # a dry run commits nothing
+    out = ok("merge", "r", "dev", "--into", "main").stdout
+    head = repo.resolve("main")
+    assert head == repo.resolve("dev") and f"Merged dev into main: {head[:12]} (fast-forward)" in out
+    assert head not in out
+    assert ok("merge", "r", "dev").stdout.strip() == "Already up to date"
+
+
+def test_merge_commit_with_two_parents_in_log(spark: SparkSession, imported: str) -> None:
+    repo = _diverge(spark)
+    ours, theirs = repo.resolve("main"), repo.resolve("dev")
+    before = refs_state(repo)
+    dry = ok("merge", "r", "dev", "--ff", "never", "--dry-run").stdout
+    assert "Would merge dev into the default branch" in dry and refs_state(repo) == before
+    out = ok("merge", "r", "dev", "-m", "bring dev", "--author", "alice").stdout
+    merged = repo.resolve("main")
+    assert f"Merged dev into the default branch: {merged[:12]}" in out and "fast-forward" not in out
+    assert ["t", "merge", "2", "0"] in cells(out)  # the per-table table: table, action, upserts, deletes
+    [top] = as_json("log", "r", "--limit", "1")
+    assert (top["hash"], top["parents"], top["message"], top["author"]) == (merged, [ours, theirs], "bring dev",
+                                                                              "alice")
+    assert f"Merge:  {ours[:12]} {theirs[:12]}" in ok("log", "r", "-n", "1").stdout
+    graph = ok("log", "r", "--graph", "--oneline").stdout.splitlines()
+    assert graph[0].startswith(f"* {merged[:12]} (main) bring dev") and graph[1] == "|\\"
+    assert any(g.startswith(f"* | {ours[:12]}") for g in graph)
+    assert any(g.startswith(f"| * {theirs[:12]}") for g in graph)
+    assert "|/" in graph
+    assert rows_of(spark.read.versioned("r.t")) == [(1, "A"), (2, "B"), (3, "C"), (4, "d")]
+
+
+def test_merge_conflicts_exit_1_and_commit_nothing(spark: SparkSession, imported: str) -> None:
+    repo = Repository(spark, "r")
+    ok("branch", "r", "dev")
+    base = repo.resolve("dev")
+    repo.upsert(frame(spark, [(1, "dev")], "id int, name string"), "t", branch="dev")
+    repo.upsert(frame(spark, [(1, "main")], "id int, name string"), "t")
+    before = refs_state(repo)
+    for extra in ([], ["--dry-run"]):
+        result = run("merge", "r", "dev", *extra)
+        assert result.exit_code == EXIT_ERROR, (result.stdout, result.stderr)
+        assert result.stderr.startswith("[MERGE_CONFLICT] 1 conflict(s); nothing was committed")
+        assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+        assert ["t", "id=1", "name", "a", "main", "dev", "update"] in cells(result.stdout)
+    doc = run("merge", "r", "dev", "--format", "json")
+    assert doc.exit_code == EXIT_ERROR and doc.stderr.startswith("[MERGE_CONFLICT] ")
+    info = json.loads(doc.stdout)
+    assert (info["status"], info["commit"], info["conflict_count"], info["base"]) == ("conflicts", None, 1, base)
+    assert info["conflicts"] == [{"table": "t", "key": {"id": 1}, "column": "name", "base": "a", "ours": "main",
+                                  "theirs": "dev", "kind": "update"}]
+    assert info["tables"] == [{"table": "t", "action": "merge", "upserts": 0, "deletes": 0}]
+    csv_out = run("merge", "r", "dev", "-f", "csv").stdout.splitlines()
+    assert csv_out == ["status,commit,fast_forward,base,conflict_count,dry_run", f"conflicts,,False,{base},1,False"]
+    assert refs_state(repo) == before  # nothing committed
+    fast = run("merge", "r", "dev", "--ff", "only")
+    assert fast.exit_code == EXIT_ERROR and fast.stderr.startswith("[MERGE_CONFLICT] ")
+    settled = ok("merge", "r", "dev", "--strategy", "theirs").stdout
+    assert "Merged dev into the default branch" in settled and "settled conflicts" in settled
+    assert as_json("cat", "r.t")[0] == {"id": 1, "name": "dev"}
+    assert repo.log(limit=1).collect()[0]["parents"] == [before["history"]["main"][0], repo.resolve("dev")]
+
+
+def test_cherry_pick_and_revert(spark: SparkSession, imported: str) -> None:
+    repo = Repository(spark, "r")
+    ok("branch", "r", "dev")
+    repo.upsert(frame(spark, [(7, "g")], "id int, name string"), "t", branch="dev")
+    before = rows_of(spark.read.versioned("r.t"))
+    refs_before = refs_state(repo)
+    assert "Would cherry-pick dev onto main" in ok("cherry-pick", "r", "dev", "--onto", "main", "--dry-run").stdout
+    assert refs_state(repo) == refs_before
+    out = ok("cherry-pick", "r", "dev", "--onto", "main").stdout
+    picked = repo.resolve("main")
+    assert f"Cherry-picked dev onto main: {picked[:12]}" in out
+    assert rows_of(spark.read.versioned("r.t")) == before + [(7, "g")]
+    assert as_json("log", "r", "-n", "1")[0]["message"].startswith(f"cherry-pick {repo.resolve('dev')[:12]}")
+    info = as_json("revert", "r", picked[:12], "-m", "undo 7")
+    assert (info["status"], info["commit"], info["fast_forward"]) == ("merged", repo.resolve("main"), False)
+    assert rows_of(spark.read.versioned("r.t")) == before
+    assert as_json("log", "r", "-n", "1")[0]["message"] == "undo 7"
+    # a merge commit names its parent
+    _diverge(spark, "dev2")
+    ok("merge", "r", "dev2", "--into", "main")
+    bare = run("revert", "r", "main", "--on", "main")
+    assert bare.exit_code == EXIT_ERROR and bare.stderr.startswith("[INVALID_OPTION] ")
+    assert "Reverted main on main: " in ok("revert", "r", "main", "--on", "main", "--parent", "1").stdout
+    assert rows_of(spark.read.versioned("r.t")) == [(1, "a"), (2, "B"), (3, "C")]
