@@ -44,6 +44,7 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
   val ancestry = new Ancestry(this)
   val maintenance = new Maintenance(this)
   val leases = new Leases(this)
+  val remotes = new RemoteOps(this)
   private val log = LoggerFactory.getLogger(classOf[Engine])
 
   private[core] def now(): Long = System.currentTimeMillis()
@@ -153,13 +154,17 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
     newObjects.groupBy(_.id).values.map(_.head).toSeq.sortBy(_.id).foreach { o =>
       recorded.get(o.id) match {
         // registered now: the stored file must be the writer's (a copy it kept replaces a file no row describes)
+        // (an object stored outside the warehouse, read in place at its location, is recorded with it)
         case None =>
-          if (!lease.exists(l => store.restore(l.id, o.id, replace = true)) && !store.objectExists(o.id)) throw missing(o.id)
-        // registered before: the file the row describes must still be there (or be put back with the same bytes)
+          if (o.location.isEmpty && !lease.exists(l => store.restore(l.id, o.id, replace = true)) && !store.objectExists(o.id))
+            throw missing(o.id)
+        // registered before: the file the row describes must still be there (or be put back with the same bytes),
+        // unless it lives at a recorded location; once the warehouse holds it, the location is forgotten
         case Some(row) =>
           val same = row.checksum.isEmpty || o.checksum.isEmpty || row.checksum == o.checksum
-          if (!store.objectExists(o.id) && !(same && lease.exists(l => store.restore(l.id, o.id, replace = false))))
-            throw missing(o.id)
+          val stored = store.objectExists(o.id) || (same && lease.exists(l => store.restore(l.id, o.id, replace = false)))
+          if (stored && row.location.isDefined) MetaDao.deleteLocations(c, Seq(o.id))
+          else if (!stored && row.location.isEmpty) throw missing(o.id)
       }
     }
   }

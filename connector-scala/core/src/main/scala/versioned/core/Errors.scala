@@ -31,6 +31,11 @@ object ErrorClass {
   val MergeConflict = "MERGE_CONFLICT"
   val NoCommonAncestor = "NO_COMMON_ANCESTOR"
   val TransactionClosed = "TRANSACTION_CLOSED"
+  val RemoteNotFound = "REMOTE_NOT_FOUND"
+  val RemoteExists = "REMOTE_EXISTS"
+  val RemoteUnreachable = "REMOTE_UNREACHABLE"
+  val RemoteHistoryRewritten = "REMOTE_HISTORY_REWRITTEN"
+  val NonFastForward = "NON_FAST_FORWARD"
 
   /** SQLSTATE of each class (Spark error conditions carry one): 42xxx user errors, 0A000 unsupported, 58xxx system. */
   private val sqlStates: Map[String, String] = Map(
@@ -42,7 +47,9 @@ object ErrorClass {
     MissingKeyColumn -> "42703", MergeCardinality -> "21000", Unsupported -> "0A000",
     MetastoreError -> "58030", StorageError -> "58030", ObjectCorrupt -> "XX001", ObjectMissing -> "58030",
     WarehouseMismatch -> "55000", MergeConflict -> "40001", NoCommonAncestor -> "42000",
-    TransactionClosed -> "25000")
+    TransactionClosed -> "25000",
+    RemoteNotFound -> "42704", RemoteExists -> "42710", RemoteUnreachable -> "08001", RemoteHistoryRewritten -> "55000",
+    NonFastForward -> "55000")
 
   def sqlState(errorClass: String): String = sqlStates.getOrElse(errorClass, "XX000")
 }
@@ -98,6 +105,19 @@ class MergeConflictException(message: String) extends RefStateException(ErrorCla
 class TransactionClosedException(message: String) extends InvalidInputException(ErrorClass.TransactionClosed, message)
 /** Two revisions share no history, and the merge was not told to allow that. */
 class NoCommonAncestorException(message: String) extends InvalidInputException(ErrorClass.NoCommonAncestor, message)
+
+/** The repository has no remote of that name. */
+class RemoteNotFoundException(message: String) extends NotFoundException(ErrorClass.RemoteNotFound, message)
+/** A remote of that name is already configured. */
+class RemoteExistsException(message: String) extends RefStateException(ErrorClass.RemoteExists, message)
+/** The remote's metastore or object store cannot be reached (or holds no warehouse): nothing was changed. */
+class RemoteUnreachableException(message: String, cause: Throwable = null)
+  extends VersionedException(ErrorClass.RemoteUnreachable, message, cause)
+/** The remote no longer has history this repository holds from it (it was dropped and recreated): refused. */
+class RemoteHistoryRewrittenException(message: String)
+  extends RefStateException(ErrorClass.RemoteHistoryRewritten, message)
+/** A push would move a remote branch to an image that does not descend from its head: nothing was changed. */
+class NonFastForwardException(message: String) extends RefStateException(ErrorClass.NonFastForward, message)
 
 object Errors {
   def invalidOption(msg: String) = new InvalidInputException(ErrorClass.InvalidOption, msg)

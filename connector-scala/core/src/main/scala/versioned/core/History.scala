@@ -59,14 +59,7 @@ final class History(engine: Engine) {
 
   /** Hashes of the images reachable from `from` (image hashes) through parents, `from` included. */
   def reachable(repo: String, from: Seq[String]): Set[String] = engine.metastore.read { c =>
-    val parents = MetaDao.allImages(c, repo).map(i => i.hash -> i.parents).toMap
-    val seen = scala.collection.mutable.HashSet.empty[String]
-    val todo = scala.collection.mutable.Stack[String](from: _*)
-    while (todo.nonEmpty) {
-      val h = todo.pop()
-      if (seen.add(h)) parents.getOrElse(h, Nil).foreach(todo.push)
-    }
-    seen.toSet
+    HistoryCopy.reachable(c, repo, from).map(_.image.hash).toSet ++ from
   }
 
   /**

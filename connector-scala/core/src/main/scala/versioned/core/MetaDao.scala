@@ -54,6 +54,27 @@ private[core] object MetaDao {
   def nextSeq(c: Connection, repo: String): Long =
     Sql.query(c, "SELECT MAX(seq) FROM vc_images WHERE repo = ?", repo)(_.getLong(1)).headOption.getOrElse(0L) + 1
 
+  /** Which of `hashes` are images of `repo` (batched). */
+  def existingImages(c: Connection, repo: String, hashes: Seq[String]): Set[String] =
+    hashes.distinct.grouped(500).flatMap { g =>
+      Sql.query(c, s"SELECT hash FROM vc_images WHERE repo = ? AND hash IN (${marks(g)})", repo +: g: _*)(_.getString(1))
+    }.toSet
+
+  private def imageRow(repo: String)(rs: ResultSet): ImageRow =
+    ImageRow(image(repo)(rs), rs.getLong("seq"), Json.readStrings(rs.getString("changed_tables")))
+
+  /** Images of `repo` committed after `seq`, in commit order (one query). */
+  def imageRowsAfter(c: Connection, repo: String, seq: Long): Vector[ImageRow] =
+    Sql.query(c, s"SELECT $imageCols, seq, changed_tables FROM vc_images WHERE repo = ? AND seq > ? ORDER BY seq",
+      repo, seq)(imageRow(repo))
+
+  /** The given images of `repo` (batched), in commit order. */
+  def imageRowsByHash(c: Connection, repo: String, hashes: Seq[String]): Vector[ImageRow] =
+    hashes.distinct.grouped(500).flatMap { g =>
+      Sql.query(c, s"SELECT $imageCols, seq, changed_tables FROM vc_images WHERE repo = ? AND hash IN (${marks(g)})",
+        repo +: g: _*)(imageRow(repo))
+    }.toVector.sortBy(_.seq)
+
   def insertImage(c: Connection, img: Image, seq: Long, changedTables: Seq[String]): Unit =
     Sql.update(c, "INSERT INTO vc_images (repo, hash, parents, created_ms, author, message, seq, changed_tables) " +
       "VALUES (?,?,?,?,?,?,?,?)",
@@ -103,10 +124,20 @@ private[core] object MetaDao {
     Sql.query(c, s"SELECT $tableCols FROM vc_tables WHERE repo = ? AND image_hash = ? AND name = ?",
       repo, image, name)(tableRow).headOption
 
+  /** The table rows of the given images of `repo` (batched). */
+  def tablesOfImages(c: Connection, repo: String, images: Seq[String]): Vector[ImageTable] =
+    images.distinct.grouped(500).flatMap { g =>
+      Sql.query(c, s"SELECT $tableCols FROM vc_tables WHERE repo = ? AND image_hash IN (${marks(g)})", repo +: g: _*)(tableRow)
+    }.toVector
+
   def insertTables(c: Connection, repo: String, image: String, rows: Seq[ImageTable]): Unit =
+    insertTableRows(c, repo, rows.map(_.copy(image = image)))
+
+  /** Table rows of any images of `repo`, each under its own `image`, in one batch. */
+  def insertTableRows(c: Connection, repo: String, rows: Seq[ImageTable]): Unit =
     Sql.batch(c, s"INSERT INTO vc_tables (repo, $tableCols) VALUES (?,?,?,?,?,?,?,?,?,?)", rows.map { r =>
       val t = r.table
-      Seq(repo, image, t.name, t.schemaJson, Json.write(t.primaryKey), if (t.hiddenKey) 1 else 0, t.hash,
+      Seq(repo, r.image, t.name, t.schemaJson, Json.write(t.primaryKey), if (t.hiddenKey) 1 else 0, t.hash,
         fragmentsToJson(t.fragments), t.compacted.map(fragmentsToJson).orNull, if (r.changed) 1 else 0)
     })
 
@@ -130,34 +161,53 @@ private[core] object MetaDao {
       rs.getLong("row_count"), rs.getLong("size_bytes"), rs.getString("format"), Json.readMap(rs.getString("min_values")),
       Json.readMap(rs.getString("max_values")),
       Json.readMap(rs.getString("null_counts")).map { case (k, v) => k -> v.toString.toLong },
-      Option(rs.getString("checksum")).getOrElse(""))
+      Option(rs.getString("checksum")).getOrElse(""), Option(rs.getString("location")))
 
+  private def marks(g: Seq[_]): String = g.map(_ => "?").mkString(",")
+
+  /** Object rows with their recorded location, if any (`vc_object_locations`). */
   def getObjects(c: Connection, ids: Seq[String]): Map[String, ObjectMeta] =
     ids.distinct.grouped(500).flatMap { g =>
-      Sql.query(c, s"SELECT * FROM vc_objects WHERE id IN (${g.map(_ => "?").mkString(",")})", g: _*)(objectRow)
+      Sql.query(c, "SELECT o.*, l.location AS location FROM vc_objects o LEFT JOIN vc_object_locations l " +
+        s"ON l.object_id = o.id WHERE o.id IN (${marks(g)})", g: _*)(objectRow)
     }.map(o => o.id -> o).toMap
 
   /**
    * Registers objects a commit uses, in the caller's transaction: those not in `existing` (ids that
-   * already have a row, as the caller read them) are inserted, the others re-marked live (`touched_ms = now`).
+   * already have a row, as the caller read them) are inserted, with their location when they are stored
+   * outside the warehouse, the others re-marked live (`touched_ms = now`).
    */
   def insertObjects(c: Connection, objs: Seq[ObjectMeta], now: Long, repo: String, existing: Set[String]): Unit = {
+    val fresh = objs.filterNot(o => existing(o.id)).groupBy(_.id).values.map(_.head).toSeq
     Sql.batch(c, "INSERT INTO vc_objects (id, kind, parents, row_count, size_bytes, format, min_values, max_values, " +
       "null_counts, created_ms, touched_ms, repo, checksum) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING",
-      objs.filterNot(o => existing(o.id)).groupBy(_.id).values.map(_.head).map { o =>
+      fresh.map { o =>
         Seq(o.id, o.kind, Json.write(o.parents), o.rowCount, o.sizeBytes, o.format, Json.write(o.minValues),
           Json.write(o.maxValues), Json.write(o.nullCounts), now, now, repo, o.checksum)
       })
+    insertLocations(c, fresh.flatMap(o => o.location.map(o.id -> _)))
     touchObjects(c, existing.toSeq, now)
   }
 
+  /** Records where objects stored outside the warehouse are (`protocol` [[MetaDao.HadoopProtocol]]: a Hadoop URI). */
+  def insertLocations(c: Connection, locations: Seq[(String, String)]): Unit =
+    Sql.batch(c, "INSERT INTO vc_object_locations (object_id, protocol, location) VALUES (?,?,?) ON CONFLICT (object_id) DO NOTHING",
+      locations.map { case (id, uri) => Seq(id, HadoopProtocol, uri) })
+
+  /** Forgets the locations of objects now stored in the warehouse itself. */
+  def deleteLocations(c: Connection, ids: Seq[String]): Unit =
+    ids.distinct.grouped(500).foreach(g =>
+      Sql.update(c, s"DELETE FROM vc_object_locations WHERE object_id IN (${marks(g)})", g: _*))
+
+  val HadoopProtocol = "hadoop"
+
   def touchObjects(c: Connection, ids: Seq[String], now: Long): Unit =
     ids.distinct.grouped(500).foreach(g =>
-      Sql.update(c, s"UPDATE vc_objects SET touched_ms = ? WHERE id IN (${g.map(_ => "?").mkString(",")})", now +: g: _*))
+      Sql.update(c, s"UPDATE vc_objects SET touched_ms = ? WHERE id IN (${marks(g)})", now +: g: _*))
 
   def existingObjectIds(c: Connection, ids: Seq[String]): Set[String] =
     ids.distinct.grouped(500).flatMap { g =>
-      Sql.query(c, s"SELECT id FROM vc_objects WHERE id IN (${g.map(_ => "?").mkString(",")})", g: _*)(_.getString(1))
+      Sql.query(c, s"SELECT id FROM vc_objects WHERE id IN (${marks(g)})", g: _*)(_.getString(1))
     }.toSet
 
   def allObjectIds(c: Connection): Vector[String] = Sql.query(c, "SELECT id FROM vc_objects")(_.getString(1))
@@ -192,7 +242,7 @@ private[core] object MetaDao {
   /** touched_ms of the given objects that have a row. */
   def objectAges(c: Connection, ids: Seq[String]): Map[String, Long] =
     ids.distinct.grouped(500).flatMap { g =>
-      Sql.query(c, s"SELECT id, touched_ms FROM vc_objects WHERE id IN (${g.map(_ => "?").mkString(",")})", g: _*)(r =>
+      Sql.query(c, s"SELECT id, touched_ms FROM vc_objects WHERE id IN (${marks(g)})", g: _*)(r =>
         (r.getString(1), r.getLong(2)))
     }.toMap
 
@@ -217,8 +267,11 @@ private[core] object MetaDao {
     Sql.query(c, "SELECT 1 FROM vc_repositories LIMIT 1")(_ => 1).nonEmpty ||
       Sql.query(c, "SELECT 1 FROM vc_objects LIMIT 1")(_ => 1).nonEmpty
 
-  def deleteObjects(c: Connection, ids: Seq[String]): Unit =
-    ids.grouped(500).foreach(g => Sql.update(c, s"DELETE FROM vc_objects WHERE id IN (${g.map(_ => "?").mkString(",")})", g: _*))
+  /** Deletes object rows and their recorded locations (never a file: callers delete the warehouse's own files). */
+  def deleteObjects(c: Connection, ids: Seq[String]): Unit = {
+    ids.grouped(500).foreach(g => Sql.update(c, s"DELETE FROM vc_objects WHERE id IN (${marks(g)})", g: _*))
+    deleteLocations(c, ids)
+  }
 
   // ---- refs
   private def refRow(rs: ResultSet): Ref =
@@ -248,6 +301,24 @@ private[core] object MetaDao {
 
   def renameRef(c: Connection, repo: String, from: String, to: String): Unit =
     Sql.update(c, "UPDATE vc_refs SET name = ? WHERE repo = ? AND name = ?", to, repo, from)
+
+  /** Points `fullName` at `image`, creating the ref when absent (remote-tracking refs follow their remote). */
+  def setRef(c: Connection, repo: String, ref: Ref): Unit =
+    if (Sql.update(c, "UPDATE vc_refs SET image_hash = ? WHERE repo = ? AND name = ?", ref.image, repo, ref.fullName) == 0)
+      insertRef(c, repo, ref)
+
+  // ---- remotes (vc_upstreams: `url` holds the remote as JSON, see Remote)
+  def upstreams(c: Connection, repo: String): Vector[(String, String)] =
+    Sql.query(c, "SELECT remote, url FROM vc_upstreams WHERE repo = ? ORDER BY remote", repo)(r => (r.getString(1), r.getString(2)))
+
+  def insertUpstream(c: Connection, repo: String, remote: String, url: String): Unit =
+    Sql.update(c, "INSERT INTO vc_upstreams (repo, remote, url) VALUES (?, ?, ?)", repo, remote, url)
+
+  def updateUpstream(c: Connection, repo: String, remote: String, url: String): Boolean =
+    Sql.update(c, "UPDATE vc_upstreams SET url = ? WHERE repo = ? AND remote = ?", url, repo, remote) == 1
+
+  def deleteUpstream(c: Connection, repo: String, remote: String): Boolean =
+    Sql.update(c, "DELETE FROM vc_upstreams WHERE repo = ? AND remote = ?", repo, remote) == 1
 
   def setDefaultBranch(c: Connection, repo: String, branch: String): Unit =
     Sql.update(c, "UPDATE vc_repositories SET default_branch = ? WHERE name = ?", branch, repo)

@@ -22,7 +22,8 @@ object ChangeKind {
  * An immutable, content-addressed data file. Statistics are keyed by column name; values use the
  * engine's JSON value encoding (numbers for numeric/date/timestamp columns, strings for strings).
  * `checksum` ([[ObjectChecksum]]) lets readers verify the file's bytes; empty for objects written before
- * format 2.
+ * format 2. `location` is set for an object stored outside this warehouse's `objects/` (a lazy clone or an
+ * imported table reads it in place there, docs/REMOTES.md).
  */
 final case class ObjectMeta(
     id: String,
@@ -34,8 +35,11 @@ final case class ObjectMeta(
     minValues: Map[String, Any],
     maxValues: Map[String, Any],
     nullCounts: Map[String, Long],
-    checksum: String = "") {
+    checksum: String = "",
+    location: Option[String] = None) {
   def path: String = ObjectMeta.relativePath(id)
+  /** Where the object's bytes are read: its recorded location (`vc_object_locations`), else under `config`'s `objects/`. */
+  def uriIn(config: WarehouseConfig): String = location.getOrElse(config.objectUri(id))
 }
 
 object ObjectMeta {
@@ -79,6 +83,12 @@ final case class Image(
   def shortHash: String = hash.take(12)
 }
 
+/**
+ * An image as its metastore row holds it: with its commit order in its repository (`seq`) and the tables
+ * it changed, as remotes copy it from one warehouse to another.
+ */
+final case class ImageRow(image: Image, seq: Long, changedTables: Seq[String])
+
 /** A table entry of an image, with whether it changed against the first parent. */
 final case class ImageTable(image: String, table: TableVersion, changed: Boolean)
 
@@ -98,6 +108,12 @@ object Ref {
   def branch(name: String): String = s"heads/$name"
   def tag(name: String): String = s"tags/$name"
   def lock(ns: String, name: String): String = s"locks/$ns:$name"
+  /** Prefix of the refs that track remote `remote`: `remotes/<remote>/<branch>` and `remotes/<remote>/tags/<tag>`. */
+  def remotePrefix(remote: String): String = s"remotes/$remote/"
+  /** The ref tracking branch `branch` of remote `remote`. */
+  def remoteBranch(remote: String, branch: String): String = remotePrefix(remote) + branch
+  /** The ref tracking tag `tag` of remote `remote` (branch names never start with `tags/`). */
+  def remoteTag(remote: String, tag: String): String = remotePrefix(remote) + "tags/" + tag
 }
 
 /** A change to one table in a commit. */

@@ -34,7 +34,7 @@ object Names {
         if (name.startsWith("/") || name.endsWith("/") || name.contains("//")) fail("it has an empty path component")
         if (name.endsWith(".") || name.endsWith(".lock")) fail("it ends with '.' or '.lock'")
         if (name.split('/').exists(_.startsWith("."))) fail("a path component starts with '.'")
-        if ((kind == LockNamespace || kind == LockName) && name.contains('/')) fail("it contains '/'")
+        if ((kind == LockNamespace || kind == LockName || kind == Remote) && name.contains('/')) fail("it contains '/'")
         if ((kind == Branch || kind == Tag) && Hashing.looksLikeFullHash(name.toLowerCase)) fail("it looks like an image hash")
         if ((kind == Branch || kind == Tag) && ReservedPrefixes.exists(name.startsWith))
           fail(s"it starts with a reserved prefix (${ReservedPrefixes.mkString(", ")})")

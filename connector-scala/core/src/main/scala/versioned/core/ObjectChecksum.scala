@@ -23,24 +23,50 @@ object ObjectChecksum {
     case Format(f, off, t) => ObjectChecksum(java.lang.Long.parseLong(f, 16), off.toLong, java.lang.Long.parseLong(t, 16))
   }
 
+  /** The checksum of bytes seen in order (a file read or copied once), with the tail starting at `tailOffset`. */
+  final class Running(tailOffset: Long) {
+    private val all = new CRC32C()
+    private val tail = new CRC32C()
+    private var pos = 0L
+    def update(buf: Array[Byte], n: Int): Unit = {
+      all.update(buf, 0, n)
+      val from = math.max(0L, tailOffset - pos)
+      if (from < n) tail.update(buf, from.toInt, (n - from).toInt)
+      pos += n
+    }
+    def length: Long = pos
+    def result: ObjectChecksum = ObjectChecksum(all.getValue, math.min(tailOffset, pos), tail.getValue)
+  }
+
+  /**
+   * Streams `in` to `out` (when given) once, returning the size and checksum of the bytes (tail from
+   * `tailOffset`). Neither stream is closed.
+   */
+  def stream(in: java.io.InputStream, out: Option[java.io.OutputStream], tailOffset: Long): (Long, ObjectChecksum) = {
+    val sum = new Running(tailOffset)
+    val buf = new Array[Byte](1 << 16)
+    var n = in.read(buf)
+    while (n >= 0) {
+      if (n > 0) { sum.update(buf, n); out.foreach(_.write(buf, 0, n)) }
+      n = in.read(buf)
+    }
+    (sum.length, sum.result)
+  }
+
   /** Reads a whole file once: its size and checksum with the tail starting at `tailOffset`. */
   def compute(fs: FileSystem, path: Path, tailOffset: Long): (Long, ObjectChecksum) = {
-    val all = new CRC32C()
-    val tail = new CRC32C()
-    val buf = new Array[Byte](1 << 16)
     val in = fs.open(path)
-    var pos = 0L
-    try {
-      var n = in.read(buf)
-      while (n > 0) {
-        all.update(buf, 0, n)
-        val from = math.max(0L, tailOffset - pos)
-        if (from < n) tail.update(buf, from.toInt, (n - from).toInt)
-        pos += n
-        n = in.read(buf)
-      }
-    } finally in.close()
-    (pos, ObjectChecksum(all.getValue, math.min(tailOffset, pos), tail.getValue))
+    try stream(in, None, tailOffset) finally in.close()
+  }
+
+  /**
+   * Checks a size and whole-file checksum computed from an object's bytes against what was recorded when it
+   * was written (objects without a checksum: the size only); `where` names the bytes in the error.
+   */
+  def requireMatch(meta: ObjectMeta, len: Long, actual: Option[ObjectChecksum], where: String): Unit = {
+    if (len != meta.sizeBytes) throw new ObjectCorruptException(meta.id, s"$where has $len bytes, ${meta.sizeBytes} were written")
+    for (cs <- parse(meta.checksum); a <- actual)
+      if (a.fileCrc != cs.fileCrc) throw new ObjectCorruptException(meta.id, s"the bytes of $where do not match its checksum")
   }
 
   private def open(fs: FileSystem, path: Path, id: String) =
@@ -75,13 +101,10 @@ object ObjectChecksum {
   def verifyWhole(fs: FileSystem, path: Path, meta: ObjectMeta): Unit = {
     if (!fs.exists(path)) throw new ObjectMissingException(meta.id, s"$path does not exist")
     parse(meta.checksum) match {
-      case None =>
-        val len = fs.getFileStatus(path).getLen
-        if (len != meta.sizeBytes) throw new ObjectCorruptException(meta.id, s"$path has $len bytes, ${meta.sizeBytes} were written")
+      case None => requireMatch(meta, fs.getFileStatus(path).getLen, None, path.toString)
       case Some(cs) =>
         val (len, actual) = compute(fs, path, cs.tailOffset)
-        if (len != meta.sizeBytes) throw new ObjectCorruptException(meta.id, s"$path has $len bytes, ${meta.sizeBytes} were written")
-        if (actual.fileCrc != cs.fileCrc) throw new ObjectCorruptException(meta.id, s"the bytes of $path do not match its checksum")
+        requireMatch(meta, len, Some(actual), path.toString)
     }
   }
 

@@ -7,7 +7,10 @@ import scala.util.Try
 /** What a reader asked for. Exactly one resolver turns it into an image, for every entry point. */
 sealed trait Revision
 object Revision {
-  /** A branch, tag, lock, remote ref, full hash or unique prefix, optionally followed by `~N` / `^` / `^N`. */
+  /**
+   * A branch, tag, lock, remote-tracking ref (`remotes/origin/main` or `origin/main`), full hash or unique
+   * prefix, optionally followed by `~N` / `^` / `^N`.
+   */
   final case class Spec(spec: String) extends Revision
   /** The newest image on `branch` (default branch if None) created at or before `timestampMs`. */
   final case class AsOf(timestampMs: Long, branch: Option[String]) extends Revision
@@ -85,7 +88,9 @@ final class Resolver(ms: Metastore) {
       case Some(_) => ref(base).getOrElse(notFound)
       case None if base.contains(':') => ref(s"locks/$base").getOrElse(notFound)
       case None =>
-        ref(Ref.branch(base)).orElse(ref(Ref.tag(base))).getOrElse {
+        // `origin/main`: the remote-tracking ref remotes/origin/main, unless a branch or tag has that name
+        ref(Ref.branch(base)).orElse(ref(Ref.tag(base))).orElse(Some(base).filter(_.contains('/')).flatMap(b =>
+          ref(s"remotes/$b"))).getOrElse {
           if (!Hashing.looksLikePrefix(base.toLowerCase)) notFound
           val hits = MetaDao.imagesByPrefix(c, repo, base.toLowerCase, 6)
           hits match {
