@@ -3,15 +3,27 @@ package versioned.core
 import org.slf4j.LoggerFactory
 
 /** A remote-tracking ref a fetch created, moved or deleted; `status` is one of [[SyncStatus]]. */
-final case class RefUpdate(ref: String, old: Option[String], next: Option[String], status: String)
+final case class RefUpdate(ref: String, old: Option[String], next: Option[String], status: String) {
+  private[core] def fields: Map[String, Any] = Map("ref" -> ref, "old" -> old.orNull, "new" -> next.orNull, "status" -> status)
+  override def toString: String = s"$ref $status ${old.map(_.take(12)).getOrElse("(none)")} -> ${next.map(_.take(12)).getOrElse("(none)")}"
+}
 
 /** What a clone or fetch did: images and object rows recorded, objects downloaded, tracking refs changed. */
 final case class FetchResult(repository: String, remote: String, images: Int, objects: Int, downloaded: Int,
-                             refs: Seq[RefUpdate])
+                             refs: Seq[RefUpdate]) {
+  /** The result as a JSON object (what the Python package reads). */
+  def toJson: String = Json.write(Map("repository" -> repository, "remote" -> remote, "images" -> images,
+    "objects" -> objects, "downloaded" -> downloaded, "refs" -> refs.map(_.fields)))
+}
 
 /** What a push did: the remote branch's head before and after, images and objects sent, tags created there. */
 final case class PushResult(repository: String, remote: String, branch: String, old: Option[String], head: String,
-                            status: String, images: Int, objects: Int, uploaded: Int, tags: Seq[String])
+                            status: String, images: Int, objects: Int, uploaded: Int, tags: Seq[String]) {
+  /** The result as a JSON object (what the Python package reads). */
+  def toJson: String = Json.write(Map("repository" -> repository, "remote" -> remote, "branch" -> branch,
+    "old" -> old.orNull, "head" -> head, "status" -> status, "images" -> images, "objects" -> objects,
+    "uploaded" -> uploaded, "tags" -> tags))
+}
 
 object SyncStatus {
   val New = "new"

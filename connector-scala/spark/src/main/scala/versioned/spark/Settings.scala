@@ -69,6 +69,14 @@ object Settings {
       }.getOrElse(DefaultDiffCompression))
   }
 
+  /** The credentials the session gives for remote `remote`'s metastore (never stored in a metastore). */
+  def remoteCredentials(spark: SparkSession, remote: String): versioned.core.RemoteCredentials = {
+    val conf = spark.conf.getAll
+    validateConf(conf.keys)
+    versioned.core.RemoteCredentials(conf.get(confRemoteUser(remote)).filter(_.nonEmpty),
+      conf.get(confRemotePassword(remote)).filter(_.nonEmpty))
+  }
+
   /** Parquet codecs Spark can write with its bundled libraries (`none` is Spark's alias of `uncompressed`). */
   val ParquetCodecs: Seq[String] = {
     import scala.jdk.CollectionConverters._

@@ -51,6 +51,14 @@ object VersionedOptions {
   val ConfLocalCommitMaxBytes = "spark.versioned.write.localCommitMaxBytes"
   val ConfDiffCompression = "spark.versioned.write.diffCompression"
 
+  /**
+   * Credentials of remote `<name>`'s metastore (`spark.versioned.remote.<name>.metastore.user` / `.password`),
+   * given per session and never stored (docs/REMOTES.md).
+   */
+  def confRemoteUser(remote: String): String = s"spark.versioned.remote.$remote.metastore.user"
+  def confRemotePassword(remote: String): String = s"spark.versioned.remote.$remote.metastore.password"
+  private val ConfRemoteKey = """spark\.versioned\.remote\.[A-Za-z_][A-Za-z0-9_-]*\.metastore\.(user|password)""".r
+
   /** Prefix of the connector's Spark conf keys: any other key under it is refused as unknown. */
   val ConfPrefix = "spark.versioned."
   /** Every Spark conf key the connector reads (parsed by [[Settings]]). */
@@ -101,8 +109,9 @@ object VersionedOptions {
   /** Refuses every `spark.versioned.*` key of `conf` that the connector does not read, naming the closest known key. */
   def validateConf(conf: Iterable[String]): Unit =
     conf.filter(_.startsWith(ConfPrefix)).toSeq.sorted.foreach { key =>
-      if (!ConfKeys.contains(key)) throw Errors.invalidOption(s"Unknown setting '$key'. Did you mean " +
-        s"'${closest(key, ConfKeys)}'? Known settings: ${ConfKeys.sorted.mkString(", ")}.")
+      if (!ConfKeys.contains(key) && !ConfRemoteKey.matches(key)) throw Errors.invalidOption(s"Unknown setting '$key'. " +
+        s"Did you mean '${closest(key, ConfKeys)}'? Known settings: ${ConfKeys.sorted.mkString(", ")}, and " +
+        "spark.versioned.remote.<remote>.metastore.user / .password.")
     }
 
   /** The candidate nearest to `key` by edit distance (case-insensitive); the first of equals. */

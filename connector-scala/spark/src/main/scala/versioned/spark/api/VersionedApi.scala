@@ -1,6 +1,7 @@
 package versioned.spark.api
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
+import versioned.core.{FetchResult, PushResult}
 
 /**
  * Entry point for Python (through py4j) and Java/Scala callers: static, Java-friendly methods.
@@ -90,6 +91,50 @@ object VersionedApi {
              strategy: String, dryRun: Boolean, message: String, author: String,
              resolutions: java.util.Map[String, DataFrame]): versioned.spark.merge.MergeOutcome =
     MergeApi.pick(spark, options, repo, commit, on, parent, revert = true, strategy, dryRun, message, author, resolutions)
+
+  // ---- remotes (docs/REMOTES.md); null arguments take their defaults (remote "origin", the default branch)
+  /**
+   * Adds remote `name` of `repo`: warehouse `warehouse` (object store URI) with metastore `metastoreUrl`
+   * (JDBC, without credentials: they come from `spark.versioned.remote.<name>.metastore.user/password`),
+   * repository `remoteRepository` there (null: the same name).
+   */
+  def addRemote(spark: SparkSession, options: Opts, repo: String, name: String, warehouse: String, metastoreUrl: String,
+                remoteRepository: String): Unit =
+    RemotesApi.addRemote(spark, ApiSupport.engine(spark, options), repo, name, warehouse, metastoreUrl, remoteRepository)
+  /** Remotes of `repo`: name, warehouse, metastore_url, repository. */
+  def remotes(spark: SparkSession, options: Opts, repo: String): DataFrame = RemotesApi.remotes(spark, ApiSupport.engine(spark, options), repo)
+  /** Removes a remote and the refs tracking it. */
+  def removeRemote(spark: SparkSession, options: Opts, repo: String, name: String): Unit =
+    RemotesApi.removeRemote(spark, ApiSupport.engine(spark, options), repo, name)
+  /** Refs tracking remote `remote` (null: every remote), named like `origin/main` and `origin/tags/v1`. */
+  def remoteRefs(spark: SparkSession, options: Opts, repo: String, remote: String): DataFrame =
+    RemotesApi.remoteRefs(spark, ApiSupport.engine(spark, options), repo, remote)
+  /**
+   * Clones repository `sourceRepository` of another warehouse into `into` (null: the same name) of this one:
+   * its history, object metadata, refs as `remotes/<remote>/...` and a local default branch. `download`:
+   * "all" copies every object now, "none" (null) records where each is and reads it there in place.
+   */
+  def cloneRepository(spark: SparkSession, options: Opts, sourceRepository: String, warehouse: String, metastoreUrl: String,
+                      into: String, remote: String, download: String): FetchResult =
+    RemotesApi.cloneRepository(spark, ApiSupport.engine(spark, options), sourceRepository, warehouse, metastoreUrl, into, remote, download)
+  /** Brings what `remote` has that `repo` lacks and moves the refs tracking it; never moves a local branch. */
+  def fetch(spark: SparkSession, options: Opts, repo: String, remote: String, download: String): FetchResult =
+    RemotesApi.fetch(spark, ApiSupport.engine(spark, options), repo, remote, download)
+  /** Fetch, then merge `remotes/<remote>/<branch>` into local `branch` (a fast-forward when possible). */
+  def pull(spark: SparkSession, options: Opts, repo: String, remote: String, branch: String, strategy: String,
+           fastForward: String, message: String, author: String): versioned.spark.merge.MergeOutcome =
+    RemotesApi.pull(spark, ApiSupport.engine(spark, options), repo, remote, branch, strategy, fastForward, message, author)
+  /** Uploads what the remote lacks, then moves its branch by compare-and-swap (fast-forward unless `force`). */
+  def push(spark: SparkSession, options: Opts, repo: String, remote: String, branch: String, force: Boolean,
+           tags: Boolean): PushResult =
+    RemotesApi.push(spark, ApiSupport.engine(spark, options), repo, remote, branch, force, tags)
+  /**
+   * Commits on `branch` (null: default) table `table` of repository `fromRepository` at `ref` (null: its default
+   * branch), of remote `remote` when not null, named `asTable` (null: the same); no data is copied. Returns the commit.
+   */
+  def importTable(spark: SparkSession, options: Opts, repo: String, fromRepository: String, table: String, ref: String,
+                  asTable: String, branch: String, remote: String, message: String, author: String): String =
+    RemotesApi.importTable(spark, ApiSupport.engine(spark, options), repo, fromRepository, table, ref, asTable, branch, remote, message, author)
 
   /** The author of a commit: explicit, else `spark.versioned.author`, else the JVM user. */
   def authorOf(spark: SparkSession, explicit: String): String = ApiSupport.author(spark, explicit)

@@ -51,7 +51,7 @@ private[versioned] object Verifier {
                     meta: Option[ObjectMeta]): (String, Option[String]) = meta match {
     case None => (Missing, Some("no metastore row describes it"))
     case Some(m) =>
-      val path = new Path(config.objectUri(id))
+      val path = new Path(m.uriIn(config))
       try { ObjectChecksum.verifyWhole(path.getFileSystem(conf), path, m); (Ok, None) }
       catch {
         case e: ObjectMissingException => (Missing, Some(e.getMessage))

@@ -35,7 +35,15 @@ private[versioned] object Procedures {
     "revert" -> (e => new PickProcedure(e, revert = true)),
     "rename_branch" -> (e => new RenameBranchProcedure(e)),
     "resolve" -> (e => new ResolveProcedure(e)),
-    "show" -> (e => new ShowProcedure(e)))
+    "show" -> (e => new ShowProcedure(e)),
+    "add_remote" -> (e => new AddRemoteProcedure(e)),
+    "remove_remote" -> (e => new RemoveRemoteProcedure(e)),
+    "remotes" -> (e => new RemotesProcedure(e)),
+    "clone" -> (e => new CloneProcedure(e)),
+    "fetch" -> (e => new FetchProcedure(e)),
+    "pull" -> (e => new PullProcedure(e)),
+    "push" -> (e => new PushProcedure(e)),
+    "import_table" -> (e => new ImportTableProcedure(e)))
 
   /** Procedures that call an API taking location options. */
   private val byContext: Map[String, ProcedureContext => UnboundProcedure] = Map(
