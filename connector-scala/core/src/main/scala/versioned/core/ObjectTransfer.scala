@@ -36,7 +36,7 @@ object ObjectTransfer {
   def copy(conf: Configuration, c: ObjectCopy): Boolean = {
     val dst = new Path(c.target)
     val dfs = io(c, "reach the target of")(dst.getFileSystem(conf))
-    if (io(c, "check the target of")(dfs.exists(dst)) && intact(dfs, dst, c.meta)) false
+    if (io(c, "check the target of")(dfs.exists(dst) && intact(dfs, dst, c.meta))) false
     else {
       val src = new Path(c.source)
       val tmp = new Path(c.staging)
@@ -71,6 +71,9 @@ object ObjectTransfer {
 
   private def io[T](c: ObjectCopy, what: String)(f: => T): T =
     try f catch {
+      // a store's own checksum (e.g. the local file system's .crc files) caught damaged bytes
+      case e: org.apache.hadoop.fs.ChecksumException => throw new ObjectCorruptException(c.id,
+        s"reading it from ${c.source} failed the store's checksum (${e.getMessage})", e)
       case e: java.io.IOException => throw Errors.storage(s"Could not $what object ${c.id} (${c.source} -> ${c.target}): " +
         s"${e.getMessage}. Nothing was recorded; retry once the stores are reachable.", e)
     }

@@ -107,8 +107,13 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
       case r if r.kind == RefKind.Tag => Ref.remoteTag(remote.name, r.shortName) -> r.image
     }.toMap
 
+    // downloading also brings the objects the batch needs that this warehouse knew only at their location
+    val fetchedIds = batch.objects.map(_.id).toSet
+    val heldElsewhere = if (!download) Vector.empty
+      else local.objects(batch.referencedObjects.filterNot(fetchedIds)).values.filter(_.location.isDefined).toVector
     def record(lease: Option[Lease]): (Int, Map[String, String]) = {
-      val downloaded = lease.map(l => mover.copy(batch.objects.map(ObjectCopy.between(_, src.config, local.config, l)))).getOrElse(0)
+      val downloaded = lease.map(l => mover.copy(batch.objects.map(ObjectCopy.between(_, src.config, local.config, l)) ++
+        heldElsewhere.map(ObjectCopy.between(_, local.config, local.config, l)))).getOrElse(0)
       val objects = batch.objects.map(o => o.copy(location = if (lease.isDefined) None else Some(o.uriIn(src.config))))
       val before = local.metastore.tx { c =>
         val now = local.now()
@@ -121,6 +126,7 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
           case None => local.remotes.update(c, repo, recorded)
         }
         HistoryCopy.write(c, repo, batch.copy(objects = objects), now)
+        MetaDao.deleteLocations(c, heldElsewhere.map(_.id)) // now stored here
         val current = MetaDao.listRefs(c, repo).filter(_.fullName.startsWith(prefix)).map(r => r.fullName -> r.image).toMap
         wanted.foreach { case (name, image) =>
           if (!current.get(name).contains(image)) MetaDao.setRef(c, repo, Ref(name, RefKind.Remote, image, now))
@@ -133,7 +139,7 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
       (downloaded, before)
     }
     val (downloaded, before) =
-      if (download && batch.objects.nonEmpty) local.leases.withLease(repo, "fetch")(l => record(Some(l))) else record(None)
+      if (download && (batch.objects.nonEmpty || heldElsewhere.nonEmpty)) local.leases.withLease(repo, "fetch")(l => record(Some(l))) else record(None)
     val updates = (before.keySet ++ wanted.keySet).toSeq.sorted.flatMap { name =>
       val (old, next) = (before.get(name), wanted.get(name))
       if (old == next) None

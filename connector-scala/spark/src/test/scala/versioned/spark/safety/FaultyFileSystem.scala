@@ -9,7 +9,7 @@ import org.apache.hadoop.util.Progressable
 /**
  * A local file system under scheme `faulty:` (no checksum side files, like an object store) whose Nth
  * mutating or reading operation (create, open, rename, delete, mkdirs), counted from [[Faults.arm]],
- * fails with an IOException. Register with `spark.hadoop.fs.faulty.impl`.
+ * fails with an IOException, and which records the paths it opens. Register with `spark.hadoop.fs.faulty.impl`.
  */
 class FaultyFileSystem extends RawLocalFileSystem {
   override def getUri: URI = URI.create("faulty:///")
@@ -19,7 +19,9 @@ class FaultyFileSystem extends RawLocalFileSystem {
                       blockSize: Long, progress: Progressable): FSDataOutputStream = {
     Faults.check("create", f); super.create(f, permission, overwrite, bufferSize, replication, blockSize, progress)
   }
-  override def open(f: Path, bufferSize: Int): FSDataInputStream = { Faults.check("open", f); super.open(f, bufferSize) }
+  override def open(f: Path, bufferSize: Int): FSDataInputStream = {
+    Faults.check("open", f); Faults.opened.add(f.toUri.getPath); super.open(f, bufferSize)
+  }
   override def rename(src: Path, dst: Path): Boolean = { Faults.check("rename", src); super.rename(src, dst) }
   override def delete(p: Path, recursive: Boolean): Boolean = { Faults.check("delete", p); super.delete(p, recursive) }
   override def mkdirs(p: Path, permission: FsPermission): Boolean = { Faults.check("mkdirs", p); super.mkdirs(p, permission) }
@@ -29,6 +31,8 @@ object Faults {
   private val count = new AtomicLong()
   private val failAt = new AtomicLong(-1)
   val failures = new AtomicInteger()
+  /** Paths opened for reading (every open, faults armed or not), for suites that count what a read touches. */
+  val opened = new java.util.concurrent.ConcurrentLinkedQueue[String]()
 
   /** Counts operations from now; the `n`-th fails (n <= 0: none fails). */
   def arm(n: Long): Unit = { count.set(0); failures.set(0); failAt.set(if (n <= 0) -1 else n) }
