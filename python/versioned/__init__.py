@@ -48,12 +48,17 @@ from versioned.errors import (
     NotFoundError,
     ObjectCorrupt,
     ObjectMissing,
+    NonFastForward,
     NullPrimaryKey,
     ProtectedRef,
     RefConflict,
     RefExists,
     RefNotFound,
     RefStateError,
+    RemoteExists,
+    RemoteHistoryRewritten,
+    RemoteNotFound,
+    RemoteUnreachable,
     RepositoryExists,
     RepositoryNotFound,
     SchemaMismatch,
@@ -67,6 +72,7 @@ from versioned.errors import (
 )
 from versioned.install import install, is_installed, uninstall
 from versioned.merging import MergeResult
+from versioned.remotes import FetchResult, PushResult, RefUpdate, clone
 from versioned.repository import Repository, collect_garbage, repositories
 from versioned.transaction import Transaction
 from versioned.session import configure_spark_with_versioned, jar_path
@@ -82,6 +88,10 @@ __all__ = [
     "Repository",
     "Transaction",
     "MergeResult",
+    "clone",
+    "FetchResult",
+    "PushResult",
+    "RefUpdate",
     "repositories",
     "collect_garbage",
     "VersionedError",
@@ -118,6 +128,11 @@ __all__ = [
     "ObjectCorrupt",
     "ObjectMissing",
     "WarehouseMismatch",
+    "RemoteNotFound",
+    "RemoteExists",
+    "RemoteUnreachable",
+    "RemoteHistoryRewritten",
+    "NonFastForward",
 ]
 
 import sys as _sys

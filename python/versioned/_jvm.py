@@ -7,6 +7,7 @@ It calls the static facade ``versioned.spark.api.VersionedApi`` and turns Java e
 from __future__ import annotations
 
 import contextlib
+import json
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 from py4j.java_collections import JavaList
@@ -333,3 +334,11 @@ class JvmOps:
 
     def verify(self, repo: str, refs: List[str]) -> DataFrame:
         return self._frame("verify", repo, java_list(self.spark, refs))
+
+
+def call_json(spark: SparkSession, options: Options, method: str, *args: Any) -> Dict[str, Any]:
+    """:func:`call` for methods returning a result with a ``toJson()`` method (fetch, push), as a dict."""
+    o = call(spark, options, method, *args)
+    with translated_errors():
+        result: Dict[str, Any] = json.loads(str(o.toJson()))
+    return result

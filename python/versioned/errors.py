@@ -53,6 +53,11 @@ __all__ = [
     "ObjectCorrupt",
     "ObjectMissing",
     "WarehouseMismatch",
+    "RemoteNotFound",
+    "RemoteExists",
+    "RemoteUnreachable",
+    "RemoteHistoryRewritten",
+    "NonFastForward",
     "error_for_class",
     "known_error_classes",
 ]
@@ -285,6 +290,49 @@ class TransactionClosed(InvalidInputError):
     new one. Example: ``tx.write(df, "orders")`` after ``tx.commit()``."""
 
     error_class = "TRANSACTION_CLOSED"
+
+
+class RemoteNotFound(NotFoundError):
+    """The repository has no remote of that name. Example: ``repo.fetch("upstream")`` before
+    ``repo.add_remote("upstream", ...)``."""
+
+    error_class = "REMOTE_NOT_FOUND"
+
+
+class RemoteExists(RefStateError):
+    """A remote of that name is already configured; remove it first or pick another name."""
+
+    error_class = "REMOTE_EXISTS"
+
+
+class RemoteUnreachable(VersionedError):
+    """The remote's metastore or object store cannot be reached, or holds no warehouse; nothing was changed.
+    Example: a ``metastore_url`` naming a SQLite file that does not exist."""
+
+    error_class = "REMOTE_UNREACHABLE"
+
+
+class RemoteHistoryRewritten(RefStateError):
+    """The remote no longer has history this repository fetched from it (its repository was dropped and
+    created again); nothing was fetched. Remove the remote and add it again, or clone it anew."""
+
+    error_class = "REMOTE_HISTORY_REWRITTEN"
+
+
+class NonFastForward(RefStateError):
+    """A push was rejected: the remote branch has commits the pushed branch does not contain; nothing changed
+    on the remote. Pull first, or push with ``force=True``.
+
+    Example::
+
+        try:
+            repo.push()
+        except NonFastForward:
+            repo.pull().check()
+            repo.push()
+    """
+
+    error_class = "NON_FAST_FORWARD"
 
 
 def _subclasses(cls: Type[VersionedError]) -> Dict[str, Type[VersionedError]]:

@@ -10,6 +10,7 @@ from pyspark.sql import DataFrame, SparkSession
 from versioned import _connect, _jvm
 from versioned.errors import InvalidOption
 from versioned.merging import MergeResult, Resolutions
+from versioned.remotes import RemotesMixin
 from versioned.transaction import Transaction
 
 __all__ = ["Repository", "repositories", "collect_garbage"]
@@ -46,8 +47,11 @@ def repositories(spark: SparkSession, *, warehouse: Optional[str] = None,
     return _ops(spark, _location(warehouse, metastore_url)).repositories()
 
 
-class Repository:
+class Repository(RemotesMixin):
     """A repository of versioned tables. Cheap to create; every call goes to the metastore.
+
+    Remotes (another warehouse to clone from, fetch, pull and push) are in :class:`~versioned.remotes.RemotesMixin`:
+    :meth:`add_remote`, :meth:`fetch`, :meth:`pull`, :meth:`push`, :meth:`import_table` (docs/REMOTES.md).
 
     Revisions (``ref``, ``from_ref``, ``spec``) are resolved by the engine: a branch, a tag, a lock
     (``"namespace:name"``), a full image hash or a unique prefix of at least 4 hex digits, each
