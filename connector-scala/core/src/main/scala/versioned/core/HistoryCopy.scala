@@ -12,6 +12,17 @@ private[core] final case class HistoryBatch(images: Vector[ImageRow], tables: Ve
   /** Every object the tables of the batch need (logical and compacted representations). */
   def referencedObjects: Vector[String] =
     tables.flatMap(t => t.table.fragments.flatMap(_.objects) ++ t.table.compacted.toSeq.flatten.flatMap(_.objects)).distinct
+
+  /**
+   * The batch without compacted representations (and the objects only they use). A warehouse that reads
+   * another's objects in place keeps only what that warehouse never collects: the objects of logical
+   * fragments (history), not those of a compacted form, which it evicts once no ref points at its image.
+   */
+  def withoutCompacted: HistoryBatch = {
+    val logical = copy(tables = tables.map(t => t.copy(table = t.table.copy(compacted = None))))
+    val needed = logical.referencedObjects.toSet
+    logical.copy(objects = objects.filter(o => needed(o.id)))
+  }
 }
 
 /**

@@ -101,7 +101,9 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
       (refs, MetaDao.imageRowsAfter(c, remote.repository, remote.fetchedSeq))
     }
     val fetchedSeq = (remote.fetchedSeq +: rows.map(_.seq)).max
-    val batch = HistoryCopy.gather(src, remote.repository, rows, local, repo)
+    val gathered = HistoryCopy.gather(src, remote.repository, rows, local, repo)
+    // objects read in place: only those the remote never collects (see HistoryBatch.withoutCompacted)
+    val batch = if (download) gathered else gathered.withoutCompacted
     val wanted: Map[String, String] = refs.collect {
       case r if r.kind == RefKind.Branch => Ref.remoteBranch(remote.name, r.shortName) -> r.image
       case r if r.kind == RefKind.Tag => Ref.remoteTag(remote.name, r.shortName) -> r.image
@@ -240,7 +242,8 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
     Names.validate(Names.Table, table); Names.validate(Names.Table, as)
     val src = remote.map(r => connect(local.remotes.get(repo, r), false)).getOrElse(local)
     val image = src.resolve(from, at)
-    val version = src.table(from, image, table)
+    // a version read in place elsewhere keeps only its logical fragments (see HistoryBatch.withoutCompacted)
+    val version = if (src eq local) src.table(from, image, table) else src.table(from, image, table).copy(compacted = None)
     val ids = (version.fragments.flatMap(_.objects) ++ version.compacted.toSeq.flatten.flatMap(_.objects)).distinct
     val linked: Seq[ObjectMeta] = if (src eq local) Seq.empty else {
       val known = local.metastore.read(MetaDao.existingObjectIds(_, ids))

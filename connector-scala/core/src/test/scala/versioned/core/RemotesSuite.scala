@@ -274,20 +274,35 @@ class RemotesSuite extends CoreFixture {
   test("gc keeps what remote-tracking refs and recorded locations need, and never touches the remote's files") {
     remoteCommit("t", "a1")
     val c2 = remoteCommit("t", "a2")
-    // a compacted form on the remote's head travels with it
+    // a compacted form on the remote's head: a downloading clone keeps it, a lazy one reads only history
     val comp = realObject(otherDir, "compacted")
     other.setCompacted("r", c2.image.hash, "t", Seq(Fragment(None, Seq(comp.id))), Seq(comp))
     sync.cloneRepository(origin(), "copy", download = false)
-    engine.refs.resetBranch("copy", "main", spec("main~1")) // now only remotes/origin/main points at c2
-    assert(engine.maintenance.evict("copy").isEmpty, "a remote-tracking ref keeps its image's compacted form")
+    assert(engine.table("copy", engine.image("copy", c2.image.hash), "t").compacted.isEmpty,
+      "the remote evicts compacted forms; a lazy clone does not depend on them")
+    assert(engine.objects(Seq(comp.id)).isEmpty)
+    sync.cloneRepository(origin(), "full", download = true)
+    engine.refs.resetBranch("full", "main", spec("main~1")) // now only remotes/origin/main points at c2
+    assert(engine.maintenance.evict("full").isEmpty, "a remote-tracking ref keeps its image's compacted form")
     assert(engine.maintenance.collectGarbage(None, 0L, force = true, dryRun = false).isEmpty)
-    assert(engine.objects(Seq(fakeId("a1"), fakeId("a2"), comp.id)).values.forall(_.location.isDefined))
-    assert(engine.table("copy", engine.image("copy", c2.image.hash), "t").compacted.isDefined)
+    assert(engine.table("full", engine.image("full", c2.image.hash), "t").compacted.isDefined)
+    assert(Files.exists(file(dir, comp.id)))
+    assert(engine.objects(Seq(fakeId("a1"), fakeId("a2"))).values.forall(_.location.isEmpty), "downloaded for 'full'")
+    engine.dropRepository("full")
+    engine.maintenance.collectGarbage(None, 0L, force = true, dryRun = false)
+    // a lazy clone's objects: kept while referenced, their rows and locations dropped with the repository
+    val lazyOnes = realObject(otherDir, "lazy-only")
+    other.commit("r", "main", Some(c2.image.hash), Map("z" -> TableUpdate.Put(tableVersion("z", Seq(lazyOnes.id)), Seq(lazyOnes))),
+      "tester", "z")
+    sync.fetch("copy", "origin", download = false)
+    assert(engine.objects(Seq(lazyOnes.id))(lazyOnes.id).location.isDefined)
+    assert(engine.maintenance.collectGarbage(None, 0L, force = true, dryRun = false).isEmpty, "referenced: kept")
     engine.dropRepository("copy")
     val gone = engine.maintenance.collectGarbage(None, 0L, force = true, dryRun = false)
-    assert(gone.map(_.name).toSet == Set(fakeId("a1"), fakeId("a2"), comp.id))
+    assert(gone.map(_.name).toSet == Set(fakeId("a1"), fakeId("a2"), lazyOnes.id)) // the first two downloaded for 'full'
+    assert(!Files.exists(file(dir, fakeId("a1"))))
     assert(engine.metastore.read(c => Sql.query(c, "SELECT COUNT(*) FROM vc_object_locations")(_.getInt(1)).head) == 0)
-    Seq("a1", "a2").foreach(s => assert(Files.exists(file(otherDir, fakeId(s))), "the remote's files are its own"))
-    assert(Files.exists(file(otherDir, comp.id)))
+    Seq(fakeId("a1"), fakeId("a2"), comp.id, lazyOnes.id).foreach(id =>
+      assert(Files.exists(file(otherDir, id)), "the remote's files are its own"))
   }
 }
