@@ -209,11 +209,8 @@ class RemotesMixin:
 
         Example::
 
-            try:
-                repo.push()
-            except NonFastForward:
-                repo.pull().check()
-                repo.push()
+            repo.push("origin", "main")
+            repo.push("backup", force=True, tags=False)
         """
         return PushResult._of(_jvm.call_json(self.spark, self._options, "push", self.name, remote, branch, bool(force),
                                              bool(tags)))
