@@ -75,16 +75,21 @@ private[core] object HistoryCopy {
     MetaDao.insertTableRows(c, repo, batch.tables.filterNot(t => present(t.image)))
   }
 
-  /** Every image row of `repo` (one query), with the hashes reachable from `heads` through parents. */
+  /** The image rows of `repo` reachable from `heads` through parents (the repository's rows read in one query). */
   def reachable(c: Connection, repo: String, heads: Seq[String]): Vector[ImageRow] = {
     val rows = MetaDao.imageRowsAfter(c, repo, Long.MinValue)
-    val byHash = rows.map(r => r.image.hash -> r).toMap
+    val seen = closure(rows.map(r => r.image.hash -> r.image.parents).toMap, heads)
+    rows.filter(r => seen(r.image.hash))
+  }
+
+  /** `heads` and every image reachable from them in `parents` (a commit graph held in memory). */
+  def closure(parents: Map[String, Seq[String]], heads: Seq[String]): Set[String] = {
     val seen = scala.collection.mutable.HashSet.empty[String]
     val todo = scala.collection.mutable.Stack[String](heads: _*)
     while (todo.nonEmpty) {
       val h = todo.pop()
-      if (seen.add(h)) byHash.get(h).foreach(_.image.parents.foreach(todo.push))
+      if (seen.add(h)) parents.getOrElse(h, Nil).foreach(todo.push)
     }
-    rows.filter(r => seen(r.image.hash))
+    seen.toSet
   }
 }

@@ -142,14 +142,16 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
     }
     val (downloaded, before) =
       if (download && (batch.objects.nonEmpty || heldElsewhere.nonEmpty)) local.leases.withLease(repo, "fetch")(l => record(Some(l))) else record(None)
-    val updates = (before.keySet ++ wanted.keySet).toSeq.sorted.flatMap { name =>
+    val changed = (before.keySet ++ wanted.keySet).toSeq.sorted.filter(n => before.get(n) != wanted.get(n))
+    // the commit graph, read once (one query) when a moved ref needs it
+    lazy val graph = local.metastore.read(MetaDao.imageRowsAfter(_, repo, Long.MinValue)).map(r => r.image.hash -> r.image.parents).toMap
+    val updates = changed.map { name =>
       val (old, next) = (before.get(name), wanted.get(name))
-      if (old == next) None
-      else Some(RefUpdate(name, old, next, (old, next) match {
+      RefUpdate(name, old, next, (old, next) match {
         case (None, _) => SyncStatus.New
         case (_, None) => SyncStatus.Deleted
-        case (Some(o), Some(n)) => if (local.ancestry.isAncestor(repo, o, n)) SyncStatus.FastForward else SyncStatus.Forced
-      }))
+        case (Some(o), Some(n)) => if (HistoryCopy.closure(graph, Seq(n))(o)) SyncStatus.FastForward else SyncStatus.Forced
+      })
     }
     FetchResult(repo, remote.name, batch.images.size, batch.objects.size, downloaded, updates)
   }
@@ -173,19 +175,18 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
     val rr = remote.repository
     val remoteRefs = dst.metastore.read(c => if (MetaDao.repoExists(c, rr)) MetaDao.listRefs(c, rr) else Vector.empty)
     val old = remoteRefs.find(_.fullName == Ref.branch(branch)).map(_.image)
+    val rows = local.metastore.read(HistoryCopy.reachable(_, repo, Seq(head)))
+    val reach = rows.map(_.image.hash).toSet
     val status = old match {
       case None => SyncStatus.Created
       case Some(h) if h == head => SyncStatus.UpToDate
-      case Some(h) if local.metastore.read(MetaDao.getImage(_, repo, h)).isDefined && local.ancestry.isAncestor(repo, h, head) =>
-        SyncStatus.FastForward
+      case Some(h) if reach(h) => SyncStatus.FastForward
       case Some(_) if force => SyncStatus.Forced
       case Some(h) => throw new NonFastForwardException(s"Push of '$branch' to ${remote.describe} rejected: the remote " +
         s"branch is at ${h.take(12)}, which is not an ancestor of ${head.take(12)} (the remote has commits this " +
         s"repository does not). Nothing was changed. Pull (fetch and merge) first, then push again; or push with " +
         "force=True to replace the remote branch.")
     }
-    val rows = local.metastore.read(HistoryCopy.reachable(_, repo, Seq(head)))
-    val reach = rows.map(_.image.hash).toSet
     val localTags = if (!tags) Vector.empty else local.metastore.read(MetaDao.listRefs(_, repo)).filter(_.kind == RefKind.Tag)
     val outside = localTags.map(_.image).filterNot(reach)
     val remoteHas = if (outside.isEmpty) Set.empty[String] else dst.metastore.read(MetaDao.existingImages(_, rr, outside))
