@@ -20,9 +20,11 @@ object Collected {
 /**
  * Ref-driven snapshots and garbage collection (MMS5 + Splitgraph cleanup).
  *
- * Images that some ref (branch, tag, lock) points at keep a compacted representation; when the last
- * ref leaves an image its compacted representation becomes evictable. Objects referenced by any
- * table version's logical fragments (history) are never deleted.
+ * Images that some ref (branch, tag, lock, or a remote-tracking ref `remotes/<remote>/...`) points at keep
+ * a compacted representation; when the last ref leaves an image its compacted representation becomes
+ * evictable. Objects referenced by any table version's logical fragments (history) are never deleted.
+ * An object read in place elsewhere (a recorded location, docs/REMOTES.md) is kept like any other while
+ * referenced; collecting it drops its row and its location, never a file outside this warehouse.
  *
  * Garbage collection cannot race a commit (docs/FORMAT.md, "Garbage collection"): it deletes an object
  * only when no table version of any repository references it and no commit has used it within the
