@@ -5,29 +5,49 @@ import scala.jdk.CollectionConverters._
 import org.apache.hadoop.conf.Configuration
 
 /**
- * Remotes in the engine (no Spark): two warehouses in temporary directories, each with its own SQLite
- * metastore (the local one on PostgreSQL when the suites run there). Objects are small real files with
- * checksums, so transfers verify them.
+ * Remotes in the engine (no Spark): two warehouses in temporary directories, each with its own metastore:
+ * SQLite files, or two PostgreSQL databases when the suites run there (the remote's URL is then recorded
+ * without its credentials, which the connection gets from [[RemoteCredentials]]). Objects are small real
+ * files with checksums, so transfers verify them.
  */
 class RemotesSuite extends CoreFixture {
   private var otherDir: Path = _
   private var other: Engine = _
+  private var otherDatabase: Option[String] = None
+  private var credentials = RemoteCredentials.None
+  private var otherUrl: String = _
 
   override protected def beforeEach(): Unit = {
     super.beforeEach()
     otherDir = Files.createTempDirectory("versioned-remote-test")
-    other = Engine(WarehouseConfig.embedded(otherDir.toString))
+    TestMetastores.postgresAdminUrl match {
+      case None =>
+        other = Engine(WarehouseConfig.embedded(otherDir.toString))
+        otherUrl = other.config.metastoreUrl
+      case Some(admin) =>
+        val (db, url) = TestMetastores.createDatabase(admin)
+        otherDatabase = Some(db)
+        other = new Engine(WarehouseConfig(otherDir.toString, url))
+        def param(k: String) = s"[?&]$k=([^&]*)".r.findFirstMatchIn(url).map(_.group(1))
+        credentials = RemoteCredentials(param("user"), param("password"))
+        otherUrl = url.replaceAll("[?&](user|password)=[^&]*", "").replaceFirst("&", "?")
+    }
   }
 
   override protected def afterEach(): Unit = {
-    try super.afterEach() finally deleteRecursively(otherDir)
+    try super.afterEach()
+    finally {
+      deleteRecursively(otherDir)
+      if (otherDatabase.isDefined) other.close()
+      for (admin <- TestMetastores.postgresAdminUrl; db <- otherDatabase) TestMetastores.dropDatabase(admin, db)
+      otherDatabase = None
+    }
   }
 
   private val conf = new Configuration()
-  private def connect(r: Remote, create: Boolean): Engine = Remotes.open(r, RemoteCredentials.None, conf, create, engine)
+  private def connect(r: Remote, create: Boolean): Engine = Remotes.open(r, credentials, conf, create, engine)
   private def sync = new Sync(engine, connect, new SequentialMover(conf))
-  private def origin(repository: String = "r"): Remote =
-    Remote.of("origin", other.config.warehouse, other.config.metastoreUrl, repository)
+  private def origin(repository: String = "r"): Remote = Remote.of("origin", other.config.warehouse, otherUrl, repository)
 
   /** A small real object file in warehouse `root`, with its size and checksum recorded. */
   private def realObject(root: Path, seed: String): ObjectMeta = {
@@ -67,7 +87,8 @@ class RemotesSuite extends CoreFixture {
   test("remotes are added, listed and removed; unknown names, duplicates and credentials are refused") {
     commitOn("r", "main", putFresh("t"))
     engine.remotes.add("r", origin())
-    assert(engine.remotes.list("r").map(r => (r.name, r.repository, r.warehouse)) == Seq(("origin", "r", other.config.warehouse)))
+    assert(engine.remotes.list("r").map(r => (r.name, r.repository, r.warehouse, r.metastoreUrl)) ==
+      Seq(("origin", "r", other.config.warehouse, otherUrl)))
     expectError[RemoteExistsException](ErrorClass.RemoteExists)(engine.remotes.add("r", origin()))
     expectError[RemoteNotFoundException](ErrorClass.RemoteNotFound)(engine.remotes.get("r", "upstream"))
     expectError[RemoteNotFoundException](ErrorClass.RemoteNotFound)(sync.fetch("r", "upstream", download = false))
@@ -111,6 +132,8 @@ class RemotesSuite extends CoreFixture {
     expectError[VersionedException](ErrorClass.RepositoryExists)(sync.cloneRepository(origin(), "copy", download = false))
     assert(engine.refs.all("copy") == before)
     expectError[NotFoundException](ErrorClass.RepositoryNotFound)(sync.cloneRepository(origin("nope"), "c2", download = false))
+    expectError[RemoteUnreachableException](ErrorClass.RemoteUnreachable)(
+      sync.cloneRepository(Remote.of("origin", "nosuchfs://bucket/wh", otherUrl, "r"), "c4", download = false))
     val empty = Files.createTempDirectory("versioned-nowhere")
     try {
       val nowhere = Remote.of("origin", empty.toString, s"jdbc:sqlite:$empty/metastore.db", "r")
