@@ -7,6 +7,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.types._
 import versioned.core._
+import versioned.core.TestMetastores
 import versioned.spark.{VersionedOptions, VersionedTestBase}
 import versioned.spark.api.VersionedApi
 import versioned.spark.catalog.VersionedCatalog
@@ -266,5 +267,30 @@ class RemotesSuite extends VersionedTestBase {
       expectError(ErrorClass.InvalidOption, "Unknown setting")(VersionedApi.remotes(spark, null, "r"))
     }
     assert(engine.refs.all("r") == refsBefore)
+  }
+
+  test("a remote whose metastore is PostgreSQL: credentials come from the session, never from a metastore") {
+    TestMetastores.postgresAdminUrl match {
+      case None => cancel("VERSIONED_TEST_POSTGRES_URL is not set")
+      case Some(admin) =>
+        val (db, url) = TestMetastores.createDatabase(admin)
+        try {
+          val o = Side(originDir.getAbsolutePath, url) // the origin's own configuration, with its credentials
+          create(o, (1 to 40).map(i => i -> s"v$i"))
+          def param(k: String) = s"[?&]$k=([^&]*)".r.findFirstMatchIn(url).map(_.group(1)).get
+          val bare = url.replaceAll("[?&](user|password)=[^&]*", "").replaceFirst("&", "?")
+          expectError(ErrorClass.InvalidOption, "credentials")(cloneOrigin(o))
+          withConf(VersionedOptions.confRemoteUser("origin") -> param("user"),
+              VersionedOptions.confRemotePassword("origin") -> param("password")) {
+            cloneOrigin(Side(o.warehouse, bare))
+            upsert(o, Seq(1 -> "o1"), "origin 1")
+            upsert(here, Seq(100 -> "c100"), "clone 1")
+            assert(pull().status == MergeOutcome.Merged)
+            assert(push().status == SyncStatus.FastForward && head(o) == head(here))
+            assert(contents(o, head(o)) == contents(here, head(here)) && contents(here, head(here)).size == 41)
+          }
+          assert(VersionedApi.remotes(spark, null, "r").collect().map(_.getString(2)).toSeq == Seq(bare))
+        } finally TestMetastores.dropDatabase(admin, db)
+    }
   }
 }
