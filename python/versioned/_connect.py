@@ -309,3 +309,54 @@ class SqlOps:
 
     def verify(self, repo: str, refs: List[str]) -> DataFrame:
         return self._call("verify", repository=repo, refs=",".join(refs) if refs else None)
+
+    # ---- remotes (docs/REMOTES.md): the procedures' rows as the dicts JvmOps returns
+    def add_remote(self, repo: str, name: str, warehouse: str, metastore_url: str, repository: Optional[str]) -> None:
+        first(self._call("add_remote", repository=repo, name=name, warehouse=warehouse, metastore_url=metastore_url,
+                         remote_repository=repository))
+
+    def remotes(self, repo: str) -> DataFrame:
+        return self._call("remotes", repository=repo)
+
+    def remove_remote(self, repo: str, name: str) -> None:
+        first(self._call("remove_remote", repository=repo, name=name))
+
+    def remote_refs(self, repo: str, remote: Optional[str]) -> DataFrame:
+        where, params = "kind = 'remote'", {}
+        if remote is not None:
+            if not any(str(r["name"]) == remote for r in self.remotes(repo).collect()):
+                raise error_for_class("REMOTE_NOT_FOUND", f"'{repo}' has no remote '{remote}'.")
+            where, params = where + " AND startswith(name, :prefix)", {"prefix": f"{remote}/"}
+        source = f"{catalog(self.spark, self.options)}.{_quote(repo)}.{_quote('$refs')}"
+        return self._analyzed(lambda: self.spark.sql(
+            f"SELECT name, kind, image, created FROM {source} WHERE {where} ORDER BY name", args=params), repo)
+
+    @staticmethod
+    def _fetched(row: Any) -> Dict[str, Any]:
+        return {"repository": row["repository"], "remote": row["remote"], "images": row["images"],
+                "objects": row["objects"], "downloaded": row["downloaded"],
+                "refs": [{"ref": u["ref"], "old": u["old"], "new": u["new"], "status": u["status"]} for u in row["refs"]]}
+
+    def clone(self, repository: str, warehouse: str, metastore_url: str, into: Optional[str], remote: str,
+              download: str) -> Dict[str, Any]:
+        return self._fetched(first(self._call("clone", repository=repository, warehouse=warehouse,
+                                              metastore_url=metastore_url, into=into, remote=remote, download=download)))
+
+    def fetch(self, repo: str, remote: str, download: str) -> Dict[str, Any]:
+        return self._fetched(first(self._call("fetch", repository=repo, remote=remote, download=download)))
+
+    def pull(self, repo: str, remote: str, branch: Optional[str], strategy: str, fast_forward: str,
+             message: Optional[str], author: Optional[str]) -> Dict[str, Any]:
+        return self._outcome(first(self._call("pull", repository=repo, remote=remote, branch=branch, strategy=strategy,
+                                              fast_forward=fast_forward, message=message, author=author)))
+
+    def push(self, repo: str, remote: str, branch: Optional[str], force: bool, tags: bool) -> Dict[str, Any]:
+        row = first(self._call("push", repository=repo, remote=remote, branch=branch, force=force, tags=tags))
+        return {k: row[k] for k in ("repository", "remote", "branch", "status", "old", "head", "images", "objects",
+                                    "uploaded")} | {"tags": list(row["tags"])}
+
+    def import_table(self, repo: str, from_repository: str, table: str, ref: Optional[str], as_table: Optional[str],
+                     branch: Optional[str], remote: Optional[str], message: Optional[str],
+                     author: Optional[str]) -> str:
+        return self._image("import_table", repository=repo, from_repository=from_repository, table=table, ref=ref,
+                           as_table=as_table, branch=branch, remote=remote, message=message, author=author)

@@ -335,10 +335,42 @@ class JvmOps:
     def verify(self, repo: str, refs: List[str]) -> DataFrame:
         return self._frame("verify", repo, java_list(self.spark, refs))
 
+    # ---- remotes (docs/REMOTES.md); fetch, clone and push results as dicts (versioned.remotes reads them)
+    def _json(self, method: str, *args: Any) -> Dict[str, Any]:
+        o = self._call(method, *args)
+        with translated_errors():
+            result: Dict[str, Any] = json.loads(str(o.toJson()))
+        return result
 
-def call_json(spark: SparkSession, options: Options, method: str, *args: Any) -> Dict[str, Any]:
-    """:func:`call` for methods returning a result with a ``toJson()`` method (fetch, push), as a dict."""
-    o = call(spark, options, method, *args)
-    with translated_errors():
-        result: Dict[str, Any] = json.loads(str(o.toJson()))
-    return result
+    def add_remote(self, repo: str, name: str, warehouse: str, metastore_url: str, repository: Optional[str]) -> None:
+        self._call("addRemote", repo, name, warehouse, metastore_url, repository)
+
+    def remotes(self, repo: str) -> DataFrame:
+        return self._frame("remotes", repo)
+
+    def remove_remote(self, repo: str, name: str) -> None:
+        self._call("removeRemote", repo, name)
+
+    def remote_refs(self, repo: str, remote: Optional[str]) -> DataFrame:
+        return self._frame("remoteRefs", repo, remote)
+
+    def clone(self, repository: str, warehouse: str, metastore_url: str, into: Optional[str], remote: str,
+              download: str) -> Dict[str, Any]:
+        return self._json("cloneRepository", repository, warehouse, metastore_url, into, remote, download)
+
+    def fetch(self, repo: str, remote: str, download: str) -> Dict[str, Any]:
+        return self._json("fetch", repo, remote, download)
+
+    def pull(self, repo: str, remote: str, branch: Optional[str], strategy: str, fast_forward: str,
+             message: Optional[str], author: Optional[str]) -> Dict[str, Any]:
+        return call_outcome(self.spark, self.options, "pull", repo, remote, branch, strategy, fast_forward, message,
+                            author)
+
+    def push(self, repo: str, remote: str, branch: Optional[str], force: bool, tags: bool) -> Dict[str, Any]:
+        return self._json("push", repo, remote, branch, force, tags)
+
+    def import_table(self, repo: str, from_repository: str, table: str, ref: Optional[str], as_table: Optional[str],
+                     branch: Optional[str], remote: Optional[str], message: Optional[str],
+                     author: Optional[str]) -> str:
+        return str(self._call("importTable", repo, from_repository, table, ref, as_table, branch, remote, message,
+                              author))

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
 
 from pyspark.sql import DataFrame, SparkSession
 
-from versioned import _jvm
 from versioned.errors import InvalidOption
 from versioned.merging import MergeResult
 
@@ -124,11 +123,13 @@ class PushResult:
 
 
 class RemotesMixin:
-    """The remote operations of :class:`~versioned.Repository` (kept here so each module stays small)."""
+    """The remote operations of :class:`~versioned.Repository` (kept here so each module stays small). They
+    work on classic and on Spark Connect sessions (there, as ``CALL <catalog>.system.*`` procedures)."""
 
     spark: SparkSession
     name: str
     _options: Dict[str, str]
+    _ops: Any
 
     def add_remote(self, name: str, warehouse: str, metastore_url: str, *, repository: Optional[str] = None) -> None:
         """Adds remote ``name``: another warehouse (object store URI ``warehouse`` and metastore JDBC URL
@@ -141,7 +142,7 @@ class RemotesMixin:
             repo.add_remote("origin", warehouse="s3a://team/warehouse",
                             metastore_url="jdbc:postgresql://meta.internal/versioned")
         """
-        _jvm.call(self.spark, self._options, "addRemote", self.name, name, warehouse, metastore_url, repository)
+        self._ops.add_remote(self.name, name, warehouse, metastore_url, repository)
 
     def remotes(self) -> DataFrame:
         """The remotes as a DataFrame (name, warehouse, metastore_url, repository).
@@ -150,7 +151,8 @@ class RemotesMixin:
 
             repo.remotes().show(truncate=False)
         """
-        return _jvm.call_frame(self.spark, self._options, "remotes", self.name)
+        df: DataFrame = self._ops.remotes(self.name)
+        return df
 
     def remove_remote(self, name: str) -> None:
         """Removes remote ``name`` and the refs tracking it; local branches and their history stay.
@@ -159,7 +161,7 @@ class RemotesMixin:
 
             repo.remove_remote("origin")
         """
-        _jvm.call(self.spark, self._options, "removeRemote", self.name, name)
+        self._ops.remove_remote(self.name, name)
 
     def remote_refs(self, remote: Optional[str] = None) -> DataFrame:
         """Refs tracking ``remote`` (default: every remote) as a DataFrame (name, kind, image, created),
@@ -170,7 +172,8 @@ class RemotesMixin:
             repo.remote_refs("origin").show()
             spark.read.versioned("sales.orders", ref="origin/main")
         """
-        return _jvm.call_frame(self.spark, self._options, "remoteRefs", self.name, remote)
+        df: DataFrame = self._ops.remote_refs(self.name, remote)
+        return df
 
     def fetch(self, remote: str = "origin", *, download: Download = None) -> FetchResult:
         """Brings the images and object metadata ``remote`` has that this repository lacks, and points
@@ -182,7 +185,7 @@ class RemotesMixin:
             repo.fetch()
             repo.diff("orders", "main", "origin/main").show()
         """
-        return FetchResult._of(_jvm.call_json(self.spark, self._options, "fetch", self.name, remote, _download(download)))
+        return FetchResult._of(self._ops.fetch(self.name, remote, _download(download)))
 
     def pull(self, remote: str = "origin", branch: Optional[str] = None, *, strategy: str = "fail",
              fast_forward: str = "auto", message: Optional[str] = None,
@@ -196,8 +199,7 @@ class RemotesMixin:
 
             repo.pull().check()
         """
-        return MergeResult._of(_jvm.call_outcome(self.spark, self._options, "pull", self.name, remote, branch, strategy,
-                                                 fast_forward, message, author))
+        return MergeResult._of(self._ops.pull(self.name, remote, branch, strategy, fast_forward, message, author))
 
     def push(self, remote: str = "origin", branch: Optional[str] = None, *, force: bool = False,
              tags: bool = True) -> PushResult:
@@ -212,8 +214,7 @@ class RemotesMixin:
             repo.push("origin", "main")
             repo.push("backup", force=True, tags=False)
         """
-        return PushResult._of(_jvm.call_json(self.spark, self._options, "push", self.name, remote, branch, bool(force),
-                                             bool(tags)))
+        return PushResult._of(self._ops.push(self.name, remote, branch, bool(force), bool(tags)))
 
     def import_table(self, from_repository: str, table: str, ref: Optional[str] = None, as_table: Optional[str] = None,
                      *, branch: Optional[str] = None, remote: Optional[str] = None, message: Optional[str] = None,
@@ -228,8 +229,8 @@ class RemotesMixin:
             repo.import_table("reference", "countries", ref="v3")
             repo.import_table("sales", "orders", as_table="orders_eu", remote="eu")
         """
-        return _jvm.call_str(self.spark, self._options, "importTable", self.name, from_repository, table, ref, as_table,
-                             branch, remote, message, author)
+        return str(self._ops.import_table(self.name, from_repository, table, ref, as_table, branch, remote, message,
+                                          author))
 
 
 def clone(spark: SparkSession, repository: str, *, warehouse: str, metastore_url: str, into: Optional[str] = None,
@@ -247,9 +248,8 @@ def clone(spark: SparkSession, repository: str, *, warehouse: str, metastore_url
                                metastore_url="jdbc:sqlite:/data/team-warehouse/metastore.db")
         repo.log().show()
     """
-    from versioned.repository import Repository, _location
+    from versioned.repository import Repository, _location, _ops
 
-    options = _location(local_warehouse, local_metastore_url)
-    result = FetchResult._of(_jvm.call_json(spark, options, "cloneRepository", repository, warehouse, metastore_url,
-                                            into, remote, _download(download)))
+    result = FetchResult._of(_ops(spark, _location(local_warehouse, local_metastore_url)).clone(
+        repository, warehouse, metastore_url, into, remote, _download(download)))
     return Repository(spark, result.repository, warehouse=local_warehouse, metastore_url=local_metastore_url)

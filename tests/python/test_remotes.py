@@ -16,6 +16,8 @@ from versioned import (FetchResult, ImmutableRef, InvalidOption, NonFastForward,
                        RemoteNotFound, RemoteUnreachable, Repository, RepositoryExists)
 from conftest import frame, rows_of
 
+SESSIONS = ("classic", "connect")
+
 
 @pytest.fixture
 def origin(spark: SparkSession, tmp_path: Any) -> Dict[str, str]:

@@ -105,14 +105,18 @@ private[spark] object RemotesApi {
       Option(remote).map(remoteName), ApiSupport.author(spark, author), Option(message)).image.hash
   }
 
+  /** A tracking ref a fetch changed: ref, old, new (null: none) and status (new, fast_forward, forced, deleted). */
+  val RefUpdateSchema: StructType = StructType(Seq(StructField("ref", StringType, nullable = false),
+    StructField("old", StringType), StructField("new", StringType), StructField("status", StringType, nullable = false)))
+
   val FetchSchema: StructType = StructType(Seq(
     StructField("repository", StringType, nullable = false), StructField("remote", StringType, nullable = false),
     StructField("images", LongType, nullable = false), StructField("objects", LongType, nullable = false),
     StructField("downloaded", LongType, nullable = false),
-    StructField("refs", ArrayType(StringType, containsNull = false), nullable = false)))
+    StructField("refs", ArrayType(RefUpdateSchema, containsNull = false), nullable = false)))
 
   def fetchFrame(spark: SparkSession, f: FetchResult): DataFrame = frame(spark, FetchSchema, Seq(Row(f.repository, f.remote,
-    f.images.toLong, f.objects.toLong, f.downloaded.toLong, f.refs.map(_.toString).toArray)))
+    f.images.toLong, f.objects.toLong, f.downloaded.toLong, f.refs.map(u => Row(u.ref, u.old.orNull, u.next.orNull, u.status)))))
 
   val PushSchema: StructType = StructType(Seq(
     StructField("repository", StringType, nullable = false), StructField("remote", StringType, nullable = false),

@@ -9,7 +9,7 @@ import versioned.spark.api.RemotesApi
  * `clone(repository, warehouse, metastore_url, into => NULL, remote => 'origin', download => 'none')`: copies
  * repository `repository` of another warehouse into `into` (default: the same name) of this one: history,
  * object metadata, refs as `remotes/<remote>/...`, a local default branch; objects are read in place
- * unless `download => 'all'`. One row: repository, remote, images, objects, downloaded, refs.
+ * unless `download => 'all'`. One row: repository, remote, images, objects, downloaded, refs (each `(ref, old, new, status)`).
  */
 private[procedures] final class CloneProcedure(engine: () => Engine) extends MaintenanceProcedure(engine) {
   override def name(): String = "clone"

@@ -8,7 +8,7 @@ import versioned.spark.api.RemotesApi
 /**
  * `fetch(repository, remote => 'origin', download => 'none')`: brings what the remote has that the
  * repository lacks and moves the refs tracking it (never a local branch). One row: repository, remote,
- * images, objects, downloaded, refs (each `ref status old -> new`).
+ * images, objects, downloaded, refs (each `(ref, old, new, status)`).
  */
 private[procedures] final class FetchProcedure(engine: () => Engine) extends MaintenanceProcedure(engine) {
   override def name(): String = "fetch"
