@@ -98,7 +98,8 @@ class CatalogBadInputSuite extends CatalogSuiteBase {
     expectError(ErrorClass.RepositoryNotFound)(intercept[Throwable](sql("CALL c.system.create_branch('nope', 'dev')")))
     expectError(ErrorClass.RefNotFound)(intercept[Throwable](sql("CALL c.system.create_branch('r', 'dev', 'zzz')")))
     expectError(ErrorClass.InvalidName)(intercept[Throwable](sql("CALL c.system.create_branch('r', 'a b')")))
-    expectError(ErrorClass.InvalidOption, "'tag'")(intercept[Throwable](sql("CALL c.system.create_tag('r', '')")))
+    expectError(ErrorClass.InvalidName, "empty")(intercept[Throwable](sql("CALL c.system.create_tag('r', '')")))
+    expectError(ErrorClass.InvalidOption, "'tag'")(intercept[Throwable](sql("CALL c.system.create_tag('r', NULL)")))
     assert(engine.refs.all("r").map(_.shortName) == Seq("main"))
   }
 

@@ -80,7 +80,8 @@ class DiffSummarySuite extends VersionedTestBase {
     assert(rows("CALL c.system.diff_summary(repository => 'r', from_ref => 'v0', to_ref => 'main', table => 't')") == of("t"))
     assert(rows("CALL c.system.diff_summary('r', 'main', 'v0', 'k')") == Seq(Row("k", 0L, 0L, 2L, Nil, none, false)))
     assert(rows("CALL c.system.diff_summary(table => 'same', from_ref => 'v0', repository => 'r')").isEmpty)
-    expectError(ErrorClass.InvalidOption, "from_ref")(rows("CALL c.system.diff_summary('r', '')"))
+    expectError(ErrorClass.InvalidRevision, "empty")(rows("CALL c.system.diff_summary('r', '')"))
+    expectError(ErrorClass.InvalidOption, "from_ref")(rows("CALL c.system.diff_summary('r', NULL)"))
     expectError(ErrorClass.TableNotFound, "nope")(rows("CALL c.system.diff_summary('r', 'v0', table => 'nope')"))
     expectError(ErrorClass.RefNotFound)(rows("CALL c.system.diff_summary('r', 'v0', 'nope')"))
   }
