@@ -22,6 +22,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from versioned import __version__
+from versioned._connect import condition_of
 from versioned.errors import VersionedError
 
 __all__ = [
@@ -66,16 +67,7 @@ def _error_text(exc: BaseException) -> Tuple[str, str]:
     """``(error_class, message)`` of any exception, without a Java stack trace."""
     if isinstance(exc, VersionedError):
         return exc.error_class or "VERSIONED_ERROR", exc.message
-    condition = None
-    for getter in ("getCondition", "getErrorClass"):
-        fn = getattr(exc, getter, None)
-        if callable(fn):
-            try:
-                condition = fn()
-            except Exception:  # noqa: BLE001 - best effort only
-                condition = None
-            if condition:
-                break
+    condition = condition_of(exc)
     text = str(exc)
     if "JVM stacktrace:" in text:
         text = text.split("JVM stacktrace:")[0]

@@ -83,8 +83,9 @@ _JVM_TRACE = "\n\nJVM stacktrace:"
 _CLASS_PREFIX = re.compile(r"^\(([\w.$]+)\)\s*")
 
 
-def _versioned_error(exc: BaseException) -> Optional[VersionedError]:
-    condition = None
+def condition_of(exc: BaseException) -> Optional[str]:
+    """The Spark error condition of a PySpark exception (``getCondition``, or the older ``getErrorClass``),
+    or None."""
     for getter in ("getCondition", "getErrorClass"):
         fn = getattr(exc, getter, None)
         if callable(fn):
@@ -93,7 +94,12 @@ def _versioned_error(exc: BaseException) -> Optional[VersionedError]:
             except Exception:  # a getter that fails is no condition
                 condition = None
             if condition:
-                break
+                return str(condition)
+    return None
+
+
+def _versioned_error(exc: BaseException) -> Optional[VersionedError]:
+    condition = condition_of(exc)
     if not condition or condition not in known_error_classes():
         return None
     message = str(getattr(exc, "_message", None) or str(exc))
@@ -173,8 +179,7 @@ class SqlOps:
             df = make()
             df.schema
         except Exception as exc:
-            condition = getattr(exc, "getCondition", lambda: None)()
-            if condition == "TABLE_OR_VIEW_NOT_FOUND" and repo not in self.repositories():
+            if condition_of(exc) == "TABLE_OR_VIEW_NOT_FOUND" and repo not in self.repositories():
                 raise error_for_class("REPOSITORY_NOT_FOUND", f"Repository '{repo}' does not exist.") from None
             raise
         return df
