@@ -1,14 +1,16 @@
 """The ``versioned`` command line: version CSV/Parquet data from a shell.
 
 Commands: ``init``, ``import``, ``export``, ``cat``, ``log``, ``show``, ``diff``, ``branch``, ``tag``,
-``lock``, ``merge``, ``cherry-pick``, ``revert``, ``gc``, ``verify`` and ``sql``. Each runs on the active
+``lock``, ``merge``, ``cherry-pick``, ``revert``, ``remote``, ``clone``, ``fetch``, ``pull``, ``push``,
+``import-table``, ``gc``, ``verify`` and ``sql``. Each runs on the active
 SparkSession if there is one (a notebook, a test) and otherwise starts a quiet local one (``local[*]``, no
 UI) on the warehouse given by ``--warehouse`` / ``VERSIONED_WAREHOUSE`` (default ``./versioned-warehouse``)
 and ``--metastore-url`` / ``VERSIONED_METASTORE_URL``; ``VERSIONED_MASTER`` (default ``local[*]``) and
 ``VERSIONED_JAVA_OPTIONS`` (extra driver JVM options) tune that session.
 
 Exit codes: 0 ok; 1 a versioned error, reported on stderr as ``[ERROR_CLASS] message`` (no Java
-trace), also a merge, cherry-pick or revert that stopped on conflicts (``[MERGE_CONFLICT]``); 2 a usage
+trace), also a merge, cherry-pick, revert or pull that stopped on conflicts (``[MERGE_CONFLICT]``) and a
+push the remote refused (``[NON_FAST_FORWARD]``); 2 a usage
 error (unknown command or option, bad argument).
 
 Example::
@@ -19,13 +21,14 @@ Example::
     $ versioned diff shop.products v1 main --stat
     $ versioned cat shop.products@v1 --format json
     $ versioned merge shop dev --into main
+    $ versioned push shop origin --branch main
 """
 
 from __future__ import annotations
 
 from typing import List, Optional
 
-from versioned import _cli_data, _cli_merge, _cli_refs  # noqa: F401 - registers the commands on the app
+from versioned import _cli_data, _cli_merge, _cli_refs, _cli_remote  # noqa: F401 - registers the commands on the app
 from versioned._cli_base import EXIT_ERROR, EXIT_OK, EXIT_USAGE, app, state
 
 __all__ = ["app", "main", "EXIT_OK", "EXIT_ERROR", "EXIT_USAGE"]

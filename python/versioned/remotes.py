@@ -248,8 +248,26 @@ def clone(spark: SparkSession, repository: str, *, warehouse: str, metastore_url
                                metastore_url="jdbc:sqlite:/data/team-warehouse/metastore.db")
         repo.log().show()
     """
-    from versioned.repository import Repository, _location, _ops
+    from versioned.repository import Repository
 
-    result = FetchResult._of(_ops(spark, _location(local_warehouse, local_metastore_url)).clone(
-        repository, warehouse, metastore_url, into, remote, _download(download)))
+    result = clone_result(spark, repository, warehouse=warehouse, metastore_url=metastore_url, into=into, remote=remote,
+                          download=download, local_warehouse=local_warehouse, local_metastore_url=local_metastore_url)
     return Repository(spark, result.repository, warehouse=local_warehouse, metastore_url=local_metastore_url)
+
+
+def clone_result(spark: SparkSession, repository: str, *, warehouse: str, metastore_url: str,
+                 into: Optional[str] = None, remote: str = "origin", download: Download = None,
+                 local_warehouse: Optional[str] = None, local_metastore_url: Optional[str] = None) -> FetchResult:
+    """:func:`clone`, returning what it did (images, objects, downloaded, refs) rather than the repository;
+    the command line reports it.
+
+    Example::
+
+        result = clone_result(spark, "sales", warehouse="/data/team",
+                              metastore_url="jdbc:sqlite:/data/team/metastore.db")
+        print(result.repository, result.images, [u.ref for u in result.refs])
+    """
+    from versioned.repository import _location, _ops
+
+    return FetchResult._of(_ops(spark, _location(local_warehouse, local_metastore_url)).clone(
+        repository, warehouse, metastore_url, into, remote, _download(download)))

@@ -371,3 +371,121 @@ def test_cherry_pick_and_revert(spark: SparkSession, imported: str) -> None:
     assert bare.exit_code == EXIT_ERROR and bare.stderr.startswith("[INVALID_OPTION] ")
     assert "Reverted main on main: " in ok("revert", "r", "main", "--on", "main", "--parent", "1").stdout
     assert rows_of(spark.read.versioned("r.t")) == [(1, "a"), (2, "B"), (3, "C")]
+
+
+@pytest.fixture
+def origin(spark: SparkSession, tmp_path: Any) -> List[str]:
+    """A second warehouse (its own SQLite metastore) with repository 'r', table 't' (key id) = {1:a, 2:b};
+    returns [warehouse, metastore_url]."""
+    path = str(tmp_path / "origin")
+    (frame(spark, [(1, "a"), (2, "b")]).write.format("versioned").option("primaryKey", "id")
+     .option("warehouse", path).mode("append").save("r.t"))
+    return [path, f"jdbc:sqlite:{path}/metastore.db"]
+
+
+def _theirs(spark: SparkSession, origin: List[str]) -> Repository:
+    return Repository(spark, "r", warehouse=origin[0], metastore_url=origin[1])
+
+
+def test_remote_clone_fetch_pull_push_round_trip(spark: SparkSession, origin: List[str]) -> None:
+    theirs = _theirs(spark, origin)
+    out = ok("clone", *origin, "r").stdout
+    head = theirs.resolve("main")
+    assert "Cloned r into r: 1 image(s)" in out and ["remotes/origin/main", "(none)", head[:12], "new"] in cells(out)
+    assert head not in out
+    repo = Repository(spark, "r")
+    assert repo.resolve("main") == head
+    # a second remote: add, list (both spellings), remove
+    ok("remote", "add", "r", "backup", "--warehouse", origin[0], "--metastore-url", origin[1], "--repository", "r")
+    assert as_json("remote", "list", "r") == [
+        {"name": "backup", "warehouse": origin[0], "metastore_url": origin[1], "repository": "r"},
+        {"name": "origin", "warehouse": origin[0], "metastore_url": origin[1], "repository": "r"}]
+    listed = ok("remotes", "r").stdout
+    assert "backup" in listed and "origin" in listed
+    assert ok("remotes", "r", "-f", "csv").stdout.splitlines()[0] == "name,warehouse,metastore_url,repository"
+    assert "Removed remote backup" in ok("remote", "remove", "r", "backup").stdout
+    assert [r["name"] for r in as_json("remotes", "r")] == ["origin"]
+    # both sides move on: fetch moves only origin/main, pull merges, push sends it back
+    theirs.upsert(frame(spark, [(3, "c")]), "t", message="origin adds 3")
+    repo.upsert(frame(spark, [(4, "d")]), "t", message="clone adds 4")
+    local_head = repo.resolve("main")
+    fetched = as_json("fetch", "r")
+    assert (fetched["repository"], fetched["remote"], fetched["images"]) == ("r", "origin", 1)
+    assert fetched["refs"] == [{"ref": "remotes/origin/main", "old": head, "new": theirs.resolve("main"),
+                                "status": "fast_forward"}]
+    assert repo.resolve("main") == local_head
+    assert ok("fetch", "r", "origin").stdout.strip() == "Already up to date with origin"
+    assert ok("fetch", "r", "-f", "csv").stdout.splitlines()[0] == "repository,remote,images,objects,downloaded"
+    pulled = ok("pull", "r", "origin", "--branch", "main", "-m", "pull origin").stdout
+    merged = repo.resolve("main")
+    assert f"Pulled origin/main into main: {merged[:12]}" in pulled and "fast-forward" not in pulled
+    assert rows_of(spark.read.versioned("r.t")) == [(1, "a"), (2, "b"), (3, "c"), (4, "d")]
+    old = theirs.resolve("main")
+    pushed = ok("push", "r").stdout
+    assert "Pushed main to origin: " in pushed and ["main", old[:12], merged[:12], "fast_forward"] in cells(pushed)
+    assert theirs.resolve("main") == merged
+    assert "Everything up to date: origin/main is " in ok("push", "r", "origin", "--branch", "main").stdout
+    info = as_json("push", "r")
+    assert (info["status"], info["head"], info["refs"]) == ("up_to_date", merged, [])
+    # pull of nothing new
+    assert ok("pull", "r").stdout.strip() == "Already up to date"
+
+
+def test_rejected_push_exits_1_and_moves_nothing(spark: SparkSession, origin: List[str]) -> None:
+    theirs = _theirs(spark, origin)
+    ok("clone", *origin, "r", "--into", "mine")
+    repo = Repository(spark, "mine")
+    theirs.upsert(frame(spark, [(5, "e")]), "t", message="origin adds 5")
+    repo.upsert(frame(spark, [(6, "f")]), "t", message="clone adds 6")
+    before, mine = refs_state(theirs), refs_state(repo)
+    result = run("push", "mine")
+    assert result.exit_code == EXIT_ERROR, (result.stdout, result.stderr)
+    assert result.stderr.startswith("[NON_FAST_FORWARD] ") and len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert refs_state(theirs) == before and refs_state(repo) == mine
+    forced = as_json("push", "mine", "--force")
+    assert forced["status"] == "forced" and theirs.resolve("main") == repo.resolve("main")
+
+
+@pytest.mark.parametrize("args, error_class", [
+    (["fetch", "r", "upstream"], "REMOTE_NOT_FOUND"),
+    (["push", "r", "upstream"], "REMOTE_NOT_FOUND"),
+    (["pull", "r", "upstream"], "REMOTE_NOT_FOUND"),
+    (["remote", "remove", "r", "upstream"], "REMOTE_NOT_FOUND"),
+    (["remote", "add", "r", "origin", "--warehouse", "/x", "--metastore-url", "jdbc:sqlite:/x/m.db"], "REMOTE_EXISTS"),
+    (["clone", "{wh}", "{url}", "r"], "REPOSITORY_EXISTS"),
+])
+def test_remote_errors_exit_1(spark: SparkSession, origin: List[str], args: List[str], error_class: str) -> None:
+    ok("clone", *origin, "r")
+    result = run(*(a.format(wh=origin[0], url=origin[1]) for a in args))
+    assert result.exit_code == EXIT_ERROR, (result.stdout, result.stderr)
+    assert result.stderr.startswith(f"[{error_class}] ") and len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_import_table_and_clone_download(spark: SparkSession, origin: List[str]) -> None:
+    frame(spark, [(7, "g")]).write.versioned("ref.countries", primary_key="id")
+    out = ok("import-table", "dest", "ref", "countries", "--as", "places", "-m", "link places").stdout
+    dest = Repository(spark, "dest")
+    assert f"Imported ref.countries as dest.places: {dest.resolve('main')[:12]}" in out
+    assert rows_of(spark.read.versioned("dest.places")) == [(7, "g")]
+    ok("remote", "add", "dest", "origin", "--warehouse", origin[0], "--metastore-url", origin[1], "--repository", "r")
+    info = as_json("import-table", "dest", "r", "t", "--ref", "main", "--remote", "origin")
+    assert info["commit"] == dest.resolve("main") and info["table"] == "t"
+    assert rows_of(spark.read.versioned("dest.t")) == [(1, "a"), (2, "b")]
+    copy = as_json("clone", *origin, "r", "--into", "r_full", "--download")
+    assert copy["repository"] == "r_full" and copy["downloaded"] >= 1
+    assert rows_of(spark.read.versioned("r_full.t")) == [(1, "a"), (2, "b")]
+
+
+@pytest.mark.parametrize("args", [
+    ["clone", "/x", "jdbc:sqlite:/x/m.db"],
+    ["remote", "add", "r", "origin", "--warehouse", "/x"],
+    ["remote", "frobnicate", "r"],
+    ["push", "r", "origin", "--force=yes"],
+    ["pull", "r", "--strategy", "mine"],
+    ["import-table", "r", "ref"],
+])
+def test_remote_usage_errors_exit_2(args: List[str]) -> None:
+    result = run(*args)
+    assert result.exit_code == EXIT_USAGE, (result.stdout, result.stderr)
