@@ -122,8 +122,10 @@ def empty_commits(spark: SparkSession, repo: str, branch: str, count: int) -> It
         spark._jsc.hadoopConfiguration())
     no_updates = getattr(getattr(jvm, "scala.collection.immutable.Map$"), "MODULE$").empty()
     no_lease = getattr(getattr(jvm, "scala.None$"), "MODULE$")
+    no_merge_parents = getattr(getattr(jvm, "scala.collection.immutable.Nil$"), "MODULE$")
     head = Repository(spark, repo).resolve(branch)
     for i in range(count):
-        result = engine.commit(repo, branch, jvm.scala.Some(head), no_updates, "tester", f"empty {i}", no_lease)
+        result = engine.commit(repo, branch, jvm.scala.Some(head), no_updates, "tester", f"empty {i}", no_lease,
+                               no_merge_parents)
         head = result.image().hash()
         yield head
