@@ -74,11 +74,6 @@ def first(df: DataFrame) -> Any:
     return rows[0] if rows else None
 
 
-def strings(df: DataFrame, column: str) -> List[str]:
-    """One column of a small result, as strings."""
-    return [str(r[column]) for r in df.collect()]
-
-
 _JVM_TRACE = "\n\nJVM stacktrace:"
 _CLASS_PREFIX = re.compile(r"^\(([\w.$]+)\)\s*")
 
@@ -258,27 +253,23 @@ class SqlOps:
             "conflicts": self.spark.createDataFrame(conflicts, CONFLICT_SCHEMA),
         }
 
-    def _resolution_views(self, resolutions: Optional[Mapping[str, DataFrame]]) -> Dict[str, str]:
+    def _with_views(self, resolutions: Optional[Mapping[str, DataFrame]], run: Any) -> Dict[str, Any]:
+        """Runs ``run(resolutions_json)`` with each resolution DataFrame as a temporary view (the procedure
+        reads them by name), and drops the views afterwards, also when the call fails."""
         import json
         import uuid
 
         views: Dict[str, str] = {}
-        for name, df in (resolutions or {}).items():
-            if not isinstance(df, DataFrame):
-                raise TypeError(f"expected a DataFrame for {name!r}, got {type(df).__name__}")
-            view = f"versioned_resolution_{uuid.uuid4().hex}"
-            df.createOrReplaceTempView(view)
-            views[str(name)] = view
-        return {"json": json.dumps(views)} if views else {}
-
-    def _with_views(self, resolutions: Optional[Mapping[str, DataFrame]], run: Any) -> Dict[str, Any]:
-        views = self._resolution_views(resolutions)
         try:
-            return self._outcome(first(run(views.get("json"))))
+            for name, df in (resolutions or {}).items():
+                if not isinstance(df, DataFrame):
+                    raise TypeError(f"expected a DataFrame for {name!r}, got {type(df).__name__}")
+                view = f"versioned_resolution_{uuid.uuid4().hex}"
+                df.createOrReplaceTempView(view)
+                views[str(name)] = view
+            return self._outcome(first(run(json.dumps(views) if views else None)))
         finally:
-            import json
-
-            for view in json.loads(views["json"]).values() if views else []:
+            for view in views.values():
                 self.spark.catalog.dropTempView(view)
 
     def merge(self, repo: str, source: str, into: Optional[str], strategy: str, fast_forward: str, dry_run: bool,
