@@ -20,7 +20,17 @@ private[versioned] object FastDiff {
   def supports(shape: DiffShape): Boolean = shape.exact && shape.values.forall(f => RowOrdering.isOrderable(f.dataType))
 
   def frame(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, shape: DiffShape, fast: Seq[DiffPlan.Fast],
-            metas: Map[String, ObjectMeta]): DataFrame = {
+            metas: Map[String, ObjectMeta]): DataFrame =
+    run(spark, config, layout, shape.resultSchema, shape.resultSchema, fast, fast, metas)(FragmentDiff.rows)
+
+  /**
+   * One Spark task per few fragments of `fast` runs `rows` over [[FragmentDiffReaders]] built here; the
+   * before-value lookups push down a [[KeyFilter]] of the changed keys of `lookedUp` (those of `fast` whose
+   * keys can be looked up); `resultSchema` is [[TableDiff]]'s, `schema` the rows' own.
+   */
+  def run(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, resultSchema: StructType, schema: StructType,
+          fast: Seq[DiffPlan.Fast], lookedUp: Seq[DiffPlan.Fast], metas: Map[String, ObjectMeta])(
+      rows: (FragmentDiffReaders, FragmentTask) => Iterator[org.apache.spark.sql.Row]): DataFrame = {
     val nonKey = layout.nonKeyColumns
     val rowSchema = layout.keyFirst(nonKey)
     val conf = ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration)
@@ -35,7 +45,7 @@ private[versioned] object FastDiff {
       FragmentTask(snap.headOption.map(file), diffs.map(file), f.extraFrom.map(file), f.extraTo.map(file))
     }
     val lookups = tasks.filter(t => t.prefixSnap.isDefined || t.prefixDiffs.nonEmpty)
-    val filter = if (lookups.isEmpty) None else KeyFilter(layout, fast.filter(_.prefix.nonEmpty), metas, file,
+    val filter = if (lookups.isEmpty) None else KeyFilter(layout, lookedUp.filter(_.prefix.nonEmpty), metas, file,
       reader(layout.diffSchema, StructType(Seq(layout.keyFields.head)), Nil, batch = false), conf)
     val diffRead = layout.diffRead(nonKey)
     val snapBatches = format.supportBatch(spark, rowSchema)
@@ -45,10 +55,10 @@ private[versioned] object FastDiff {
       reader(layout.diffSchema, diffRead, Nil, batch = false),
       Option.when(lookups.exists(_.prefixDiffs.nonEmpty))(reader(layout.diffSchema, diffRead, filter.toSeq, batch = false)),
       Option.when(lookups.exists(_.prefixSnap.isDefined))(reader(layout.physicalSchema, rowSchema, filter.toSeq, snapBatches)),
-      snapBatches, shape.resultSchema,
+      snapBatches, resultSchema,
       spark.sparkContext.broadcast(new org.apache.spark.util.SerializableConfiguration(conf)))
     val slices = math.max(1, math.min(tasks.size, 4 * spark.sparkContext.defaultParallelism))
-    val rdd = spark.sparkContext.parallelize(tasks, slices).mapPartitions(_.flatMap(FragmentDiff.rows(readers, _)))
-    spark.createDataFrame(rdd, shape.resultSchema)
+    val rdd = spark.sparkContext.parallelize(tasks, slices).mapPartitions(_.flatMap(rows(readers, _)))
+    spark.createDataFrame(rdd, schema)
   }
 }

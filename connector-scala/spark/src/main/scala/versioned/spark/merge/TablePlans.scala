@@ -7,7 +7,7 @@ import org.apache.spark.storage.StorageLevel
 import versioned.core._
 import versioned.spark.Columns.col
 import versioned.spark.{TableIdent, TableLayout}
-import versioned.spark.diff.TableDiff
+import versioned.spark.diff.{MergeInputs, TableDiff}
 import versioned.spark.read.PinnedRead
 
 /** What a three-way merge does to one table of the target. */
@@ -69,16 +69,28 @@ private[merge] final class TablePlans(spark: SparkSession, engine: Engine, locat
       case Some(f) => TableDiff.diff(spark, location, ident, f, to) // follows the change since the base
       case None => asInserts(PinnedRead.table(spark, location, TableIdent(repo, name), to.hash), layout)
     }
-    // each diff is read once: the changes, the conflicts and the counts all derive from both
-    val (dOurs, dTheirs) = (diff(base, ours).persist(StorageLevel.MEMORY_AND_DISK),
-      diff(base, theirs.get).persist(StorageLevel.MEMORY_AND_DISK))
-    if (layout.hidden) {
-      val current = PinnedRead.table(spark, location, TableIdent(repo, name), ours.hash)
-      TablePlan.Rows(name, layout, ThreeWay.keyless(layout, dOurs, dTheirs, current), None, Seq(dOurs, dTheirs))
-    } else {
-      val (changes, conflicts) = ThreeWay.keyed(layout, dOurs, dTheirs, strategy,
-        broadcastOurs = dOurs.count() <= TablePlans.BroadcastRows)
-      TablePlan.Rows(name, layout, changes, Some(conflicts), Seq(dOurs, dTheirs))
+    // the usual case: both sides appended DIFFs to the base's chains; read only what they appended
+    val inputs = base.filter(_ => !layout.hidden).flatMap(b => MergeInputs(spark, location, TableIdent(repo, name), b, ours,
+      theirs.get))
+    inputs match {
+      case Some(in) =>
+        val joined = scala.collection.mutable.ArrayBuffer.empty[DataFrame]
+        val (changes, conflicts) = ThreeWay.keyed(layout, in.ours, in.theirs, strategy,
+          broadcastOurs = in.oursRows <= TablePlans.BroadcastRows, hold = TablePlans.held(joined))
+        TablePlan.Rows(name, layout, changes, Some(conflicts), in.held +: joined.toSeq)
+      case None =>
+        // each diff is read once: the changes, the conflicts and the counts all derive from both
+        val (dOurs, dTheirs) = (diff(base, ours).persist(StorageLevel.MEMORY_AND_DISK),
+          diff(base, theirs.get).persist(StorageLevel.MEMORY_AND_DISK))
+        if (layout.hidden) {
+          val current = PinnedRead.table(spark, location, TableIdent(repo, name), ours.hash)
+          TablePlan.Rows(name, layout, ThreeWay.keyless(layout, dOurs, dTheirs, current), None, Seq(dOurs, dTheirs))
+        } else {
+          val joined = scala.collection.mutable.ArrayBuffer.empty[DataFrame]
+          val (changes, conflicts) = ThreeWay.keyed(layout, dOurs, dTheirs, strategy,
+            broadcastOurs = dOurs.count() <= TablePlans.BroadcastRows, hold = TablePlans.held(joined))
+          TablePlan.Rows(name, layout, changes, Some(conflicts), Seq(dOurs, dTheirs) ++ joined)
+        }
     }
   }
 
@@ -93,6 +105,13 @@ private[merge] final class TablePlans(spark: SparkSession, engine: Engine, locat
 private[merge] object TablePlans {
   /** Up to this many changed rows on the target's side, its diff is broadcast to the row merge. */
   val BroadcastRows = 1000000L
+
+  /** Persists a frame and records it in `into`, to be released with the plan. */
+  def held(into: scala.collection.mutable.ArrayBuffer[DataFrame])(df: DataFrame): DataFrame = {
+    val p = df.persist(StorageLevel.MEMORY_AND_DISK)
+    into += p
+    p
+  }
 
   /** Public shape of conflicts: table, key (JSON of the key columns), column, base, ours, theirs, kind. */
   def publicConflicts(spark: SparkSession, plans: Seq[TablePlan]): DataFrame = {

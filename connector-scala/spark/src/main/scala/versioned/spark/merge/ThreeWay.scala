@@ -40,10 +40,11 @@ private[versioned] object ThreeWay {
    * The merged changes to apply to the target, in the DIFF layout (upserts and deletes), and the
    * conflicts (key columns, column, base, ours, theirs, kind). Conflicting cells and rows are settled by
    * `strategy` in the changes (by ours for [[Strategy.Fail]], whose changes are then not used). With
-   * `broadcastOurs` (the target's diff is small) the join needs no shuffle.
+   * `broadcastOurs` (the target's diff is small) the join needs no shuffle. `hold` keeps the joined sides,
+   * from which the changes and the conflicts both derive, so that they are computed once.
    */
   def keyed(layout: TableLayout, ours: DataFrame, theirs: DataFrame, strategy: Strategy,
-            broadcastOurs: Boolean): (DataFrame, DataFrame) = {
+            broadcastOurs: Boolean, hold: DataFrame => DataFrame): (DataFrame, DataFrame) = {
     val keys = layout.primaryKey
     val values = layout.nonKeyColumns
     def b(v: String) = col(s"b_$v"); def o(v: String) = col(s"o_$v"); def t(v: String) = col(s"t_$v")
@@ -53,8 +54,8 @@ private[versioned] object ThreeWay {
       col(s"${v}_after").as(s"t_$v"))) :+ col(TableDiff.ChangeColumn).as("_ct"): _*)
     // only keys theirs changed can change the target
     // the target's diff is usually small (what changed since the base): broadcast it, no shuffle
-    val j = t0.join(if (broadcastOurs) broadcast(o0) else o0, keys.map(k => col(k) <=> col(s"ok_$k")).reduce(_ && _),
-      "left_outer")
+    val j = hold(t0.join(if (broadcastOurs) broadcast(o0) else o0, keys.map(k => col(k) <=> col(s"ok_$k")).reduce(_ && _),
+      "left_outer"))
     val (co, ct) = (col("_co"), col("_ct"))
     val both = co.isNotNull
     val rowConflict = both && ((co === "delete" && ct =!= "delete") || (co =!= "delete" && ct === "delete"))

@@ -1,0 +1,151 @@
+package versioned.spark.diff
+
+import scala.collection.mutable.ArrayBuffer
+import org.apache.spark.sql.Row
+import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
+import org.apache.spark.sql.catalyst.expressions.{And, BoundReference, EqualNullSafe, Expression, GenericInternalRow,
+  JoinedRow, Literal, UnsafeProjection}
+import org.apache.spark.sql.types.{DataType, StringType, StructField, StructType}
+import org.apache.spark.sql.vectorized.ColumnarBatch
+import org.apache.spark.unsafe.types.UTF8String
+import versioned.core.ChangeKind
+import versioned.spark.read.{Conflation, KeyComparator, ObjectFile, ObjectFiles}
+
+/** The sides of a three-way merge's inputs ([[FragmentDiff.mergeSides]]): a leading column naming the side. */
+private[versioned] object Sides {
+  val Column = "_side"
+  val Ours = "ours"
+  val Theirs = "theirs"
+  def schema(diffSchema: StructType): StructType = StructType(StructField(Column, StringType, nullable = false) +: diffSchema.fields)
+}
+
+/**
+ * What the executor side of a fast diff does with the rows of one fragment, shared by the diff and the
+ * merge inputs: read and conflate DIFFs, pair two sides' keys in order, look up the prefix's rows for some
+ * keys, classify a change and build a result row.
+ */
+private[diff] final class FragmentRows(r: FragmentDiffReaders) {
+  private val conf = r.hadoopConf.value.value
+  private val width = r.rowSchema.length
+  private val types = r.rowSchema.fields.map(_.dataType)
+  private val keys = new KeyComparator(types.take(r.keyCount).toSeq)
+  private val copyDiff = ObjectFiles.identity(r.rowSchema.add("change", org.apache.spark.sql.types.ByteType, nullable = false))
+  private val trim = UnsafeProjection.create(r.rowSchema.fields.toSeq.zipWithIndex.map { case (f, i) =>
+    BoundReference(i, f.dataType, f.nullable) })
+  private val same = FragmentRows.sameValues(r.rowSchema, r.keyCount)
+  private val values = (r.keyCount until width).toArray
+  private lazy val toRow = CatalystTypeConverters.createToScalaConverter(r.resultSchema)
+  private lazy val toSideRow = CatalystTypeConverters.createToScalaConverter(Sides.schema(r.resultSchema))
+
+  /** The DIFF rows of `files` (oldest first), conflated: one row per key, in key order. */
+  def conflated(files: Seq[ObjectFile], read: ObjectFiles.Reader): Array[InternalRow] =
+    if (files.isEmpty) Array.empty
+    else Conflation(files.map(ObjectFiles.load(read, _, copyDiff, conf)).toArray, types.take(r.keyCount).toSeq)
+
+  /** A DIFF row as the row it leaves (null: the key is deleted). */
+  def live(d: InternalRow): InternalRow = if (d.getByte(width) == ChangeKind.Delete) null else trim(d).copy()
+
+  /** The keys of two key-ordered row arrays in order, each with its row on each side (null: absent there). */
+  def pair(a: Array[InternalRow], b: Array[InternalRow]): ArrayBuffer[(InternalRow, InternalRow)] = {
+    val pairs = ArrayBuffer.empty[(InternalRow, InternalRow)]
+    var i = 0; var j = 0
+    while (i < a.length || j < b.length) {
+      val c = if (i >= a.length) 1 else if (j >= b.length) -1 else keys.compare(a(i), b(j))
+      if (c < 0) { pairs += ((a(i), null)); i += 1 }
+      else if (c > 0) { pairs += ((null, b(j))); j += 1 }
+      else { pairs += ((a(i), b(j))); i += 1; j += 1 }
+    }
+    pairs
+  }
+
+  /**
+   * The change from row `before` to row `after` (null: absent): insert, delete, update, or none when
+   * both are absent or their values are the same (Spark's `<=>`).
+   */
+  def change(before: InternalRow, after: InternalRow): Option[String] =
+    if (before == null && after == null) None
+    else if (before == null) Some("insert")
+    else if (after == null) Some("delete")
+    else if (!same(before, after)) Some("update")
+    else None
+
+  /**
+   * A result row: `lead` (the side, or nothing), the change, the key (of `after`, else `before`, else
+   * `keyRow`: a row that leads with the key), then before/after of every value.
+   */
+  def row(lead: Seq[String], change: String, before: InternalRow, after: InternalRow, keyRow: InternalRow = null): Row = {
+    val row = if (after != null) after else if (before != null) before else keyRow
+    val out = new Array[Any](lead.size + 1 + r.userKeyOrdinals.size + 2 * values.length)
+    var k = 0
+    lead.foreach { l => out(k) = UTF8String.fromString(l); k += 1 }
+    out(k) = UTF8String.fromString(change); k += 1
+    r.userKeyOrdinals.foreach { o => out(k) = row.get(o, types(o)); k += 1 }
+    values.foreach { o =>
+      out(k) = if (before == null) null else before.get(o, types(o))
+      out(k + 1) = if (after == null) null else after.get(o, types(o))
+      k += 2
+    }
+    (if (lead.isEmpty) toRow else toSideRow)(new GenericInternalRow(out)).asInstanceOf[Row]
+  }
+
+  /** The prefix's rows of the `wanted` keys (sorted; rows whose leading columns are the key), null where absent. */
+  def lookup(t: FragmentTask, wanted: Array[InternalRow]): Array[InternalRow] = {
+    val out = new Array[InternalRow](wanted.length)
+    val decided = new Array[Boolean](wanted.length)
+    if (wanted.isEmpty || (t.prefixSnap.isEmpty && t.prefixDiffs.isEmpty)) return out
+    val pd = conflated(t.prefixDiffs, r.diffLookup.getOrElse(r.diffRows))
+    var i = 0; var j = 0
+    while (i < wanted.length && j < pd.length) {
+      val c = keys.compare(wanted(i), pd(j))
+      if (c == 0) { out(i) = live(pd(j)); decided(i) = true; i += 1; j += 1 }
+      else if (c < 0) i += 1 else j += 1
+    }
+    val rest = wanted.indices.filterNot(decided).toArray
+    t.prefixSnap.filter(_ => rest.nonEmpty).foreach { snap =>
+      val copy = ObjectFiles.identity(r.rowSchema)
+      val it = ObjectFiles.open(r.snapLookup.get, snap, conf)
+      try {
+        var next = 0 // index into rest of the first key not passed yet
+        def found(row: InternalRow): Unit = { out(rest(next)) = copy(row).copy(); next += 1 }
+        if (r.snapBatches) {
+          val batches = it.asInstanceOf[Iterator[Any]].map(_.asInstanceOf[ColumnarBatch])
+          while (next < rest.length && batches.hasNext) {
+            val b = batches.next()
+            val n = b.numRows()
+            FragmentDiff.snapRowsRead.addAndGet(n)
+            var lo = 0
+            // keys before this batch's first row are not in the SNAP (pages skipped hold none of them)
+            while (next < rest.length && n > 0 && keys.compare(wanted(rest(next)), b.getRow(n - 1)) <= 0) {
+              var hi = n - 1
+              val k = wanted(rest(next))
+              while (lo < hi) { val mid = (lo + hi) >>> 1; if (keys.compare(b.getRow(mid), k) < 0) lo = mid + 1 else hi = mid }
+              if (keys.compare(b.getRow(lo), k) == 0) found(b.getRow(lo)) else next += 1
+            }
+          }
+        } else {
+          while (next < rest.length && it.hasNext) {
+            val row = it.next()
+            FragmentDiff.snapRowsRead.incrementAndGet()
+            var c = keys.compare(wanted(rest(next)), row)
+            while (c < 0 && next < rest.length - 1) { next += 1; c = keys.compare(wanted(rest(next)), row) }
+            if (c == 0) found(row) else if (c < 0) next += 1
+          }
+        }
+      } finally ObjectFiles.close(Seq(it))
+    }
+    out
+  }
+}
+
+private[diff] object FragmentRows {
+  /** Null-safe equality of the value columns of two rows (Spark's `<=>`: NaN equals NaN, -0.0 equals 0.0). */
+  def sameValues(schema: StructType, keyCount: Int): (InternalRow, InternalRow) => Boolean = {
+    val w = schema.length
+    val expr: Expression = (keyCount until w).map { o =>
+      val dt: DataType = schema(o).dataType
+      EqualNullSafe(BoundReference(o, dt, nullable = true), BoundReference(w + o, dt, nullable = true)): Expression
+    }.reduceOption(And(_, _)).getOrElse(Literal(true))
+    val joined = new JoinedRow()
+    (a, b) => expr.eval(joined(a, b)).asInstanceOf[Boolean]
+  }
+}

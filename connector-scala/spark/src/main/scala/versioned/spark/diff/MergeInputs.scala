@@ -1,0 +1,78 @@
+package versioned.spark.diff
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.storage.StorageLevel
+import versioned.core.{Fragment, Image, ObjectKind, ObjectMeta}
+import versioned.spark.{TableIdent, TableSnapshot, Warehouses}
+import versioned.spark.Columns.col
+
+/**
+ * The inputs of a keyed three-way merge of one table, read from the objects each side added since the
+ * merge base, when they allow it: both sides' chains extend the base's chain by DIFF objects only,
+ * fragment by fragment (the usual case: branches that committed changes since they forked). Then only
+ * what theirs changed is read, the rows of the base are looked up only for keys both sides changed,
+ * and ours' changes are read only where theirs changed the same fragment ([[FragmentDiff.mergeSides]]).
+ * Otherwise (a side re-snapshotted or compacted a fragment, the schema changed, a key-less table), the
+ * merge diffs each side against the base ([[TableDiff]]).
+ */
+private[versioned] object MergeInputs {
+  /** Fragments whose merge inputs were read from the DIFFs both sides appended, in this JVM (for tests). */
+  private[versioned] val followedFragments = new java.util.concurrent.atomic.AtomicLong()
+
+  /**
+   * Ours (keys both sides changed, diffed against the base) and theirs (every key theirs changed; a
+   * key only theirs changed has no before-values), in [[TableDiff]]'s layout, from one read kept until
+   * `release`; and an upper bound of ours' rows. None when the chains do not allow it.
+   */
+  final case class Inputs(ours: DataFrame, theirs: DataFrame, oursRows: Long, held: DataFrame)
+
+  def apply(spark: SparkSession, location: Map[String, String], ident: TableIdent, base: Image, ours: Image,
+            theirs: Image): Option[Inputs] = {
+    val engine = Warehouses.engine(spark, location)
+    val snaps = Seq(base, ours, theirs).map(i => engine.tableOption(ident.repo, i.hash, ident.table)
+      .map(_ => TableSnapshot.load(engine, ident.repo, ident.table, i)))
+    if (snaps.exists(_.isEmpty)) return None
+    val Seq(b, o, t) = snaps.flatten
+    val shape = DiffShape.of(ident.toString, Some(o.layout), Some(t.layout))
+    val sameBase = DiffShape.of(ident.toString, Some(b.layout), Some(o.layout)).exact
+    if (b.layout.hidden || !sameBase || !FastDiff.supports(shape)) return None
+    val metas = b.objects ++ o.objects ++ t.objects
+    plan(b.version, o.version, t.version, metas).map { fast =>
+      followedFragments.addAndGet(fast.size)
+      val lookedUp = fast.map(_.copy(extraTo = Nil)) // only keys ours changed are looked up in the base
+      val frame = FastDiff.run(spark, t.config, t.layout, shape.resultSchema, versioned.spark.diff.Sides.schema(
+        shape.resultSchema), fast, lookedUp, metas)(FragmentDiff.mergeSides).persist(StorageLevel.MEMORY_AND_DISK)
+      def side(s: String) = frame.filter(col(versioned.spark.diff.Sides.Column) === s).drop(versioned.spark.diff.Sides.Column)
+      def rows(ids: Seq[String]) = ids.map(id => metas.get(id).map(_.rowCount).getOrElse(0L)).sum
+      Inputs(side(versioned.spark.diff.Sides.Ours), side(versioned.spark.diff.Sides.Theirs),
+        fast.map(f => rows(f.extraFrom)).sum, frame)
+    }
+  }
+
+  /**
+   * Per fragment theirs changed: the base's chain and the DIFFs ours and theirs appended to it, over
+   * representations of the three versions with the same fragment bounds; None when no such choice
+   * has every changed fragment of both sides extend the base by DIFFs.
+   */
+  private def plan(base: versioned.core.TableVersion, ours: versioned.core.TableVersion,
+                   theirs: versioned.core.TableVersion, metas: Map[String, ObjectMeta]): Option[Seq[DiffPlan.Fast]] = {
+    def extension(b: Seq[String], x: Seq[String]): Option[Seq[String]] =
+      Option.when(x.startsWith(b) && x.drop(b.size).forall(id => metas.get(id).exists(_.kind == ObjectKind.Diff)))(x.drop(b.size))
+    def fragments(fb: Seq[Fragment], fo: Seq[Fragment], ft: Seq[Fragment]): Option[Seq[DiffPlan.Fast]] = {
+      val per = fb.indices.map { i =>
+        if (ft(i).objects == fb(i).objects) Some(None) // theirs did not change it: ours keeps it
+        else for (eo <- extension(fb(i).objects, fo(i).objects); et <- extension(fb(i).objects, ft(i).objects))
+          yield Some(DiffPlan.Fast(i, fb(i).objects, eo, et))
+      }
+      Option.when(per.forall(_.isDefined))(per.flatMap(_.get))
+    }
+    val choices = for {
+      (_, fb) <- DiffPlan.representations(base)
+      (_, fo) <- DiffPlan.representations(ours)
+      (_, ft) <- DiffPlan.representations(theirs)
+      if fb.map(_.lower) == fo.map(_.lower) && fb.map(_.lower) == ft.map(_.lower)
+      fast <- fragments(fb, fo, ft)
+    } yield fast
+    choices.headOption
+  }
+}
