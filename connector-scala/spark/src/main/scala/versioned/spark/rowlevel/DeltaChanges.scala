@@ -7,7 +7,7 @@ import org.apache.spark.sql.types.ByteType
 import versioned.core.{ChangeKind, DataValidationException, ErrorClass}
 import versioned.spark.TableLayout
 import versioned.spark.VersionedOptions.{ChangeColumn, DupColumn, RowIdColumn}
-import versioned.spark.write.ChangeSets
+import versioned.spark.write.{ChangeSets, Validation}
 
 /**
  * Turns staged delta rows (operation, old row id `o_*`, new row `n_*`) into conflated changes in the
@@ -108,13 +108,7 @@ private[rowlevel] object DeltaChanges {
 
   private def validate(written: DataFrame, removed: DataFrame, current: DataFrame, keys: Seq[String], cmd: Command): Unit = {
     val what = verb(cmd).split(' ').head.toUpperCase
-    val nullKey = written.filter(keys.map(k => c(k).isNull).reduce(_ || _)).limit(1).collect()
-    if (nullKey.nonEmpty) throw new DataValidationException(ErrorClass.NullPrimaryKey,
-      s"$what would write a row with a null primary key (${keys.mkString(", ")}). Nothing was committed.")
-    val dup = written.groupBy(keys.map(c): _*).count().filter(col("count") > 1).limit(1).collect()
-    if (dup.nonEmpty) throw new DataValidationException(ErrorClass.DuplicateKey,
-      s"$what would give ${dup.head.getLong(keys.size)} rows the key (${render(keys, dup.head)}); each key may " +
-        "appear once. Nothing was committed.")
+    Validation.keys(written, keys, Some(what))
     val clash = written.filter(!col("_vinplace")).select(keys.map(c): _*)
       .join(current.select(keys.map(c): _*), keys, "left_semi")
       .join(removed, keys, "left_anti").limit(1).collect()

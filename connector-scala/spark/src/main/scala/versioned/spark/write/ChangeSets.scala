@@ -35,6 +35,14 @@ private[versioned] object ChangeSets {
     inDiffLayout(input.withColumn(ChangeColumn, kind(ChangeKind.Insert)), layout)
   }
 
+  /**
+   * Rows applied by key without reading the table: each row an upsert, or, with `deleteColumn`, a delete
+   * of its key where that column is true. The one definition of these DIFF rows: small writes apply the
+   * same expressions on the driver ([[LocalCommit]]).
+   */
+  def byKey(input: DataFrame, deleteColumn: Option[String], layout: TableLayout): DataFrame =
+    deleteColumn.fold(append(input, None, layout, upsert = true))(upsertWithDeletes(input, _, layout))
+
   /** Validates a delete-marker column of the data: present and boolean. */
   def checkDeleteColumn(schema: StructType, column: String): Unit = {
     val f = schema.fields.find(_.name == column).getOrElse(throw new versioned.core.SchemaMismatchException(

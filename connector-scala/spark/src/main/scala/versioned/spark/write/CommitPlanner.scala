@@ -168,7 +168,7 @@ private[versioned] object CommitPlanner {
         writeSnapshot(spark, target, layout, withDup(rows, layout), req.ident.table)
       case Some(cur) =>
         val changes = req.mode match {
-          case WriteMode.Append if marked.isDefined => ChangeSets.upsertWithDeletes(marked.get, req.deleteColumn.get, layout)
+          case WriteMode.Append if marked.isDefined => ChangeSets.byKey(marked.get, req.deleteColumn, layout)
           case WriteMode.Append if layout.hidden => ChangeSets.appendHidden(input, readCurrent(), layout)
           case WriteMode.Append => ChangeSets.append(input, if (req.upsert) None else readCurrent(), layout, req.upsert)
           case WriteMode.Overwrite if layout.hidden => ChangeSets.overwriteHidden(input, readCurrent().get, layout)

@@ -2,18 +2,20 @@ package versioned.spark.write
 
 import java.util.concurrent.{Callable, ExecutionException, Executors}
 import scala.jdk.CollectionConverters._
-import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, UnsafeProjection}
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{BindReferences, BoundReference, Expression, GenericInternalRow, UnsafeProjection}
+import org.apache.spark.sql.catalyst.optimizer.CollapseProject
+import org.apache.spark.sql.catalyst.plans.logical.Project
 import org.apache.spark.sql.types.StructType
-import versioned.core.{ChangeKind, ObjectKind, ObjectMeta, TableVersion}
+import versioned.core.{ObjectKind, ObjectMeta, TableVersion}
 import versioned.spark.TableLayout
 import versioned.spark.read.KeyComparator
 
 /**
  * Small upserts committed by the driver without Spark jobs. The rows the write tasks kept in memory
- * are checked like [[Validation.check]] (same errors), turned into DIFF rows like [[ChangeSets.append]]
- * with upsert and [[ChangeSets.upsertWithDeletes]], sorted by key, routed with [[Routing.local]] and
+ * are checked by [[Validation.sortedKeys]] (the rule and errors of [[Validation.check]]), turned into DIFF rows
+ * by the expressions of [[ChangeSets.byKey]], sorted by key, routed with [[Routing.local]] and
  * written by [[ObjectRuns]], as executors do: the same data gives the same objects (ids, files,
  * statistics) and the same table version as the distributed path.
  */
@@ -27,7 +29,7 @@ private[versioned] object LocalCommit {
   def writeDiffs(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
                  schema: StructType, deleteColumn: Option[String],
                  rows: IndexedSeq[InternalRow]): (TableVersion, Seq[ObjectMeta]) =
-    write(spark, target, layout, cur, sortedByKey(rows, schema, layout), { val f = diffRow(schema, layout, deleteColumn); () => f })
+    write(spark, target, layout, cur, sortedByKey(rows, schema, layout), diffRows(spark, schema, layout, deleteColumn))
 
   /** The same for DIFF rows already computed (`WriteMode.Changes`): `rows` hold the DIFF columns in `schema`'s order. */
   def writeChanges(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
@@ -76,48 +78,37 @@ private[versioned] object LocalCommit {
     }
 
   /**
-   * (key, row) pairs in key order; with `validate`, null keys, then duplicate keys, fail as in
-   * [[Validation.check]] (computed changes are one row per key already, and key-less tables allow nulls).
+   * (key, row) pairs in key order; with `validate`, checked by [[Validation.sortedKeys]] (computed changes
+   * are one row per key already, and key-less tables allow nulls).
    */
   private def sortedByKey(rows: IndexedSeq[InternalRow], schema: StructType, layout: TableLayout,
                           validate: Boolean = true): IndexedSeq[(InternalRow, InternalRow)] = {
     val keys = layout.keyColumns
     val ordinals = keys.map(schema.fieldIndex).toArray
     val types = layout.keyTypes.toArray
-    if (validate && rows.exists(r => ordinals.exists(r.isNullAt))) throw Validation.nullKey(keys)
     val cmp = new KeyComparator(layout.keyTypes)
     val byKey: Ordering[(InternalRow, InternalRow)] = (a, b) => cmp.compare(a._1, b._1)
     val keyed = rows.map { r =>
       val key: InternalRow = new GenericInternalRow(ordinals.indices.map(i => r.get(ordinals(i), types(i))).toArray)
       (key, r)
     }.sorted(byKey)
-    var i = if (validate) 0 else keyed.length
-    while (i < keyed.length) {
-      var j = i + 1
-      while (j < keyed.length && byKey.equiv(keyed(i), keyed(j))) j += 1
-      if (j - i > 1) throw Validation.duplicateKey(keys, j - i,
-        types.indices.map(c => CatalystTypeConverters.convertToScala(keyed(i)._1.get(c, types(c)), types(c))))
-      i = j
-    }
+    if (validate) Validation.sortedKeys(keyed, keys, layout.keyTypes, cmp)
     keyed
   }
 
-  /** A row of the data as a DIFF row: an upsert, or a delete (values null) when `deleteColumn` is true. */
-  private def diffRow(schema: StructType, layout: TableLayout, deleteColumn: Option[String]): InternalRow => InternalRow = {
-    val fields = layout.physicalSchema.fields
-    val source = fields.map(f => schema.fieldIndex(f.name))
-    val isKey = fields.map(f => layout.keyColumns.contains(f.name))
-    val marker = deleteColumn.map(schema.fieldIndex).getOrElse(-1)
-    row => {
-      val delete = marker >= 0 && !row.isNullAt(marker) && row.getBoolean(marker)
-      val out = new Array[Any](fields.length + 1)
-      var i = 0
-      while (i < fields.length) {
-        if (!delete || isKey(i)) out(i) = row.get(source(i), fields(i).dataType)
-        i += 1
-      }
-      out(fields.length) = if (delete) ChangeKind.Delete else ChangeKind.Upsert
-      new GenericInternalRow(out)
+  /**
+   * The DIFF rows of [[ChangeSets.byKey]] for rows held on the driver: its expressions, taken from the
+   * analyzed plan over an empty relation of `schema`, bound to the rows; one projection per writing
+   * thread (an UnsafeProjection reuses its output row).
+   */
+  private def diffRows(spark: SparkSession, schema: StructType, layout: TableLayout,
+                       deleteColumn: Option[String]): () => InternalRow => InternalRow = {
+    val empty = spark.createDataFrame(java.util.List.of[Row](), schema)
+    val plan = CollapseProject(ChangeSets.byKey(empty, deleteColumn, layout).queryExecution.analyzed)
+    val bound = plan match {
+      case Project(list, child) => list.map(e => BindReferences.bindReference(e: Expression, child.output))
+      case other => throw new IllegalStateException(s"DIFF rows of a small write: expected one projection, got ${other.nodeName}")
     }
+    () => UnsafeProjection.create(bound)
   }
 }
