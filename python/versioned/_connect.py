@@ -222,16 +222,18 @@ class SqlOps:
     def upsert(self, df: DataFrame, table_name: str, branch: Optional[str], message: Optional[str],
                author: Optional[str], keys: Optional[str], delete_column: Optional[str]) -> str:
         w = df.write.format("versioned").option("upsert", "true")
-        default_message = f"upsert into {table_name.split('.', 1)[-1]}"
-        for key, value in {**self.options, "branch": branch, "message": message or default_message, "author": author,
+        for key, value in {**self.options, "branch": branch, "message": message or None, "author": author,
                            "primaryKey": keys, "deleteColumn": delete_column}.items():
             if value is not None:
                 w = w.option(key, value)
+        before = first(self._call("last_commit"))
         w.mode("append").save(table_name)
         row = first(self._call("last_commit"))
-        if row is None:
-            raise VersionedError("The write returned without a commit to report.", "INTERNAL_ERROR")
-        return str(row["commit"])
+        if row is not None and (before is None or row["commit"] != before["commit"]):
+            return str(row["commit"])
+        # This write recorded no commit of its own: report the branch head (no branch: the default one), as a
+        # classic session does.
+        return self._image("resolve", repository=table_name.split(".", 1)[0], ref=branch)
 
     def begin_transaction(self, repo: str, branch: Optional[str], message: Optional[str],
                           author: Optional[str]) -> Any:

@@ -19,12 +19,13 @@ private[versioned] object WriteRequests {
     val pk = o.get(VersionedOptions.PrimaryKey.toLowerCase).map(VersionedOptions.primaryKey)
     val upsert = o.get(VersionedOptions.Upsert.toLowerCase).exists(VersionedOptions.boolean(VersionedOptions.Upsert, _))
     val author = opt(VersionedOptions.Author).orElse(settings.author).getOrElse(System.getProperty("user.name", "unknown"))
+    val deleteColumn = opt(VersionedOptions.DeleteColumn)
     val message = opt(VersionedOptions.Message).getOrElse(mode match {
+      case WriteMode.Append if upsert || deleteColumn.isDefined => s"upsert into ${table.ident.table}"
       case WriteMode.Append => s"append to ${table.ident.table}"
       case WriteMode.Overwrite => s"overwrite ${table.ident.table}"
       case WriteMode.Changes => s"update ${table.ident.table}"
     })
-    val deleteColumn = opt(VersionedOptions.DeleteColumn)
     if (deleteColumn.isDefined && mode != WriteMode.Append) throw Errors.invalidOption(
       "Option deleteColumn applies to mode 'append' (it upserts and deletes by key); remove it for 'overwrite'.")
     WriteRequest(table.ident, opt(VersionedOptions.Branch).orElse(table.branch), mode, pk, upsert || deleteColumn.isDefined,
