@@ -237,9 +237,14 @@ class SqlOps:
 
     def begin_transaction(self, repo: str, branch: Optional[str], message: Optional[str],
                           author: Optional[str]) -> Any:
-        raise error_for_class("UNSUPPORTED_OPERATION", "Multi-table transactions need a classic session for now: "
-                              "a Spark Connect client cannot hand its DataFrames to the transaction. Write the "
-                              "tables one commit each, or run the job on a classic session.")
+        from versioned._connect_tx import SqlTransaction
+
+        return SqlTransaction(self, first(self._call("begin_transaction", repository=repo, branch=branch,
+                                                     message=message, author=author)))
+
+    def on_transaction(self, handle: Any, method: str, *args: Any) -> Any:
+        """Calls ``handle.<method>(*args)`` on a transaction :meth:`begin_transaction` returned."""
+        return getattr(handle, method)(*args)
 
     def _outcome(self, row: Any) -> Dict[str, Any]:
         from versioned.merging import CONFLICT_SCHEMA, TABLE_SCHEMA

@@ -308,6 +308,10 @@ class JvmOps:
                           author: Optional[str]) -> Any:
         return self._call("beginTransaction", repo, branch, message, author)
 
+    def on_transaction(self, handle: Any, method: str, *args: Any) -> Any:
+        """Calls ``handle.<method>(*args)`` on a transaction :meth:`begin_transaction` returned."""
+        return call_on(self.spark, handle, method, *args)
+
     def merge(self, repo: str, source: str, into: Optional[str], strategy: str, fast_forward: str, dry_run: bool,
               message: Optional[str], author: Optional[str], resolutions: Optional[Mapping[str, DataFrame]],
               allow_unrelated: bool) -> Dict[str, Any]:

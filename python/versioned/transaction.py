@@ -41,7 +41,8 @@ class Transaction:
     """
 
     def __init__(self, repo: "Repository", handle: Any) -> None:
-        """Wraps a JVM transaction handle; use :meth:`Repository.transaction` to open one.
+        """Wraps a transaction handle (a JVM ``TransactionHandle`` on a classic session, the server-side
+        transaction's token on Spark Connect); use :meth:`Repository.transaction` to open one.
 
         Example::
 
@@ -55,12 +56,17 @@ class Transaction:
         return f"Transaction({self._repo.name!r}, branch={self.branch!r}, {state})"
 
     def _call(self, method: str, *args: Any) -> Any:
-        return _jvm.call_on(self._repo.spark, self._handle, method, *args)
+        return self._repo._ops.on_transaction(self._handle, method, *args)
 
     def _table(self, table: str) -> str:
         if not isinstance(table, str):
             raise TypeError(f"table must be a table name (str), not {type(table).__name__}")
         return table
+
+    def _frame(self, df: DataFrame) -> DataFrame:
+        if not isinstance(df, DataFrame):
+            raise TypeError(f"expected a DataFrame, got {type(df).__name__}")
+        return df
 
     # ---- state
     @property
@@ -131,7 +137,7 @@ class Transaction:
             tx.write(orders_df, "orders", mode="overwrite")
             tx.write(new_df, "regions", primary_key="code")
         """
-        self._call("write", df, self._table(table), mode, _jvm.key_option(primary_key))
+        self._call("write", self._frame(df), self._table(table), mode, _jvm.key_option(primary_key))
 
     def upsert(self, df: DataFrame, table: str, *, primary_key: Optional[Union[str, Sequence[str]]] = None,
                delete_column: Optional[str] = None) -> None:
@@ -143,7 +149,7 @@ class Transaction:
             tx.upsert(customers_df, "customers")
             tx.upsert(cdc_df, "orders", delete_column="is_deleted")
         """
-        self._call("upsert", df, self._table(table), _jvm.key_option(primary_key), delete_column)
+        self._call("upsert", self._frame(df), self._table(table), _jvm.key_option(primary_key), delete_column)
 
     def delete_where(self, table: str, condition: str) -> int:
         """Deletes the rows of ``table`` (as the transaction sees it) matching the SQL ``condition``;

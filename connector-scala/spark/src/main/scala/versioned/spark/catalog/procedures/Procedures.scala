@@ -50,7 +50,15 @@ private[versioned] object Procedures {
     "delete_where" -> (c => new DeleteWhereProcedure(c)),
     "materialize" -> (c => new MaterializeProcedure(c)),
     "diff" -> (c => new DiffProcedure(c)),
-    "last_commit" -> (_ => new LastCommitProcedure))
+    "last_commit" -> (_ => new LastCommitProcedure),
+    "begin_transaction" -> (c => new BeginTransactionProcedure(c)),
+    "transaction_write" -> (_ => new TransactionWriteProcedure),
+    "transaction_upsert" -> (_ => new TransactionUpsertProcedure),
+    "transaction_delete_where" -> (_ => new TransactionDeleteWhereProcedure),
+    "transaction_read" -> (_ => new TransactionReadProcedure),
+    "transaction_state" -> (_ => new TransactionStateProcedure("state")),
+    "commit_transaction" -> (_ => new TransactionStateProcedure("commit")),
+    "abort_transaction" -> (_ => new TransactionStateProcedure("abort")))
 
   def names: Seq[String] = (byEngine.keys ++ byContext.keys).toSeq.sorted
 
