@@ -1,4 +1,5 @@
-"""Repository.transaction: several tables committed as one image, or nothing at all."""
+"""Repository.transaction: several tables committed as one image, or nothing at all, on classic and Spark
+Connect sessions."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pyspark.sql import SparkSession
 from versioned import (DuplicateKey, ImmutableRef, InvalidOption, RefConflict, Repository, TableNotFound,
                        Transaction, TransactionClosed)
 from conftest import frame, refs_state, rows_of
+
+SESSIONS = ("classic", "connect")  # on Connect the transaction lives in the server (docs/CONNECT.md)
 
 
 @pytest.fixture
@@ -160,3 +163,35 @@ def test_a_transaction_on_a_tag_is_refused(shop: Repository) -> None:
     shop.create_tag("v1", "main")
     with pytest.raises(ImmutableRef):
         shop.transaction(branch="v1")
+
+
+def test_a_read_stays_pinned_after_later_operations_and_the_commit(spark: SparkSession, shop: Repository) -> None:
+    tx = shop.transaction(message="pinned")
+    tx.upsert(frame(spark, [(4, "d")]), "orders")
+    seen = tx.read("orders")
+    tx.delete_where("orders", "id <= 2")
+    assert rows_of(seen) == [(1, "a"), (2, "b"), (3, "c"), (4, "d")]
+    assert rows_of(tx.read("orders")) == [(3, "c"), (4, "d")]
+    assert tx.commit() == shop.resolve("main")
+    assert rows_of(seen) == [(1, "a"), (2, "b"), (3, "c"), (4, "d")], "still valid after the commit"
+    assert rows_of(spark.read.versioned("shop.orders")) == [(3, "c"), (4, "d")]
+
+
+def test_upsert_into_a_table_without_primary_key_is_refused(spark: SparkSession, shop: Repository) -> None:
+    before = state(spark, shop)
+    with pytest.raises(InvalidOption, match="needs a primary key"):
+        with shop.transaction() as tx:
+            tx.upsert(frame(spark, [(9, "z")]), "orders")
+            tx.upsert(spark.createDataFrame([("2027-01-01", 9)], "day string, n int"), "events")
+    assert not tx.is_open and tx.commit_hash is None
+    assert state(spark, shop) == before
+
+
+def test_bad_arguments_are_refused_before_anything_is_sent(spark: SparkSession, shop: Repository) -> None:
+    with shop.transaction() as tx:
+        with pytest.raises(TypeError):
+            tx.upsert([(1, "a")], "orders")  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            tx.read(42)  # type: ignore[arg-type]
+        assert tx.is_open and tx.changed_tables == []
+    assert tx.commit_hash is None
