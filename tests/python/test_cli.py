@@ -220,6 +220,16 @@ def test_import_errors_exit_1(imported: str, tmp_path: Any) -> None:
     assert result.exit_code == EXIT_ERROR and result.stderr.startswith("[KEY_EXISTS] ")
 
 
+def test_import_upsert_into_a_table_without_primary_key_exits_1(spark: SparkSession, tmp_path: Any) -> None:
+    ok("import", write_csv(tmp_path / "a.csv", "day,n\n2026-01-01,1\n"), "r.events")  # no --key: key-less
+    repo = Repository(spark, "r")
+    before = refs_state(repo)
+    result = run("import", write_csv(tmp_path / "b.csv", "day,n\n2026-01-02,2\n"), "r.events", "--mode", "upsert")
+    assert result.exit_code == EXIT_ERROR and result.stderr.startswith("[INVALID_OPTION] ")
+    assert "needs a primary key" in result.stderr
+    assert refs_state(repo) == before
+
+
 @pytest.mark.parametrize("args", [
     [],
     ["frobnicate"],

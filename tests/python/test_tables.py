@@ -130,3 +130,16 @@ def test_upsert_errors(spark: SparkSession, repo: Repository) -> None:
         repo.upsert(spark.createDataFrame([(1, 2)], "id long, n int"), "t")
     assert refs_state(repo) == before
     assert rows_of(spark.read.versioned("r.t")) == [(1, "a"), (2, "b"), (3, "c")]
+
+
+def test_upsert_into_a_table_without_primary_key_is_refused(spark: SparkSession) -> None:
+    events = spark.createDataFrame([("2026-01-01", 1)], "day string, n int")
+    events.write.versioned("k.events")
+    repo = Repository(spark, "k")
+    before = refs_state(repo)
+    with pytest.raises(InvalidOption, match="needs a primary key"):
+        repo.upsert(spark.createDataFrame([("2026-01-02", 2)], "day string, n int"), "events")
+    with pytest.raises(InvalidOption, match="needs a primary key"):
+        spark.createDataFrame([("2026-01-02", 2)], "day string, n int").write.versioned("k.events", upsert=True)
+    assert refs_state(repo) == before
+    assert rows_of(spark.read.versioned("k.events")) == [("2026-01-01", 1)]
