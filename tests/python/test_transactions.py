@@ -10,6 +10,7 @@ from pyspark.sql import SparkSession
 
 from versioned import (DuplicateKey, ImmutableRef, InvalidOption, RefConflict, Repository, TableNotFound,
                        Transaction, TransactionClosed)
+from versioned import _connect
 from conftest import frame, refs_state, rows_of
 
 SESSIONS = ("classic", "connect")  # on Connect the transaction lives in the server (docs/CONNECT.md)
@@ -195,3 +196,19 @@ def test_bad_arguments_are_refused_before_anything_is_sent(spark: SparkSession, 
             tx.read(42)  # type: ignore[arg-type]
         assert tx.is_open and tx.changed_tables == []
     assert tx.commit_hash is None
+
+
+def test_the_sql_procedures_refuse_unknown_tokens(spark: SparkSession, shop: Repository) -> None:
+    """What a Connect client sends, called directly: an unknown token is TransactionClosed on both sessions."""
+    before = state(spark, shop)
+    for proc, args in (("commit_transaction", {}), ("transaction_delete_where", {"table": "orders", "condition": "true"}),
+                       ("transaction_read", {"table": "orders"})):
+        with pytest.raises(TransactionClosed, match="no-such-token"):
+            _connect.first(_connect.procedure(spark, None, proc, token="no-such-token", **args))
+    begun = _connect.first(_connect.procedure(spark, None, "begin_transaction", repository="shop"))
+    token = begun["token"]
+    assert begun["open"] and begun["branch"] == "main" and begun["base"] == shop.resolve("main")
+    _connect.first(_connect.procedure(spark, None, "abort_transaction", token=token))
+    with pytest.raises(TransactionClosed, match="aborted"):
+        _connect.first(_connect.procedure(spark, None, "commit_transaction", token=token))
+    assert state(spark, shop) == before
