@@ -6,8 +6,8 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
 /**
- * Encoding of single values in the metastore (fragment bounds, min/max statistics) and comparison of
- * those values with filter literals. Canonical forms: Long for integral, date (days) and timestamp
+ * Encoding of single values in the metastore (fragment bounds, min/max statistics) and their conversion
+ * from filter literals (compared in the key order: `read.KeyComparator.compareCanonical`). Canonical forms: Long for integral, date (days) and timestamp
  * (micros) values; Double for floating point; String for strings; BigDecimal for decimals; Boolean.
  */
 private[versioned] object Values {
@@ -61,20 +61,6 @@ private[versioned] object Values {
       val i = t.toInstant(ZoneOffset.UTC); Some(i.getEpochSecond * 1000000L + i.getNano / 1000)
     case _ => None
   }
-
-  def compare(a: Any, b: Any): Int = (a, b) match {
-    case (x: Long, y: Long) => java.lang.Long.compare(x, y)
-    case (x: Double, y: Double) => java.lang.Double.compare(x, y)
-    case (x: BigDecimal, y: BigDecimal) => x.compare(y)
-    case (x: Number, y: Number) => java.lang.Double.compare(x.doubleValue(), y.doubleValue())
-    case (x: String, y: String) => UTF8String.fromString(x).compareTo(UTF8String.fromString(y))
-    case (x: Boolean, y: Boolean) => java.lang.Boolean.compare(x, y)
-    case _ => throw new IllegalArgumentException(s"Cannot compare $a and $b")
-  }
-
-  /** Compares key tuples lexicographically. */
-  def compareKeys(a: Seq[Any], b: Seq[Any]): Int =
-    a.zip(b).iterator.map { case (x, y) => compare(x, y) }.find(_ != 0).getOrElse(0)
 
   /** The internal (InternalRow) value of type `dt` for a canonical one, e.g. a fragment bound. */
   def toInternal(v: Any, dt: DataType): Any = if (v == null) null else dt match {

@@ -5,6 +5,7 @@ import org.apache.spark.sql.catalyst.util.SQLOrderingUtil
 import org.apache.spark.sql.catalyst.expressions.InterpretedOrdering
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, SortOrder, Ascending}
 import org.apache.spark.sql.types._
+import versioned.spark.Values
 
 /**
  * Compares the leading key columns (ordinals 0 until n) of two rows in Spark's ascending order,
@@ -38,4 +39,17 @@ private[versioned] final class KeyComparator(keyTypes: Seq[DataType]) extends Se
     }
     0
   }
+}
+
+private[versioned] object KeyComparator {
+  private val single = new java.util.concurrent.ConcurrentHashMap[DataType, KeyComparator]()
+
+  /**
+   * Compares two canonical values of type `dt` (fragment bounds, statistics, filter literals: see
+   * [[Values]]) in the same order as keys, so that pruning and the writer never disagree (e.g. -0.0 and
+   * 0.0 are equal, NaN is the largest value, strings compare by UTF-8 bytes).
+   */
+  def compareCanonical(dt: DataType, a: Any, b: Any): Int =
+    single.computeIfAbsent(dt, t => new KeyComparator(Seq(t)))
+      .compare(InternalRow(Values.toInternal(a, dt)), InternalRow(Values.toInternal(b, dt)))
 }

@@ -82,7 +82,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     val format = new ParquetFileFormat()
     // Each reader broadcasts the Hadoop configuration: build only the ones this scan's partitions use.
     def reader(schema: StructType, read: StructType, fs: Seq[Filter], batch: Boolean) = format.buildReaderWithPartitionValues(
-      spark, schema, new StructType(), read, fs, Map(FileFormat.OPTION_RETURNING_BATCH -> batch.toString), conf)
+      spark, schema, new StructType(), read, fs.filter(Pruning.safeForParquet), Map(FileFormat.OPTION_RETURNING_BATCH -> batch.toString), conf)
     val withDiffs = partitions.exists(_.diffs.nonEmpty)
     val snapOnly = partitions.exists(_.diffs.isEmpty)
     val snapUnderDiffs = partitions.exists(p => p.diffs.nonEmpty && p.snap.isDefined)
