@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import time
-from typing import Any, Iterator
+from typing import Any, Iterator, List
 
 import pytest
 
@@ -72,17 +72,30 @@ def postgres_url() -> Iterator[str]:
 
 
 @pytest.fixture
-def s3a_jars() -> None:
+def s3a_jars() -> List[str]:
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python"))
     from versioned.s3a import install_s3a_jars
 
     try:
-        install_s3a_jars()
+        return install_s3a_jars()
     except RuntimeError as e:
         pytest.skip(f"the s3a jars could not be installed (Maven Central unreachable?): {str(e)[:300]}")
 
 
-def test_clone_fetch_pull_push_on_s3_and_postgresql(s3_endpoint: str, postgres_url: str, s3a_jars: None,
+def test_the_s3a_jars_match_pysparks_hadoop_and_are_cached(s3a_jars: List[str]) -> None:
+    from versioned.s3a import hadoop_version, install_s3a_jars
+
+    names = [os.path.basename(j) for j in s3a_jars]
+    assert f"org.apache.hadoop_hadoop-aws-{hadoop_version()}.jar" in names
+    sdk = {re.sub(r"^software\.amazon\.awssdk_(.+)-[0-9.]+\.jar$", r"\1", n) for n in names
+           if n.startswith("software.amazon.awssdk_")}
+    assert {"s3", "sts", "s3-transfer-manager", "sdk-core"} <= sdk and "bundle" not in sdk
+    assert not any(n.startswith(("io.netty_", "org.slf4j_")) for n in names), "PySpark ships those already"
+    assert all(os.path.isfile(j) for j in s3a_jars)
+    assert install_s3a_jars() == s3a_jars  # the cache is reused
+
+
+def test_clone_fetch_pull_push_on_s3_and_postgresql(s3_endpoint: str, postgres_url: str, s3a_jars: List[str],
                                                      tmp_path: Any) -> None:
     done = subprocess.run([sys.executable, os.path.join(HERE, "s3_roundtrip.py"), s3_endpoint, "versioned",
                            postgres_url, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
