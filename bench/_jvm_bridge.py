@@ -61,8 +61,9 @@ class Bridge:
         """An engine commit that changes no table (the image links the parent's tables)."""
         empty = _module(self.jvm, "scala.collection.immutable.Map$").empty()
         no_lease = _module(self.jvm, "scala.None$")
+        no_merge = _module(self.jvm, "scala.collection.immutable.Nil$")  # mergeParents: an ordinary commit
         r = self.engine(warehouse).commit(repo, branch, self.jvm.scala.Some(expected_head), empty, "bench", message,
-                                          no_lease)
+                                          no_lease, no_merge)
         return r.image().hash()
 
     # ---- one DIFF commit of mixed changes

@@ -31,6 +31,7 @@ sys.path.insert(1, os.path.join(ROOT, "python"))
 
 import _metastore as MS  # noqa: E402
 import datagen as G  # noqa: E402
+import remotes_bench  # noqa: E402
 
 T0 = time.perf_counter()
 
@@ -603,6 +604,7 @@ class Suite:
         self.add("fetch_k", f"fetch of one new commit of k={k:,} changed rows (metadata only)", t_fetch, None, None,
                  "info", None, f"{fetched.images} image, {fetched.objects} object rows, "
                  f"{len(fetched.refs)} refs moved; content {'equal' if same else 'MISMATCH'}", content_equal=same)
+        remotes_bench.history_rows(self)  # fetch of 1,000 and 10,000 small commits, lazy clone of 1,000 commits
 
     def main_churn(self) -> None:
         """10 DIFF commits of 1% churn on the N-row table. The compaction threshold is raised for this table

@@ -48,6 +48,7 @@ from versioned.errors import (
     NotFoundError,
     ObjectCorrupt,
     ObjectMissing,
+    ObjectStoreUnsupported,
     NonFastForward,
     NullPrimaryKey,
     ProtectedRef,
@@ -76,12 +77,14 @@ from versioned.remotes import FetchResult, PushResult, RefUpdate, clone
 from versioned.repository import Repository, collect_garbage, repositories
 from versioned.transaction import Transaction
 from versioned.session import configure_spark_with_versioned, jar_path
+from versioned.s3a import install_s3a_jars
 
 __version__ = "0.1.0"
 
 __all__ = [
     "configure_spark_with_versioned",
     "jar_path",
+    "install_s3a_jars",
     "install",
     "uninstall",
     "is_installed",
@@ -127,6 +130,7 @@ __all__ = [
     "StorageError",
     "ObjectCorrupt",
     "ObjectMissing",
+    "ObjectStoreUnsupported",
     "WarehouseMismatch",
     "RemoteNotFound",
     "RemoteExists",

@@ -58,6 +58,7 @@ __all__ = [
     "RemoteUnreachable",
     "RemoteHistoryRewritten",
     "NonFastForward",
+    "ObjectStoreUnsupported",
     "error_for_class",
     "known_error_classes",
 ]
@@ -333,6 +334,22 @@ class NonFastForward(RefStateError):
     """
 
     error_class = "NON_FAST_FORWARD"
+
+
+class ObjectStoreUnsupported(VersionedError):
+    """A warehouse, remote or object URI names a scheme this Spark has no file system for, typically
+    ``s3a://`` on pip's PySpark, which does not ship ``hadoop-aws`` nor the AWS SDK; nothing was changed.
+
+    Example::
+
+        try:
+            versioned.clone(spark, "shop", warehouse="s3a://team/wh", metastore_url="jdbc:postgresql://db/meta")
+        except ObjectStoreUnsupported:
+            # restart with: configure_spark_with_versioned(builder, s3a=True)  (or bin/install-s3a-jars)
+            raise
+    """
+
+    error_class = "OBJECT_STORE_UNSUPPORTED"
 
 
 def _subclasses(cls: Type[VersionedError]) -> Dict[str, Type[VersionedError]]:

@@ -39,6 +39,7 @@ def configure_spark_with_versioned(
     builder: SparkSession.Builder,
     warehouse: Optional[str] = None,
     metastore_url: Optional[str] = None,
+    s3a: bool = False,
 ) -> SparkSession.Builder:
     """Adds the bundled connector jar to ``spark.jars`` and sets the warehouse configuration.
 
@@ -48,6 +49,8 @@ def configure_spark_with_versioned(
             directory, the SQLite metastore lives inside it.
         metastore_url: JDBC URL of the metastore (``spark.versioned.metastore.url``), e.g.
             ``jdbc:postgresql://host/db``; needed when the warehouse is not local.
+        s3a: also add ``hadoop-aws`` and the AWS SDK matching PySpark's Hadoop (downloaded once from
+            Maven Central by :func:`versioned.s3a.install_s3a_jars`), for ``s3a://`` warehouses and remotes.
 
     Returns:
         the same builder, for chaining.
@@ -60,14 +63,22 @@ def configure_spark_with_versioned(
         spark = configure_spark_with_versioned(
             SparkSession.builder.master("local[2]"), warehouse="/tmp/warehouse"
         ).getOrCreate()
+        # a warehouse on S3 (metastore on PostgreSQL), with hadoop-aws and the AWS SDK added:
+        # configure_spark_with_versioned(SparkSession.builder, warehouse="s3a://bucket/wh",
+        #     metastore_url="jdbc:postgresql://meta.internal/versioned", s3a=True)
     """
     if warehouse is not None and not str(warehouse).strip():
         raise InvalidOption("warehouse must not be empty.")
     jar = jar_path()
     existing = getattr(builder, "_options", {}).get("spark.jars")
     jars = [j for j in str(existing).split(",") if j.strip()] if existing else []
-    if jar not in jars:
-        jars.append(jar)
+    if s3a:
+        from versioned.s3a import install_s3a_jars
+
+        wanted = install_s3a_jars() + [jar]
+    else:
+        wanted = [jar]
+    jars += [j for j in wanted if j not in jars]
     builder = builder.config("spark.jars", ",".join(jars))
     if warehouse is not None:
         builder = builder.config(WAREHOUSE_CONF, str(warehouse))

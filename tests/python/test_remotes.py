@@ -12,8 +12,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 import versioned
-from versioned import (FetchResult, ImmutableRef, InvalidOption, NonFastForward, PushResult, RemoteExists,
-                       RemoteNotFound, RemoteUnreachable, Repository, RepositoryExists)
+from versioned import (FetchResult, ImmutableRef, InvalidOption, NonFastForward, ObjectStoreUnsupported, PushResult,
+                       RemoteExists, RemoteNotFound, RemoteUnreachable, Repository, RepositoryExists)
 from conftest import frame, rows_of
 
 SESSIONS = ("classic", "connect")
@@ -142,3 +142,19 @@ def test_errors(spark: SparkSession, origin: Dict[str, str], tmp_path: Any) -> N
     assert "r9" not in versioned.repositories(spark)
     repo.remove_remote("origin")
     assert repo.remotes().count() == 0 and repo.remote_refs().count() == 0
+
+
+def test_s3a_without_its_jars_is_object_store_unsupported(spark: SparkSession, tmp_path: Any) -> None:
+    """The suites' session has no hadoop-aws (as pip's PySpark): an s3a:// remote or warehouse is refused with
+    OBJECT_STORE_UNSUPPORTED naming the helper, and nothing is created (test_s3_remotes.py has the jars)."""
+    with pytest.raises(ObjectStoreUnsupported) as e:
+        versioned.clone(spark, "r", warehouse="s3a://bucket/wh", metastore_url="jdbc:postgresql://meta.invalid/v",
+                        into="r_s3")
+    assert "bin/install-s3a-jars" in str(e.value) and e.value.error_class == "OBJECT_STORE_UNSUPPORTED"
+    assert "r_s3" not in versioned.repositories(spark)
+    meta = tmp_path / "s3meta"
+    with pytest.raises(ObjectStoreUnsupported):
+        (frame(spark, [(1, "a")]).write.format("versioned").option("primaryKey", "id")
+         .option("warehouse", "s3a://bucket/wh").option("metastoreUrl", f"jdbc:sqlite:{meta}/metastore.db")
+         .mode("append").save("s.t"))
+    assert not meta.exists(), "no metastore was created for the refused warehouse"

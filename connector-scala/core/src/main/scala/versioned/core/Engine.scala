@@ -31,6 +31,7 @@ object WarehouseConfig {
  */
 final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new Configuration()) extends AutoCloseable {
   val store = new WarehouseStore(config, hadoopConf)
+  store.fs // a scheme this JVM has no file system for fails here, before any metastore is created or opened
   WarehouseIdentity.requireMetastoreFile(config, store)
   val metastore: Metastore = new Metastore(config.metastoreUrl)
   /** The id both the metastore and the object store record. */

@@ -36,6 +36,7 @@ object ErrorClass {
   val RemoteUnreachable = "REMOTE_UNREACHABLE"
   val RemoteHistoryRewritten = "REMOTE_HISTORY_REWRITTEN"
   val NonFastForward = "NON_FAST_FORWARD"
+  val ObjectStoreUnsupported = "OBJECT_STORE_UNSUPPORTED"
 
   /** SQLSTATE of each class (Spark error conditions carry one): 42xxx user errors, 0A000 unsupported, 58xxx system. */
   private val sqlStates: Map[String, String] = Map(
@@ -49,7 +50,7 @@ object ErrorClass {
     WarehouseMismatch -> "55000", MergeConflict -> "40001", NoCommonAncestor -> "42000",
     TransactionClosed -> "25000",
     RemoteNotFound -> "42704", RemoteExists -> "42710", RemoteUnreachable -> "08001", RemoteHistoryRewritten -> "55000",
-    NonFastForward -> "55000")
+    NonFastForward -> "55000", ObjectStoreUnsupported -> "0A000")
 
   def sqlState(errorClass: String): String = sqlStates.getOrElse(errorClass, "XX000")
 }
@@ -116,6 +117,9 @@ class RemoteUnreachableException(message: String, cause: Throwable = null)
 /** The remote no longer has history this repository holds from it (it was dropped and recreated): refused. */
 class RemoteHistoryRewrittenException(message: String)
   extends RefStateException(ErrorClass.RemoteHistoryRewritten, message)
+/** A warehouse, remote or object URI names a scheme this Spark has no file system for (s3a:// without its jars). */
+class ObjectStoreUnsupportedException(message: String, cause: Throwable = null)
+  extends VersionedException(ErrorClass.ObjectStoreUnsupported, message, cause)
 /** A push would move a remote branch to an image that does not descend from its head: nothing was changed. */
 class NonFastForwardException(message: String) extends RefStateException(ErrorClass.NonFastForward, message)
 

@@ -67,11 +67,11 @@ private[core] object HistoryCopy {
     if (gone.nonEmpty) throw new RefConflictException(s"${gone.size} object(s) this history needs (e.g. ${gone.head.take(12)}) " +
       "were removed by garbage collection while it was copied. Nothing was recorded; retry.")
     val present = MetaDao.existingImages(c, repo, batch.images.map(_.image.hash))
-    var seq = MetaDao.nextSeq(c, repo)
-    batch.images.sortBy(_.seq).filterNot(r => present(r.image.hash)).foreach { r =>
-      MetaDao.insertImage(c, r.image.copy(repo = repo), seq, r.changedTables)
-      seq += 1
-    }
+    val first = MetaDao.nextSeq(c, repo)
+    // in commit order, each with the receiver's next seq (parents first), in one batch
+    MetaDao.insertImages(c, batch.images.sortBy(_.seq).filterNot(r => present(r.image.hash)).zipWithIndex.map {
+      case (r, i) => r.copy(image = r.image.copy(repo = repo), seq = first + i)
+    })
     MetaDao.insertTableRows(c, repo, batch.tables.filterNot(t => present(t.image)))
   }
 

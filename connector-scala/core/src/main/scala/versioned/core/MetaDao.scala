@@ -76,9 +76,15 @@ private[core] object MetaDao {
     }.toVector.sortBy(_.seq)
 
   def insertImage(c: Connection, img: Image, seq: Long, changedTables: Seq[String]): Unit =
-    Sql.update(c, "INSERT INTO vc_images (repo, hash, parents, created_ms, author, message, seq, changed_tables) " +
-      "VALUES (?,?,?,?,?,?,?,?)",
-      img.repo, img.hash, Json.write(img.parents), img.createdMs, img.author, img.message, seq, Json.write(changedTables))
+    insertImages(c, Seq(ImageRow(img, seq, changedTables)))
+
+  /** Image rows (each with its own `seq`) in one JDBC batch: a fetch of many commits is not a statement per image. */
+  def insertImages(c: Connection, rows: Seq[ImageRow]): Unit =
+    Sql.batch(c, "INSERT INTO vc_images (repo, hash, parents, created_ms, author, message, seq, changed_tables) " +
+      "VALUES (?,?,?,?,?,?,?,?)", rows.map { r =>
+      val img = r.image
+      Seq(img.repo, img.hash, Json.write(img.parents), img.createdMs, img.author, img.message, r.seq, Json.write(r.changedTables))
+    })
 
   // ---- log entries: images with the tables each changed against its first parent (see LogRowReader)
   /** Lowest and highest `seq` of a repository's images; None when it has none. */

@@ -108,5 +108,5 @@ object ObjectChecksum {
     }
   }
 
-  def fileSystem(uri: String, conf: Configuration): FileSystem = new Path(uri).getFileSystem(conf)
+  def fileSystem(uri: String, conf: Configuration): FileSystem = ObjectStores.fileSystem(uri, conf)
 }

@@ -35,14 +35,14 @@ object ObjectTransfer {
   /** Copies one object; false when the target already held it intact (nothing was copied). */
   def copy(conf: Configuration, c: ObjectCopy): Boolean = {
     val dst = new Path(c.target)
-    val dfs = io(c, "reach the target of")(dst.getFileSystem(conf))
+    val dfs = io(c, "reach the target of")(ObjectStores.fileSystem(dst, conf))
     if (io(c, "check the target of")(dfs.exists(dst) && intact(dfs, dst, c.meta))) false
     else {
       val src = new Path(c.source)
       val tmp = new Path(c.staging)
       val tailOffset = ObjectChecksum.parse(c.meta.checksum).map(_.tailOffset).getOrElse(Long.MaxValue)
       val (len, sum) = io(c, "copy") {
-        val in = try src.getFileSystem(conf).open(src) catch {
+        val in = try ObjectStores.fileSystem(src, conf).open(src) catch {
           case e: java.io.FileNotFoundException => throw new ObjectMissingException(c.id,
             s"${c.source} does not exist, so it cannot be copied (the warehouse it comes from lost it)", e)
         }

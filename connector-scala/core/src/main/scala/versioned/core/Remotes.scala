@@ -131,6 +131,7 @@ object Remotes {
           "credentials (spark.versioned.remote.<name>.metastore.user / .password, the Hadoop configuration).", cause)
       if (!create) {
         val marker = try new WarehouseStore(config, hadoopConf).readMarker() catch {
+          case e: ObjectStoreUnsupportedException => throw e
           case e: VersionedException => throw unreachable(s"its object store failed (${e.getMessage})", e)
         }
         if (marker.isEmpty) throw unreachable("its object store holds no warehouse")

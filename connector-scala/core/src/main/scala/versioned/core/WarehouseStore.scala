@@ -13,9 +13,10 @@ final case class StoredFile(path: Path, name: String, modifiedMs: Long)
  */
 final class WarehouseStore(config: WarehouseConfig, conf: Configuration) {
   private val root = new Path(config.warehouse)
-  lazy val fs: FileSystem = try root.getFileSystem(conf) catch {
+  lazy val fs: FileSystem = try ObjectStores.fileSystem(root, conf) catch {
+    case e: ObjectStoreUnsupportedException => throw e
     case e: Exception => throw Errors.storage(s"Cannot open the warehouse file system for '${config.warehouse}': " +
-      s"${e.getMessage}. For s3a:// warehouses, hadoop-aws and the AWS SDK bundle must be on the classpath.", e)
+      s"${e.getMessage}.", e)
   }
   private val marker = new Path(root, WarehouseStore.MarkerPath)
 

@@ -132,7 +132,7 @@ class RemotesSuite extends CoreFixture {
     expectError[VersionedException](ErrorClass.RepositoryExists)(sync.cloneRepository(origin(), "copy", download = false))
     assert(engine.refs.all("copy") == before)
     expectError[NotFoundException](ErrorClass.RepositoryNotFound)(sync.cloneRepository(origin("nope"), "c2", download = false))
-    expectError[RemoteUnreachableException](ErrorClass.RemoteUnreachable)(
+    expectError[ObjectStoreUnsupportedException](ErrorClass.ObjectStoreUnsupported)(
       sync.cloneRepository(Remote.of("origin", "nosuchfs://bucket/wh", otherUrl, "r"), "c4", download = false))
     val empty = Files.createTempDirectory("versioned-nowhere")
     try {
@@ -140,7 +140,7 @@ class RemotesSuite extends CoreFixture {
       expectError[RemoteUnreachableException](ErrorClass.RemoteUnreachable)(sync.cloneRepository(nowhere, "c3", download = false))
       assert(Option(empty.toFile.list()).forall(_.isEmpty), "nothing was created where no warehouse is")
     } finally deleteRecursively(empty)
-    assert(!engine.repositoryExists("c2") && !engine.repositoryExists("c3"))
+    assert(!engine.repositoryExists("c2") && !engine.repositoryExists("c3") && !engine.repositoryExists("c4"))
   }
 
   test("clone with download copies every object, verified; a corrupt source object commits nothing") {

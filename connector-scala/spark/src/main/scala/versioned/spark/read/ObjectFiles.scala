@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjection}
 import org.apache.spark.sql.execution.datasources.PartitionedFile
 import org.apache.spark.sql.types.StructType
-import versioned.core.{Errors, ObjectChecksum, ObjectCorruptException, ObjectMissingException, VersionedException}
+import versioned.core.{Errors, ObjectChecksum, ObjectStores, ObjectCorruptException, ObjectMissingException, VersionedException}
 
 /**
  * Opening whole objects with a Parquet file reader prepared on the driver (scans and DIFF consolidation).
@@ -29,7 +29,7 @@ private[versioned] object ObjectFiles {
 
   def open(read: Reader, f: ObjectFile, conf: Configuration): Iterator[InternalRow] = {
     val path = new Path(f.uri)
-    guarded(f)(ObjectChecksum.verifyTail(path.getFileSystem(conf), path, f.id, f.size, f.checksum))
+    guarded(f)(ObjectChecksum.verifyTail(ObjectStores.fileSystem(path, conf), path, f.id, f.size, f.checksum))
     val rows = guarded(f)(read(PartitionedFile(InternalRow.empty, SparkPath.fromUrlString(f.uri), 0L, f.size,
       Array.empty[String], 0L, f.size, Map.empty)))
     // columnar readers hand out batches through the same iterator type: stay generic

@@ -52,7 +52,7 @@ private[versioned] object Verifier {
     case None => (Missing, Some("no metastore row describes it"))
     case Some(m) =>
       val path = new Path(m.uriIn(config))
-      try { ObjectChecksum.verifyWhole(path.getFileSystem(conf), path, m); (Ok, None) }
+      try { ObjectChecksum.verifyWhole(versioned.core.ObjectStores.fileSystem(path, conf), path, m); (Ok, None) }
       catch {
         case e: ObjectMissingException => (Missing, Some(e.getMessage))
         case e: ObjectCorruptException => (Corrupt, Some(e.getMessage))
