@@ -133,7 +133,8 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
               StagedInput(SchemaMerge.applied(layout, current, changes)), Some(ours), target))
           case r: TablePlan.Rows if stats.exists(s => s.table == r.table && s.changes > 0) =>
             Some(r.table -> CommitPlanner.plan(spark, engine, request(repo, branch, r.table, author, message),
-              StagedInput(r.changes), Some(ours), target))
+              StagedInput(r.changes.select(r.layout.diffSchema.fieldNames.toSeq.map(versioned.spark.Columns.col): _*)),
+              Some(ours), target))
           case _ => None
         }.toMap
         engine.commit(repo, branch, Some(ours.hash), updates, author, message, Some(lease), mergeParents)

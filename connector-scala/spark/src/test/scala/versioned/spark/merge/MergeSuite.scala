@@ -159,6 +159,17 @@ class MergeSuite extends MergeTestBase {
     assert(f.status == MergeOutcome.Conflicts && conflictRows(f) == Set(("t", null, null, "schema")))
   }
 
+  test("a table whose key is not its first column merges (the changes follow the table's column order)") {
+    val s = new org.apache.spark.sql.types.StructType().add("v", org.apache.spark.sql.types.StringType)
+      .add("id", IntegerType, nullable = false)
+    write(frame(s, (1 to 4).map(i => Row(s"v$i", i))), "r.o", "primaryKey" -> "id")
+    engine.refs.createBranch("r", "dev", Revision("main"))
+    write(frame(s, Seq(Row("dev", 1))), "r.o", "branch" -> "dev", "upsert" -> "true")
+    write(frame(s, Seq(Row("main", 2))), "r.o", "upsert" -> "true")
+    assert(merge("dev").status == MergeOutcome.Merged)
+    assertReads(read("r.o"), Seq(Row("dev", 1), Row("main", 2), Row("v3", 3), Row("v4", 4)), "merged")
+  }
+
   test("cherry-pick applies one commit's change; revert undoes it; both make one-parent commits") {
     base()
     upsert(Seq(Row(1, "dev1", 1)), branch = "dev")
