@@ -27,7 +27,8 @@ class Transaction:
     exception. A failed operation changes nothing in the transaction.
 
     If the branch moved meanwhile, the commit lands on the new head when the commits in between changed
-    none of the tables the transaction changed; otherwise it raises
+    none of the tables the transaction changed, or none of the keys it changed in them (its net changes
+    of those keyed tables are then planned again on the new head); otherwise it raises
     :class:`~versioned.errors.RefConflict` and commits nothing. Operations after the transaction ended
     raise :class:`~versioned.errors.TransactionClosed`.
 
@@ -179,8 +180,8 @@ class Transaction:
     def commit(self) -> Optional[str]:
         """Records every table the transaction changed as one image and ends the transaction; returns the
         image hash, or None when nothing changed (nothing is recorded). Raises
-        :class:`~versioned.errors.RefConflict` (committing nothing) when another commit changed one of
-        those tables since ``base``.
+        :class:`~versioned.errors.RefConflict` (committing nothing) when another commit changed keys the
+        transaction changed (or a key-less table it changed) since ``base``.
 
         Example::
 

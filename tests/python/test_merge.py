@@ -119,3 +119,22 @@ def test_bad_input_commits_nothing(spark: SparkSession, repo: Repository) -> Non
         repo.upsert(frame(spark, [(1, "y")]), "t")
         repo.merge("dev", resolutions={"t": frame(spark, [(1, "z", 1)], "id long, name string, extra int")})
     assert refs_state(repo)["tags"] == before["tags"]
+
+
+def test_column_added_on_one_side_merges_with_rows_changed_on_the_other(spark: SparkSession,
+                                                                        repo: Repository) -> None:
+    """dev adds a column (ALTER TABLE) and fills it for one row; main changes rows: the merge has both."""
+    repo.create_branch("dev", from_ref="main")
+    spark.conf.set("spark.sql.catalog.vcm", "versioned.spark.catalog.VersionedCatalog")
+    spark.sql("ALTER TABLE vcm.r.`t@dev` ADD COLUMN price int")
+    spark.sql("UPDATE vcm.r.`t@dev` SET price = 10 WHERE id = 1")
+    repo.upsert(frame(spark, [(2, "B"), (4, "d")]), "t")
+    ours, theirs = repo.resolve("main"), repo.resolve("dev")
+    result = repo.merge("dev").check()
+    assert result.status == "merged" and result.conflict_count == 0
+    assert [(r["table"], r["action"]) for r in result.tables.collect()] == [("t", "merge")]
+    assert repo.log(limit=1).collect()[0]["parents"] == [ours, theirs]
+    merged = spark.read.versioned("r.t")
+    assert merged.columns == ["id", "name", "price"]
+    # main's rows get null in the column dev added; dev's value stays
+    assert rows_of(merged) == [(1, "a", 10), (2, "B", None), (3, "c", None), (4, "d", None)]

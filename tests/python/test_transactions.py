@@ -106,12 +106,22 @@ def test_a_concurrent_commit_to_another_table_is_rebased(spark: SparkSession, sh
     assert rows_of(spark.read.versioned("shop.events")) == [("2025-12-31", 1), ("2026-01-02", 2)]
 
 
-def test_a_concurrent_commit_to_the_same_table_is_a_conflict(spark: SparkSession, shop: Repository) -> None:
+def test_a_concurrent_commit_to_other_keys_of_the_same_table_is_replanned(spark: SparkSession,
+                                                                          shop: Repository) -> None:
+    with shop.transaction(message="tx") as tx:
+        tx.upsert(frame(spark, [(4, "d")]), "orders")
+        shop.upsert(frame(spark, [(1, "other")]), "orders", message="concurrent")  # another key of orders
+        concurrent = shop.resolve("main")
+    assert top(shop) == ("tx", [concurrent], ["orders"])
+    assert rows_of(spark.read.versioned("shop.orders")) == [(1, "other"), (2, "b"), (3, "c"), (4, "d")]
+
+
+def test_a_concurrent_commit_to_the_same_keys_is_a_conflict(spark: SparkSession, shop: Repository) -> None:
     with pytest.raises(RefConflict, match="Nothing of the transaction was committed"):
         with shop.transaction() as tx:
             tx.upsert(frame(spark, [(4, "d")]), "orders")
             tx.upsert(frame(spark, [(3, "z")]), "customers")
-            shop.upsert(frame(spark, [(1, "other")]), "orders", message="concurrent")
+            shop.upsert(frame(spark, [(4, "other")]), "orders", message="concurrent")
             before = state(spark, shop)
     assert state(spark, shop) == before
     assert top(shop)[0] == "concurrent"

@@ -43,7 +43,7 @@ private[versioned] final case class VersionedTable(
   def fromCatalog: Boolean = flag(VersionedOptions.CatalogTable)
 
   /** The resolved table, or None when a write creates it. Resolution happens once per value. */
-  lazy val snapshot: Option[TableSnapshot] = pinned.flatMap(_.version).orElse {
+  lazy val snapshot: Option[TableSnapshot] = pinned.flatMap(p => p.version.map(p.applyTo)).orElse {
     val e = engine
     val image = revision match {
       case Revision.DefaultBranch if !e.repositoryExists(ident.repo) => None

@@ -40,10 +40,26 @@ private[versioned] object TableDiff {
     val engine = Warehouses.engine(spark, location)
     val (a, b) = (snapshot(engine, ident, from), snapshot(engine, ident, to))
     if (a.isEmpty && b.isEmpty) throw absent(ident.repo, ident.table, from, to)
+    of(spark, table, a, b, fastPath)((s, only, logical) => PinnedRead.table(spark, location, ident, s.image.hash, only, logical))
+  }
+
+  /**
+   * The diff between two versions given as snapshots, which need not be committed (a transaction's
+   * uncommitted version, whose objects are stored): each is read as given ([[PinnedRead.snapshot]]).
+   */
+  def versions(spark: SparkSession, location: Map[String, String], from: TableSnapshot, to: TableSnapshot): DataFrame = {
+    // an uncommitted version's hash field may still be its parent's: compare content hashes
+    def hashed(s: TableSnapshot) = s.copy(version = s.version.withHash)
+    of(spark, s"${to.repo}.${to.table}", Some(hashed(from)), Some(hashed(to)), fastPath = true)((s, only, logical) =>
+      PinnedRead.snapshot(spark, location, s, only, logical))
+  }
+
+  /** The diff of two snapshots (not both absent); `read` reads a snapshot, some of its fragments, a representation. */
+  private def of(spark: SparkSession, table: String, a: Option[TableSnapshot], b: Option[TableSnapshot], fastPath: Boolean)(
+      readAs: (TableSnapshot, Option[Seq[Int]], Boolean) => DataFrame): DataFrame = {
     val shape = DiffShape.of(table, a.map(_.layout), b.map(_.layout))
     def read(s: TableSnapshot, rep: DiffPlan.Rep, only: Option[Seq[Int]]): DataFrame =
-      PinnedRead.table(spark, location, ident, s.image.hash, only,
-        logical = rep == DiffPlan.Logical && s.version.compacted.isDefined)
+      readAs(s, only, rep == DiffPlan.Logical && s.version.compacted.isDefined)
     (a, b) match {
       case (Some(x), Some(y)) if shape.exact =>
         if (x.version.hash.nonEmpty && x.version.hash == y.version.hash) return empty(spark, shape)

@@ -112,7 +112,7 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
       val work = held.exists {
         case _: TablePlan.Take => true
         case _: TablePlan.Whole => opts.strategy == Strategy.Theirs
-        case r: TablePlan.Rows => stats.exists(s => s.table == r.table && s.changes > 0)
+        case r: TablePlan.Rows => r.target.isDefined || stats.exists(s => s.table == r.table && s.changes > 0)
       }
       if (opts.dryRun) return MergeOutcome(if (!work && mergeParents.isEmpty) MergeOutcome.UpToDate
         else MergeOutcome.Merged, None, fastForward = false, baseHash, stats, conflicts, conflictCount)
@@ -125,9 +125,16 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
         val updates = held.flatMap {
           case TablePlan.Take(t, u) => Some(t -> u)
           case w: TablePlan.Whole => if (opts.strategy == Strategy.Theirs) Some(w.table -> w.theirsUpdate) else None
+          case r @ TablePlan.Rows(_, layout, changes, _, _, Some(current)) =>
+            // the merged columns differ from the target's: the merged rows as a new SNAP (as overwrite writes one)
+            val rewrite = request(repo, branch, r.table, author, message).copy(mode = WriteMode.Overwrite,
+              primaryKey = Some(layout.primaryKey))
+            Some(r.table -> CommitPlanner.plan(spark, engine, rewrite,
+              StagedInput(SchemaMerge.applied(layout, current, changes)), Some(ours), target))
           case r: TablePlan.Rows if stats.exists(s => s.table == r.table && s.changes > 0) =>
             Some(r.table -> CommitPlanner.plan(spark, engine, request(repo, branch, r.table, author, message),
-              StagedInput(r.changes), Some(ours), target))
+              StagedInput(r.changes.select(r.layout.diffSchema.fieldNames.toSeq.map(versioned.spark.Columns.col): _*)),
+              Some(ours), target))
           case _ => None
         }.toMap
         engine.commit(repo, branch, Some(ours.hash), updates, author, message, Some(lease), mergeParents)

@@ -9,6 +9,7 @@ import versioned.spark.Columns.col
 import versioned.spark.{TableIdent, TableLayout}
 import versioned.spark.diff.{MergeInputs, TableDiff}
 import versioned.spark.read.PinnedRead
+import versioned.spark.write.{ChangeSets, CommitPlanner}
 
 /** What a three-way merge does to one table of the target. */
 private[merge] sealed trait TablePlan { def table: String }
@@ -17,10 +18,12 @@ private[merge] object TablePlan {
   final case class Take(table: String, update: TableUpdate) extends TablePlan
   /**
    * Row changes to apply to the target's version (DIFF layout) and the row conflicts (key columns,
-   * then [[ThreeWay.ConflictColumns]]).
+   * then [[ThreeWay.ConflictColumns]]). `target`: when the merged columns differ from the target's
+   * ([[SchemaMerge]]), the target's rows aligned to them (physical columns), to which the changes are
+   * applied and the result written as a new SNAP; otherwise the changes are appended as DIFFs.
    */
   final case class Rows(table: String, layout: TableLayout, changes: DataFrame, conflicts: Option[DataFrame],
-                        cached: Seq[DataFrame] = Nil) extends TablePlan
+                        cached: Seq[DataFrame] = Nil, target: Option[DataFrame] = None) extends TablePlan
   /**
    * A conflict of the whole table (`drop`: one side dropped it, the other changed it; `schema`: both
    * changed it with different schemas or keys), settled by taking ours (nothing) or `theirs`.
@@ -37,6 +40,7 @@ private[merge] object TablePlan {
  */
 private[merge] final class TablePlans(spark: SparkSession, engine: Engine, location: Map[String, String], repo: String,
                                       base: Option[Image], ours: Image, theirs: Option[Image], strategy: Strategy) {
+  private val log = org.slf4j.LoggerFactory.getLogger(getClass)
   private def tables(i: Option[Image]): Map[String, TableVersion] =
     i.map(img => engine.tables(repo, img.hash).map(t => t.name -> t).toMap).getOrElse(Map.empty)
 
@@ -57,9 +61,45 @@ private[merge] final class TablePlans(spark: SparkSession, engine: Engine, locat
       val (lo, lt) = (TableLayout.of(o.get), TableLayout.of(t.get))
       val sameShape = (x: TableLayout, y: TableLayout) =>
         TableLayout.sameColumns(x.schema, y.schema) && x.primaryKey == y.primaryKey
-      if (!sameShape(lo, lt) || b.exists(v => !sameShape(TableLayout.of(v), lo)))
-        Some(TablePlan.Whole(name, "schema", ddl(b), ddl(o), ddl(t), theirsUpdate))
-      else Some(rows(name, lo))
+      if (sameShape(lo, lt) && b.forall(v => sameShape(TableLayout.of(v), lo))) Some(rows(name, lo))
+      else SchemaMerge(b.map(TableLayout.of), lo, lt) match {
+        case Left(why) =>
+          log.info(s"versioned: merge of $repo.$name: schema conflict: $why")
+          Some(TablePlan.Whole(name, "schema", ddl(b), ddl(o), ddl(t), theirsUpdate))
+        case Right(merged) => Some(reshaped(name, merged, lo, lt))
+      }
+    }
+  }
+
+  /**
+   * Both sides changed the table and its columns (or one side's): the merged columns ([[SchemaMerge]]),
+   * both sides' changes aligned to them, merged by the row rules. Each side is diffed against the base
+   * whole ([[TableDiff]] across schema changes); a key-less table's three versions are read whole.
+   */
+  private def reshaped(name: String, m: SchemaMerge.Merged, lo: TableLayout, lt: TableLayout): TablePlan.Rows = {
+    val layout = m.layout
+    val ident = TableIdent(repo, name)
+    def rowsAt(i: Image) = PinnedRead.table(spark, location, ident, i.hash)
+    def aligned(i: Image, side: TableLayout) = SchemaMerge.project(rowsAt(i), side, layout)
+    if (layout.hidden) {
+      val b = base.flatMap(i => engine.tableOption(repo, i.hash, name).map(v => aligned(i, TableLayout.of(v))))
+      val desired = SchemaMerge.multiset(layout, b, aligned(ours, lo), aligned(theirs.get, lt))
+      val target = if (m.reshapes(lo)) Some(CommitPlanner.withDup(aligned(ours, lo), layout)
+        .persist(StorageLevel.MEMORY_AND_DISK)) else None
+      val changes = ChangeSets.overwriteHidden(desired, target.getOrElse(rowsAt(ours)), layout)
+      TablePlan.Rows(name, layout, changes, None, target.toSeq, target)
+    } else {
+      def diff(to: Image, side: TableLayout): DataFrame = SchemaMerge.alignDiff(base match {
+        case Some(f) => TableDiff.diff(spark, location, ident.toString, f, to)
+        case None => asInserts(rowsAt(to), side)
+      }, layout).persist(StorageLevel.MEMORY_AND_DISK)
+      val (dOurs, dTheirs) = (diff(ours, lo), diff(theirs.get, lt))
+      val joined = scala.collection.mutable.ArrayBuffer.empty[DataFrame]
+      val (changes, conflicts) = ThreeWay.keyed(layout, dOurs, dTheirs, strategy,
+        broadcastOurs = dOurs.count() <= TablePlans.BroadcastRows, hold = TablePlans.held(joined), m.oursLacks,
+        m.theirsLacks)
+      val target = Option.when(m.reshapes(lo))(aligned(ours, lo))
+      TablePlan.Rows(name, layout, changes, Some(conflicts), Seq(dOurs, dTheirs) ++ joined, target)
     }
   }
 
@@ -116,7 +156,7 @@ private[merge] object TablePlans {
   /** Public shape of conflicts: table, key (JSON of the key columns), column, base, ours, theirs, kind. */
   def publicConflicts(spark: SparkSession, plans: Seq[TablePlan]): DataFrame = {
     val parts = plans.collect {
-      case TablePlan.Rows(t, layout, _, Some(c), _) =>
+      case TablePlan.Rows(t, layout, _, Some(c), _, _) =>
         c.select(lit(t).as("table") +: to_json(struct(layout.primaryKey.map(col): _*)).as("key") +:
           ThreeWay.ConflictColumns.map(col): _*)
       case w: TablePlan.Whole =>

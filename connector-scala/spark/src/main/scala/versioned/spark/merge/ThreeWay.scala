@@ -41,10 +41,13 @@ private[versioned] object ThreeWay {
    * conflicts (key columns, column, base, ours, theirs, kind). Conflicting cells and rows are settled by
    * `strategy` in the changes (by ours for [[Strategy.Fail]], whose changes are then not used). With
    * `broadcastOurs` (the target's diff is small) the join needs no shuffle. `hold` keeps the joined sides,
-   * from which the changes and the conflicts both derive, so that they are computed once.
+   * from which the changes and the conflicts both derive, so that they are computed once. `oursLacks` /
+   * `theirsLacks`: columns the other side added ([[SchemaMerge]]); such a cell is unchanged on the side
+   * that lacks it (its diff holds nulls there), so it takes the other side's value and never conflicts.
    */
   def keyed(layout: TableLayout, ours: DataFrame, theirs: DataFrame, strategy: Strategy,
-            broadcastOurs: Boolean, hold: DataFrame => DataFrame): (DataFrame, DataFrame) = {
+            broadcastOurs: Boolean, hold: DataFrame => DataFrame, oursLacks: Set[String] = Set.empty,
+            theirsLacks: Set[String] = Set.empty): (DataFrame, DataFrame) = {
     val keys = layout.primaryKey
     val values = layout.nonKeyColumns
     def b(v: String) = col(s"b_$v"); def o(v: String) = col(s"o_$v"); def t(v: String) = col(s"t_$v")
@@ -60,13 +63,14 @@ private[versioned] object ThreeWay {
     val both = co.isNotNull
     val rowConflict = both && ((co === "delete" && ct =!= "delete") || (co =!= "delete" && ct === "delete"))
     val cellwise = both && co =!= "delete" && ct =!= "delete"
-    def cellConflict(v: String): Column = cellwise && !(o(v) <=> t(v)) &&
-      (co === "insert" || (!(b(v) <=> o(v)) && !(b(v) <=> t(v))))
+    def cellConflict(v: String): Column = if (oursLacks(v) || theirsLacks(v)) lit(false)
+      else cellwise && !(o(v) <=> t(v)) && (co === "insert" || (!(b(v) <=> o(v)) && !(b(v) <=> t(v))))
     val anyCell = values.map(cellConflict).foldLeft(lit(false))(_ || _)
     val takeTheirs = strategy == Strategy.Theirs
     def merged(v: String): Column =
-      when(cellConflict(v), if (takeTheirs) t(v) else o(v)).when(b(v) <=> o(v), t(v)).otherwise(o(v))
-    val changedFromOurs = values.map(v => !(merged(v) <=> o(v))).foldLeft(lit(false))(_ || _)
+      if (oursLacks(v)) t(v) else if (theirsLacks(v)) o(v)
+      else when(cellConflict(v), if (takeTheirs) t(v) else o(v)).when(b(v) <=> o(v), t(v)).otherwise(o(v))
+    val changedFromOurs = values.filterNot(theirsLacks).map(v => !(merged(v) <=> o(v))).foldLeft(lit(false))(_ || _)
     val kind = when(!both, when(ct === "delete", lit(ChangeKind.Delete)).otherwise(lit(ChangeKind.Upsert)))
       .when(rowConflict, if (takeTheirs) when(ct === "delete", lit(ChangeKind.Delete)).otherwise(lit(ChangeKind.Upsert))
         else lit(null))

@@ -57,6 +57,19 @@ private[versioned] object PinnedRead {
       .load(s"${snapshot.repo}.${snapshot.table}")
   }
 
+  /**
+   * A read of `snapshot` as given (committed or not), with its hidden columns, of some `fragments` only
+   * and, with `logical`, of its logical representation: what a diff reads of a transaction's version.
+   */
+  def snapshot(spark: SparkSession, location: Map[String, String], snapshot: versioned.spark.TableSnapshot,
+               fragments: Option[Seq[Int]], logical: Boolean): DataFrame = {
+    if (requests.size() > MaxEntries) requests.clear()
+    val token = UUID.randomUUID().toString
+    requests.put(token, Request(fragments.map(_.toSet), logical, version = Some(snapshot)))
+    spark.read.format("versioned").options(location).option(VersionedOptions.Pinned, token)
+      .load(s"${snapshot.repo}.${snapshot.table}")
+  }
+
   /** The request of a token, or INVALID_OPTION: a token only comes from [[table]] in this JVM. */
   def request(token: String): Request = Option(requests.get(token)).getOrElse(throw Errors.invalidOption(
     s"Option '${VersionedOptions.Pinned}' is internal to versioned and cannot be set by a read."))

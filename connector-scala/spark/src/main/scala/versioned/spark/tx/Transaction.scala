@@ -17,8 +17,11 @@ import versioned.spark.write._
  * objects are written at once under the transaction's write lease, but nothing is recorded until
  * [[commit]], which records every changed table in one metastore transaction. A failed operation changes
  * nothing in the transaction (it may go on, or be aborted). If the branch moved meanwhile, the commit lands
- * on the new head when the commits in between changed none of the tables the transaction writes;
- * otherwise it raises REF_CONFLICT and commits nothing (run the transaction again). See docs/TRANSACTIONS.md.
+ * on the new head when the commits in between changed none of the tables the transaction writes; when they
+ * changed some of them, but none of the keys the transaction changed there (keyed tables whose columns and
+ * key did not change), the transaction's net changes of those tables are planned again on the new head
+ * ([[Rebase]]); otherwise it raises REF_CONFLICT and commits nothing (run the transaction again). See
+ * docs/TRANSACTIONS.md.
  *
  * Not thread-safe for concurrent operations of one transaction (they are serialized). Close it (or use
  * [[Transaction.run]]): an open transaction keeps its write lease, which holds back garbage collection.
@@ -41,6 +44,7 @@ final class Transaction private (spark: SparkSession, engine: Engine, val reposi
   private var ended: Option[String] = None
   private var result: Option[CommitResult] = None
   private val done = scala.collection.mutable.ArrayBuffer.empty[String]
+  private val net = scala.collection.mutable.Map.empty[String, Option[DataFrame]]
 
   /** The head the transaction started from (None: its commit creates the branch, and the repository if needed). */
   def base: Option[String] = start.map(_.hash)
@@ -103,8 +107,13 @@ final class Transaction private (spark: SparkSession, engine: Engine, val reposi
       try {
         result = if (view.changed.isEmpty) None
         else Some(Jobs.described(spark, s"commit transaction on $repository@$branch") {
-          try engine.commit(repository, branch, base, view.updates, author, commitMessage, Some(lease))
-          catch { case m: BranchMovedException => throw conflict(m) }
+          // a concurrent commit to a table the transaction changed: planned again on the new head when it
+          // touched none of the transaction's keys there (as a computed change is, write/Rebase)
+          try Rebase.retrying(engine, start) { on =>
+            engine.commit(repository, branch, on.map(_.hash), updatesOn(on), author, commitMessage, Some(lease))
+          } { (from, to) => moved(Some(from), to).forall(t => netChanges(t).exists(changes =>
+            Rebase.disjointChanges(spark, engine, request(t, WriteMode.Changes), changes, from, to)))
+          } catch { case m: BranchMovedException => throw conflict(m) }
         })
         how = if (result.isEmpty) "committed: nothing had changed" else "committed"
         result
@@ -130,8 +139,32 @@ final class Transaction private (spark: SparkSession, engine: Engine, val reposi
       s"has ended ($how). Begin a new transaction.")
   }
 
+  /**
+   * The updates to commit on `head`: the transaction's versions, except that each table that changed
+   * between the start and `head` gets the transaction's net changes planned again on its version there.
+   */
+  private def updatesOn(head: Option[Image]): Map[String, TableUpdate] = head match {
+    case Some(h) if !start.map(_.hash).contains(h.hash) =>
+      view.updates ++ moved(start, h).map(t => t -> CommitPlanner.plan(spark, engine, request(t, WriteMode.Changes),
+        StagedInput(netChanges(t).get), Some(h), target))
+    case _ => view.updates
+  }
+
+  /** Tables the transaction wrote whose committed version differs between `from` and `to`. */
+  private def moved(from: Option[Image], to: Image): Seq[String] = view.staged.keys.toSeq.sorted.filter { t =>
+    from.flatMap(f => engine.tableOption(repository, f.hash, t)).map(_.hash) != engine.tableOption(repository, to.hash, t).map(_.hash)
+  }
+
+  /** What the transaction changed in `table` since its start, computed once, when needed (None: cannot be replanned). */
+  private def netChanges(table: String): Option[DataFrame] = net.getOrElseUpdate(table, for {
+    h <- start.filter(h => engine.tableOption(repository, h.hash, table).isDefined)
+    now <- view.snapshot(table)
+    changes <- Rebase.netChanges(spark, location, versioned.spark.TableSnapshot.load(engine, repository, table, h), now)
+  } yield changes.persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK))
+
   private def end(how: String): Unit = if (ended.isEmpty) {
     ended = Some(how)
+    net.values.flatten.foreach(_.unpersist())
     DeferredWrites.unregister(token)
     engine.leases.close(lease)
   }
@@ -182,8 +215,9 @@ final class Transaction private (spark: SparkSession, engine: Engine, val reposi
   private def conflict(m: BranchMovedException): RefConflictException = new RefConflictException(
     s"Branch '$branch' of '$repository' moved to ${m.head.map(_.take(12)).getOrElse("?")} while the transaction ran " +
       s"(from ${base.map(_.take(12)).getOrElse("an empty branch")}), and the commits in between changed " +
-      s"${m.tables.mkString(", ")}, which the transaction changes too. Nothing of the transaction was committed; " +
-      "run it again on the new head.")
+      s"${m.tables.mkString(", ")}, which the transaction changes too, in a way its changes cannot be planned again " +
+      "on (they touched keys the transaction changed, or the table is key-less, new, or its columns or key changed). " +
+      "Nothing of the transaction was committed; run it again on the new head.")
 }
 
 object Transaction {

@@ -179,7 +179,8 @@ private[versioned] object CommitPlanner {
     }
   }
 
-  private def withDup(input: DataFrame, layout: TableLayout): DataFrame =
+  /** Rows of a key-less table numbered by `_vdup` (0, 1, ... per identical row); other tables as they are. */
+  private[versioned] def withDup(input: DataFrame, layout: TableLayout): DataFrame =
     if (!layout.hidden) input
     else input.withColumn(VersionedOptions.DupColumn,
       (row_number().over(Window.partitionBy(layout.schema.fieldNames.map(col).toIndexedSeq: _*).orderBy(lit(1))) - 1)

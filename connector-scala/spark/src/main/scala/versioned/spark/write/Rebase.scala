@@ -1,10 +1,12 @@
 package versioned.spark.write
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.functions.{lit, when}
+import org.apache.spark.sql.types.ByteType
 import versioned.core._
-import versioned.spark.{TableIdent, TableLayout, VersionedOptions}
+import versioned.spark.{TableIdent, TableLayout, TableSnapshot, VersionedOptions}
 import versioned.spark.Columns.col
-import versioned.spark.diff.TableDiff
+import versioned.spark.diff.{DiffShape, TableDiff}
 
 /**
  * Retrying a commit whose branch moved: the engine already lands a commit on a new head when the
@@ -66,5 +68,21 @@ private[versioned] object Rebase {
       Revision.Spec(to.hash)).select(keys.map(col): _*).distinct()
     val ours = changes.select(keys.map(k => col(k).as(s"o_$k")): _*)
     ours.join(theirs, keys.map(k => col(s"o_$k") <=> col(k)).reduce(_ && _), "left_semi").isEmpty
+  }
+
+  /**
+   * What version `to` changed over `from` of one keyed table, as computed changes (the DIFF layout:
+   * upserts with the new values, deletes), to be planned again on a newer head like any computed change
+   * (a transaction's uncommitted version over the version it started from). None when they cannot be
+   * (a key-less table, or columns or key changed between them).
+   */
+  def netChanges(spark: SparkSession, location: Map[String, String], from: TableSnapshot,
+                 to: TableSnapshot): Option[DataFrame] = {
+    val layout = to.layout
+    if (layout.hidden || !DiffShape.same(from.layout, layout)) return None
+    val kind = when(col(TableDiff.ChangeColumn) === "delete", lit(ChangeKind.Delete)).otherwise(lit(ChangeKind.Upsert))
+    Some(TableDiff.versions(spark, location, from, to).select(layout.schema.fieldNames.toSeq.map(c =>
+      if (layout.primaryKey.contains(c)) col(c) else col(s"${c}_after").as(c)) :+
+      kind.cast(ByteType).as(VersionedOptions.ChangeColumn): _*))
   }
 }

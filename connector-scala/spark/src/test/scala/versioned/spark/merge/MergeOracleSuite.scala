@@ -11,7 +11,9 @@ import versioned.core.Revision
  * both sides (upserts that change some cells, inserts, deletes; for the key-less table copies added and
  * removed), then checks: the merge's result, or its exact set of conflicts, equals the oracle's; with
  * no conflicts, merging the other way gives the same content; `theirs` settles every conflict as the
- * oracle says; cherry-picking a commit and reverting the pick restores the content.
+ * oracle says; cherry-picking a commit and reverting the pick restores the content. Further rounds
+ * change a keyed table's columns on one or both sides (a column of the side's own, the same column on
+ * both, a dropped column, a widened type) besides its rows, against an oracle of the column-level merge.
  */
 class MergeOracleSuite extends MergeTestBase {
   private val Rounds = 6
@@ -167,5 +169,130 @@ class MergeOracleSuite extends MergeTestBase {
       assert(back.status == MergeOutcome.Merged, s"round $round revert: ${back.status} ${back.conflictCount}")
     }
     check("pick", before, s"round $round cherry-pick then revert")
+  }
+
+  // ---- schema changes on one or both sides ----
+  private val SchemaRounds = 4
+
+  /** A keyed table (key `id`) with its columns: key -> column -> value (ints stay ints in a widened column). */
+  private final case class Shaped(schema: StructType, rows: Map[Int, Map[String, Any]]) {
+    def rowsOut: Seq[Row] = rows.toSeq.map { case (k, m) => rowOf(schema, k, m) }
+  }
+
+  private def rowOf(s: StructType, k: Int, m: Map[String, Any]): Row = Row.fromSeq(s.fields.toSeq.map { f =>
+    if (f.name == "id") k else (f.dataType, m.getOrElse(f.name, null)) match {
+      case (LongType, i: Int) => i.toLong
+      case (_, v) => v
+    }
+  })
+
+  /** One side's schema change (an overwrite with other columns): none, its own column, column c, a dropped, b widened. */
+  private def reshapeSide(st: Shaped, r: Random, branch: String): Shaped = {
+    val next = r.nextInt(5) match {
+      case 0 => None
+      case 1 => Some(st.schema.add(s"c_$branch", IntegerType))
+      case 2 => Some(st.schema.add("c", IntegerType))
+      case 3 => Some(StructType(st.schema.filterNot(_.name == "a")))
+      case _ => Some(StructType(st.schema.map(f => if (f.name == "b") f.copy(dataType = LongType) else f)))
+    }
+    next.fold(st) { s =>
+      val added = s.fieldNames.filterNot(st.schema.fieldNames.contains)
+      val rows = st.rows.map { case (k, m) => k -> (m.filter { case (c, _) => s.fieldNames.contains(c) } ++
+        added.map(c => c -> (if (r.nextInt(3) == 0) r.nextInt(4) else null))) }
+      overwrite(frame(s, rows.toSeq.map { case (k, m) => rowOf(s, k, m) }), "r.s", "branch" -> branch)
+      Shaped(s, rows)
+    }
+  }
+
+  /** One random commit of row changes over the side's current columns. */
+  private def changeShaped(st: Shaped, r: Random, branch: String): Shaped = {
+    val cols = st.schema.fields.toSeq.drop(1)
+    def v(f: StructField): Any = value(r, if (f.dataType == StringType) StringType else IntegerType)
+    val existing = st.rows.keys.toIndexedSeq.sorted
+    val updates = (0 until r.nextInt(4)).flatMap(_ => if (existing.isEmpty) None else {
+      val k = existing(r.nextInt(existing.size)); val f = cols(r.nextInt(cols.size))
+      Some(k -> st.rows(k).updated(f.name, v(f)))
+    }).toMap
+    val inserts = (0 until r.nextInt(3)).map(_ => r.nextInt(40)).filterNot(st.rows.contains)
+      .map(k => k -> cols.map(f => f.name -> v(f)).toMap).toMap
+    val deletes = existing.filter(_ => r.nextInt(10) == 0).filterNot(updates.contains).toSet
+    val ups = updates ++ inserts
+    if (ups.isEmpty && deletes.isEmpty) return st
+    val rows = ups.map { case (k, m) => Row.fromSeq(rowOf(st.schema, k, m).toSeq :+ false) } ++
+      deletes.map(k => Row.fromSeq(k +: Seq.fill(cols.size)(null) :+ true))
+    write(frame(st.schema.add("_del", BooleanType), rows.toSeq), "r.s", "branch" -> branch, "upsert" -> "true",
+      "deleteColumn" -> "_del")
+    Shaped(st.schema, (st.rows ++ ups) -- deletes)
+  }
+
+  /**
+   * The oracle's column-level merge: a column added on one side is added, dropped on one side dropped,
+   * widened on one side widened (every change here is compatible); ours' columns first, then theirs'
+   * additions. Rows are compared over the merged columns (null where a version lacks one); a cell of a
+   * column one side lacks takes the other side and never conflicts.
+   */
+  private def mergeShaped(b: Shaped, o: Shaped, t: Shaped, theirsWins: Boolean): (Shaped, Set[(String, String, String)]) = {
+    def has(s: Shaped, c: String) = s.schema.fieldNames.contains(c)
+    val names = (o.schema.fieldNames ++ t.schema.fieldNames.filterNot(o.schema.fieldNames.contains)).toSeq
+      .filter(c => has(o, c) == has(t, c) || !has(b, c))
+    val schema = StructType(names.map(c => (o.schema ++ t.schema).filter(_.name == c)
+      .maxBy(f => if (f.dataType == LongType) 1 else 0)))
+    val vs = names.drop(1)
+    val (oLacks, tLacks) = (vs.filterNot(has(o, _)).toSet, vs.filterNot(has(t, _)).toSet)
+    def proj(s: Shaped, k: Int): Option[Seq[Any]] = s.rows.get(k).map(m => vs.map(m.getOrElse(_, null)))
+    var conflicts = Set.empty[(String, String, String)]
+    val merged = (b.rows.keySet ++ o.rows.keySet ++ t.rows.keySet).toSeq.flatMap { k =>
+      val (bv, ov, tv) = (proj(b, k), proj(o, k), proj(t, k))
+      def conflict(c: String, kind: String): Unit = conflicts += (((s"""{"id":$k}"""), c, kind))
+      def cells(x: Seq[Any], y: Seq[Any], z: Option[Seq[Any]]): Seq[Any] = vs.indices.map { i =>
+        if (oLacks(vs(i))) y(i) else if (tLacks(vs(i))) x(i)
+        else if (x(i) == y(i) || z.exists(_(i) == y(i))) x(i) else if (z.exists(_(i) == x(i))) y(i)
+        else { conflict(vs(i), if (z.isEmpty) "insert" else "update"); if (theirsWins) y(i) else x(i) }
+      }
+      val row = if (ov == tv || tv == bv) ov
+        else if (ov == bv) tv
+        else (bv, ov, tv) match {
+          case (z, Some(x), Some(y)) => Some(cells(x, y, z))
+          case _ => conflict(null, "delete"); if (theirsWins) tv else ov
+        }
+      row.map(v => k -> vs.zip(v).toMap)
+    }.toMap
+    (Shaped(schema, merged), conflicts)
+  }
+
+  for (round <- 1 to SchemaRounds) test(s"random merge with schema changes, round $round, equals the oracle") {
+    val r = new Random(104729L * round)
+    val s0 = new StructType().add("id", IntegerType, nullable = false).add("a", StringType).add("b", IntegerType)
+    val b0 = Shaped(s0, (0 until 20).map(_ => r.nextInt(40)).distinct
+      .map(k => k -> Map[String, Any]("a" -> value(r, StringType), "b" -> value(r, IntegerType))).toMap)
+    write(frame(s0, b0.rowsOut), "r.s", "primaryKey" -> "id")
+    engine.refs.createBranch("r", "dev", Revision.Spec("main"))
+    def evolve(branch: String): Shaped =
+      changeShaped(reshapeSide(if (r.nextBoolean()) changeShaped(b0, r, branch) else b0, r, branch), r, branch)
+    val dev = evolve("dev")
+    val main = evolve("main")
+    engine.refs.createBranch("r", "other", Revision.Spec("dev"))
+    val head = hash("main")
+    val (expected, conflicts) = mergeShaped(b0, main, dev, theirsWins = false)
+    def check(ref: String, want: Shaped, clue: String): Unit = {
+      val df = read("r.s", "ref" -> ref)
+      assert(df.schema.fieldNames.toSet == want.schema.fieldNames.toSet, s"$clue: columns ${df.schema.simpleString}")
+      assertReads(df.select(want.schema.fieldNames.toSeq.map(versioned.spark.Columns.col): _*), want.rowsOut, clue)
+    }
+    val o = merge("dev")
+    info(s"round $round: main ${main.schema.simpleString}, dev ${dev.schema.simpleString}: ${o.status}, " +
+      s"${conflicts.size} conflict(s)")
+    if (conflicts.nonEmpty) {
+      assert(o.status == MergeOutcome.Conflicts && hash("main") == head, s"round $round: ${o.status}")
+      assert(conflictRows(o) == conflicts.map(c => ("s", c._1, c._2, c._3)), s"round $round conflicts")
+      assert(merge("dev", strategy = "theirs").status == MergeOutcome.Merged)
+      check("main", mergeShaped(b0, main, dev, theirsWins = true)._1, s"round $round theirs")
+    } else {
+      assert(o.status != MergeOutcome.Conflicts && o.conflictCount == 0, s"round $round: ${o.status}")
+      check("main", expected, s"round $round")
+      assert(read("r.s").schema.fieldNames.toSeq == expected.schema.fieldNames.toSeq, s"round $round: column order")
+      assert(merge(head, into = "other").status != MergeOutcome.Conflicts)
+      check("other", expected, s"round $round, merged the other way")
+    }
   }
 }

@@ -141,7 +141,7 @@ class MergeSuite extends MergeTestBase {
     assertReads(read("r.k"), Seq("x", "x", "x", "z", "w").map(Row(_)), "multiset merge (y removed once)")
   }
 
-  test("tables added or dropped on one side follow that side; both changing the schema is a table conflict") {
+  test("tables added or dropped on one side follow that side; one column changed differently is a table conflict") {
     seed((1 to 6).map(i => Row(i, s"a$i", i)))
     seed(Seq(Row(1, "n", 1)), "r.u")
     engine.refs.createBranch("r", "dev", Revision("main"))
@@ -151,12 +151,23 @@ class MergeSuite extends MergeTestBase {
     val o = merge("dev", ff = "never")
     assert(o.status == MergeOutcome.Merged)
     assert(engine.tables("r", hash("main")).map(_.name).sorted == Seq("added", "t"))
-    // both sides change t's schema differently
+    // both sides add column c, with different types (MergeSchemaSuite has the column-level rules)
     engine.refs.createBranch("r", "s2", Revision("main"))
     overwrite(frame(schema.add("c", IntegerType), Seq(Row(1, "x", 1, 1))), "r.t", "branch" -> "s2")
-    overwrite(frame(schema.add("d", IntegerType), Seq(Row(1, "x", 1, 1))), "r.t")
+    overwrite(frame(schema.add("c", org.apache.spark.sql.types.StringType), Seq(Row(1, "x", 1, "1"))), "r.t")
     val f = merge("s2")
     assert(f.status == MergeOutcome.Conflicts && conflictRows(f) == Set(("t", null, null, "schema")))
+  }
+
+  test("a table whose key is not its first column merges (the changes follow the table's column order)") {
+    val s = new org.apache.spark.sql.types.StructType().add("v", org.apache.spark.sql.types.StringType)
+      .add("id", IntegerType, nullable = false)
+    write(frame(s, (1 to 4).map(i => Row(s"v$i", i))), "r.o", "primaryKey" -> "id")
+    engine.refs.createBranch("r", "dev", Revision("main"))
+    write(frame(s, Seq(Row("dev", 1))), "r.o", "branch" -> "dev", "upsert" -> "true")
+    write(frame(s, Seq(Row("main", 2))), "r.o", "upsert" -> "true")
+    assert(merge("dev").status == MergeOutcome.Merged)
+    assertReads(read("r.o"), Seq(Row("dev", 1), Row("main", 2), Row("v3", 3), Row("v4", 4)), "merged")
   }
 
   test("cherry-pick applies one commit's change; revert undoes it; both make one-parent commits") {
