@@ -41,9 +41,11 @@ def median(xs: List[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
-def noop(df) -> None:
-    """Forces full execution of every column of ``df`` without writing anything."""
-    df.write.format("noop").mode("overwrite").save()
+def force(df) -> int:
+    """Runs ``df`` to the end with every column materialized and no sink (``queryExecution.toRdd.count()``):
+    the same on every side, the peers' included (Delta with deletion vectors refuses the ``noop`` sink)."""
+    # a new Dataset each time, so that planning is timed too (a Dataset keeps its executed plan and RDD)
+    return int(df.select("*")._jdf.queryExecution().toRdd().count())
 
 
 def fmt_s(x: Optional[float]) -> str:

@@ -22,6 +22,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(1, os.path.join(ROOT, "python"))
 
+import peers_client  # noqa: E402
 from suite import Suite  # noqa: E402
 from wl_commits import CommitWorkloads  # noqa: E402
 from wl_history import HistoryWorkloads  # noqa: E402
@@ -48,11 +49,16 @@ class Bench(CommitWorkloads, ScanWorkloads, HistoryWorkloads, RemotesWorkloads, 
             self.run_step(name, fn)
             self.meta.setdefault("step_s", {})[name] = round(time.perf_counter() - t, 1)
             self.meta.setdefault("loadavg_1m_after_step", {})[name] = round(os.getloadavg()[0], 1)
+        self.spark.stop()  # the peers run after ours, each in its own process and session
+        if not self.args.no_peers and (not only or "peers" in only):
+            t = time.perf_counter()
+            peers_client.run_peers(self)
+            self.meta.setdefault("step_s", {})["peers"] = round(time.perf_counter() - t, 1)
+            self.meta.setdefault("loadavg_1m_after_step", {})["peers"] = round(os.getloadavg()[0], 1)
         self.meta["finished"] = _dt.datetime.now().isoformat(timespec="seconds")
         self.save()
         print()
         print(self.markdown())
-        self.spark.stop()
 
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
@@ -72,6 +78,11 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--shuffle-partitions", type=int, default=200)
     ap.add_argument("--work", default=os.path.join(HERE, "work"), help="scratch directory (deleted first)")
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
+    ap.add_argument("--no-peers", action="store_true", help="skip Delta Lake and Iceberg (bench/peers/)")
+    ap.add_argument("--peers", default=None, help="comma-separated peers to run: delta,iceberg-mor,iceberg-cow (default all)")
+    ap.add_argument("--peers-hist-commits", type=int, default=None,
+                    help="commits of 0.1%% churn on the peers' history table (default: --hist-commits)")
+    ap.add_argument("--peers-python", default=None, help="python of the peers' environment (default bench/work/peers-venv)")
     ap.add_argument("--only", default=None, help="comma-separated step numbers or names (debugging)")
     a = ap.parse_args(argv)
     if a.rows is None:

@@ -14,7 +14,8 @@ import traceback
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import datagen as G
-from common import ROOT, T0, find_jar, fmt_s, git_head, log, median, noop, parquet_bytes, sha256_file, timed
+import peers_client
+from common import ROOT, T0, find_jar, fmt_s, git_head, log, median, force, parquet_bytes, sha256_file, timed
 
 
 class Suite:
@@ -35,9 +36,11 @@ class Suite:
 
     # ---- session
     def start(self) -> None:
-        if os.path.exists(self.work):
-            shutil.rmtree(self.work)
-        os.makedirs(self.work)
+        os.makedirs(self.work, exist_ok=True)
+        for name in os.listdir(self.work):  # everything but the peers' environment (bin/bench creates it once)
+            if name != "peers-venv":
+                p = os.path.join(self.work, name)
+                shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)
         os.makedirs(self.results_dir, exist_ok=True)
         src = find_jar()
         jar = os.path.join(self.work, "versioned-spark-assembly.jar")
@@ -201,18 +204,21 @@ class Suite:
             f"wall time {m.get('elapsed_s', 0):.0f} s.",
             "",
             "Connector and Parquet run in the same SparkSession; times are wall clock (`time.perf_counter`) around "
-            "actions that materialize every column (`write.format(\"noop\")` for scans). Ratio is connector ÷ "
+            "actions that materialize every column (`queryExecution.toRdd.count()` of the scan, on every side). Ratio is connector ÷ "
             "Parquet unless the notes say otherwise. Bytes count `.parquet` files only (no `.crc`).",
             "",
-            "| workload | connector | parquet baseline | ratio | target | result | notes |",
-            "|---|---|---|---|---|---|---|",
         ]
-        for r in self.rows:
-            verdict = {True: "pass", False: "**FAIL**", None: "info"}[r["pass"]]
-            ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}"
-            notes = r["notes"].replace("|", "\\|")
-            lines.append(f"| {r['workload']} | {fmt_s(r['connector_s'])} | {fmt_s(r['parquet_s'])} | {ratio} | "
-                         f"{r['target']} | {verdict} | {notes} |")
+        if m.get("peers") or any(r.get("peers") for r in self.rows):
+            lines += peers_client.table(self.rows, m)
+        else:
+            lines += ["| workload | connector | parquet baseline | ratio | target | result | notes |",
+                      "|---|---|---|---|---|---|---|"]
+            for r in self.rows:
+                verdict = {True: "pass", False: "**FAIL**", None: "info"}[r["pass"]]
+                ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}"
+                notes = r["notes"].replace("|", "\\|")
+                lines.append(f"| {r['workload']} | {fmt_s(r['connector_s'])} | {fmt_s(r['parquet_s'])} | {ratio} | "
+                             f"{r['target']} | {verdict} | {notes} |")
         fails = [r["workload"] for r in self.rows if r["pass"] is False]
         lines += ["", f"Failing targets: {len(fails)} of {sum(1 for r in self.rows if r['pass'] is not None)}."]
         if m.get("step_s"):
@@ -236,7 +242,7 @@ class Suite:
 
     # ---- measurement helpers
     def scan_pair(self, dv, dp, reps: Optional[int] = None) -> Dict[str, Any]:
-        """Checks equality (count + checksum, which also warms both paths up), then times noop scans,
+        """Checks equality (count + checksum, which also warms both paths up), then times forced scans,
         alternating connector and Parquet. Returns medians, checksums and the connector's scan metrics."""
         reps = reps or self.scan_reps
         if not self.args.scan_reps:
@@ -246,8 +252,8 @@ class Suite:
         tp_w, cp = timed(lambda: G.checksum(dp))
         tv, tp = [], []
         for _ in range(reps):
-            tv.append(timed(lambda: noop(dv))[0])
-            tp.append(timed(lambda: noop(dp))[0])
+            tv.append(timed(lambda: force(dv))[0])
+            tp.append(timed(lambda: force(dp))[0])
         return {"v": median(tv), "p": median(tp), "v_all": tv, "p_all": tp, "ok": cv == cp,
                 "best": f"best-of-{reps} ratio {min(tv) / min(tp):.2f}" if reps > 1 else "single run",
                 "checksum_v": cv, "checksum_p": cp, "warm_v": tv_w, "warm_p": tp_w,

@@ -7,7 +7,7 @@ from typing import Optional, Tuple
 
 import _metastore as MS
 import datagen as G
-from common import fmt_b, fmt_s, log, median, noop, parquet_bytes, timed
+from common import fmt_b, fmt_s, log, median, force, parquet_bytes, timed
 from suite import MS_resolve
 
 
@@ -40,7 +40,7 @@ class CommitWorkloads:
         p = os.path.join(self.pq, "warm")
         G.base(sp, n).write.mode("overwrite").parquet(p)
         for df in (self.read("warm.t"), sp.read.parquet(p)):
-            G.checksum(df); noop(df); noop(df.filter("id = 5")); noop(df.filter("a < 1000"))
+            G.checksum(df); force(df); force(df.filter("id = 5")); force(df.filter("a < 1000"))
         self.bridge.scan_metrics(self.read("warm.t").filter("id = 5"))
         self.per_file_overhead()
 

@@ -7,18 +7,8 @@ from typing import Any, Dict
 
 import _metastore as MS
 import datagen as G
-from common import fmt_b, fmt_s, log, median, noop, timed
+from common import fmt_b, fmt_s, log, median, force, timed
 from suite import MS_resolve
-
-
-def clustered_changes(spark, lo: int, k: int):
-    """k changes to the existing keys lo .. lo+k-1 (one key range): 80% new values (version 1), 20% deletes;
-    table columns + ``_vchange`` (3 upsert, 1 delete), deletes carry only the key."""
-    is_del = (G.F.col("id") - G.F.lit(lo)) >= G.F.lit(k - int(k * 0.2))
-    rows = spark.range(lo, lo + k).select(G.F.col("id"), *G.values(G.F.col("id"), G.F.lit(1)))
-    return rows.select(G.F.col("id"), *[G.F.when(~is_del, G.F.col(c)).alias(c) for c in G.COLUMNS[1:]],
-                       G.F.when(is_del, G.F.lit(G.DELETE)).otherwise(G.F.lit(G.UPSERT)).cast("byte").alias("_vchange"))
-
 
 
 class ScanWorkloads:
@@ -74,8 +64,8 @@ class ScanWorkloads:
             a = sorted(map(tuple, dv_all.filter(f"id = {key}").collect()))
             b = sorted(map(tuple, dp_all.filter(f"id = {key}").collect()))
             ok = ok and a == b
-        tv = [timed(lambda: noop(dv_all.filter(f"id = {key}")))[0] for key in keys]
-        tp = [timed(lambda: noop(dp_all.filter(f"id = {key}")))[0] for key in keys]
+        tv = [timed(lambda: force(dv_all.filter(f"id = {key}")))[0] for key in keys]
+        tp = [timed(lambda: force(dp_all.filter(f"id = {key}")))[0] for key in keys]
         m = self.bridge.scan_metrics(dv_all.filter(f"id = {keys[2]}")) or {}
         v = median(tv)
         self.add("point_lookup", "primary-key point lookup (id = x) on the head with DIFFs", v, median(tp), v / full,
@@ -139,7 +129,7 @@ class ScanWorkloads:
         self.create_branch("bench", "dsc", base)
         self.apply_changes(ks.changes(sp, 7), "bench.t", branch="dsc", message="diff bench: scattered keys")
         self.create_branch("bench", "dcl", base)
-        self.apply_changes(clustered_changes(sp, n // 3, k), "bench.t", branch="dcl", message="diff bench: one key range")
+        self.apply_changes(G.clustered_changes(sp, n // 3, k), "bench.t", branch="dcl", message="diff bench: one key range")
         expect_sc = {"update": ks.u, "delete": ks.dl, "insert": ks.ins}
         expect_cl = {"update": k - int(k * 0.2), "delete": int(k * 0.2)}
         sc = self.time_diff("bench", base, "dsc", expect_sc)
@@ -152,7 +142,7 @@ class ScanWorkloads:
             self.write_versioned(G.base(sp, small), "dm.t", pk="id", message="load")
             small_base = MS_resolve(self, "dm", "main")
             self.create_branch("dm", "dcl", small_base)
-            self.apply_changes(clustered_changes(sp, small // 3, k), "dm.t", branch="dcl", message="one key range")
+            self.apply_changes(G.clustered_changes(sp, small // 3, k), "dm.t", branch="dcl", message="one key range")
             cl_small = self.time_diff("dm", small_base, "dcl", expect_cl)
             self.set_fragment_rows(n)
         for wid, label, r, target, limit in (
@@ -185,11 +175,11 @@ class ScanWorkloads:
         def diff():
             return api.diff("t", base, branch) if api is not None else self.bridge.diff(self.wh, f"{repo}.t", base, branch)
         counts = {r["_change"]: int(r["n"]) for r in diff().groupBy("_change").agg(G.F.count("*").alias("n")).collect()}
-        times = [timed(lambda: noop(diff()))[0] for _ in range(3)]
+        times = [timed(lambda: force(diff()))[0] for _ in range(3)]
         dv = self.read(f"{repo}.t", ref=branch)
-        noop(dv)
-        scans = [timed(lambda: noop(dv))[0] for _ in range(max(2, self.scan_reps))]
-        whole, _ = timed(lambda: noop(self.bridge.diff(self.wh, f"{repo}.t", base, branch, fast_path=False)))
+        force(dv)
+        scans = [timed(lambda: force(dv))[0] for _ in range(max(2, self.scan_reps))]
+        whole, _ = timed(lambda: force(self.bridge.diff(self.wh, f"{repo}.t", base, branch, fast_path=False)))
         log(f"diff {repo} {branch}: {counts}, {fmt_s(median(times))} vs scan {fmt_s(median(scans))}, whole {fmt_s(whole)}")
         return {"diff": median(times), "all": times, "scan": median(scans), "whole": whole, "counts": counts,
                 "ok": counts == expected}

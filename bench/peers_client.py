@@ -1,0 +1,112 @@
+"""The main benchmark's side of the peers: runs bench/peers/runner.py once per peer (Delta Lake, Iceberg
+merge-on-read, Iceberg copy-on-write) in the peers' virtual environment, each in its own SparkSession and
+process, and merges the JSON each returns into the main results (``row["peers"][label]``), then renders the
+side-by-side columns of results.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any, Dict, List, Optional
+
+from common import HERE, fmt_s, log
+
+PEERS = [("delta", "Delta"), ("iceberg-mor", "Iceberg MoR"), ("iceberg-cow", "Iceberg CoW")]
+LABELS = [label for _, label in PEERS]
+# a peer row stands next to each of these rows of ours
+ALIASES = {"k_commit": ["k_commit_feed", "k_commit_public", "k_commit_merge", "k_commit_engine"],
+           "clone_lazy": ["clone_lazy", "scan_lazy_clone", "clone_download", "push_k", "fetch_k"]}
+DEFAULT_PYTHON = os.path.join(HERE, "work", "peers-venv", "bin", "python")
+
+
+def run_peers(suite) -> None:
+    """Runs every peer in turn (never alongside our session's work) and attaches its rows to ours."""
+    a = suite.args
+    py = a.peers_python or DEFAULT_PYTHON
+    if not os.path.isfile(py):
+        suite.meta.setdefault("errors", []).append(f"peers: no {py} (bin/bench creates the peers' environment)")
+        return
+    out_dir = os.path.join(suite.results_dir, "peers")
+    os.makedirs(out_dir, exist_ok=True)
+    systems = a.peers.split(",") if a.peers else [s for s, _ in PEERS]
+    for system, label in PEERS:
+        if system not in systems:
+            continue
+        out, log_path = os.path.join(out_dir, f"{system}.json"), os.path.join(out_dir, f"{system}.log")
+        cmd = [py, os.path.join(HERE, "peers", "runner.py"), "--system", system, "--rows", str(suite.n),
+               "--hist-rows", str(a.hist_rows), "--hist-commits", str(a.peers_hist_commits or a.hist_commits),
+               "--churn-commits", str(a.churn_commits), "--k", str(a.k), "--ref-reps", str(a.ref_reps),
+               "--cores", str(a.cores), "--driver-memory", a.driver_memory,
+               "--shuffle-partitions", str(a.shuffle_partitions),
+               "--work", os.path.join(suite.work, "peers", system), "--out", out]
+        if a.scan_reps:
+            cmd += ["--scan-reps", str(a.scan_reps)]
+        log(f"peer {label}: {' '.join(cmd[1:])} (log: {os.path.relpath(log_path)})")
+        if os.path.exists(out):
+            os.remove(out)
+        with open(log_path, "w") as f:
+            rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+        if rc != 0:
+            suite.meta.setdefault("errors", []).append(f"peer {label}: runner exited {rc} (see {log_path})")
+        if os.path.exists(out):
+            with open(out) as f:
+                attach(suite, label, json.load(f))
+        suite.save()
+
+
+def attach(suite, label: str, data: Dict[str, Any]) -> None:
+    by_id = {r["id"]: r for r in suite.rows}
+    suite.meta.setdefault("peers", {})[label] = data.get("meta", {})
+    for pr in data.get("rows", []):
+        for wid in ALIASES.get(pr["id"], [pr["id"]]):
+            if wid in by_id:
+                by_id[wid].setdefault("peers", {})[label] = pr
+
+
+def cell(v: Optional[float], p: Optional[float], ratio: Optional[float]) -> str:
+    if ratio is None:
+        return fmt_s(v) if v is not None else "—"
+    if v is None:
+        return f"{ratio:.2f}"
+    return f"{ratio:.2f} ({fmt_s(v)} / {fmt_s(p)})" if p is not None else f"{ratio:.2f} ({fmt_s(v)})"
+
+
+def peer_cell(pr: Optional[Dict[str, Any]]) -> str:
+    if pr is None:
+        return "—"
+    if pr.get("na"):
+        return "n/a"
+    if pr.get("ok") is False:
+        return "**MISMATCH**"
+    return cell(pr.get("peer_s"), pr.get("parquet_s"), pr.get("ratio"))
+
+
+def table(rows: List[Dict[str, Any]], meta: Dict[str, Any]) -> List[str]:
+    """The results table with one column per peer, and the peers' notes under it."""
+    head = "| workload | us / Parquet | " + " | ".join(f"{lb} / Parquet" for lb in LABELS) + " | target | result | notes |"
+    lines = [head, "|" + "---|" * (5 + len(LABELS))]
+    notes: List[str] = []
+    for r in rows:
+        verdict = {True: "pass", False: "**FAIL**", None: "info"}[r["pass"]]
+        peers = r.get("peers", {})
+        ours = cell(r["connector_s"], r["parquet_s"], r["ratio"])
+        lines.append(f"| {r['workload']} | {ours} | " + " | ".join(peer_cell(peers.get(lb)) for lb in LABELS)
+                     + f" | {r['target']} | {verdict} | {r['notes'].replace('|', chr(92) + '|')} |")
+        said = [f"{lb}: {'n/a — ' if peers[lb].get('na') else ''}{peers[lb]['note']}" for lb in LABELS if lb in peers]
+        if said:
+            notes.append(f"* `{r['id']}` — " + "; ".join(said).replace("|", "\\|"))
+    pm = meta.get("peers", {})
+    lines += ["", "Each cell is ratio (system / its own Parquet baseline, both in seconds) with the definition of the "
+              "row (lookups and diffs: ÷ the system's own full scan; storage: bytes). Peers: "
+              + "; ".join(f"{lb}: Spark {m.get('spark')}, `{m.get('package')}`, wall {m.get('elapsed_s', 0):.0f} s, "
+                          f"load average at start {m.get('loadavg_1m_at_start')}" for lb, m in pm.items()) + ".",
+              "", "Notes on the peers:", ""] + notes
+    return lines
+
+
+def main_python_ok() -> bool:
+    """True when this interpreter is not the peers' one (the client must run in the main environment)."""
+    return not sys.executable.startswith(os.path.join(HERE, "work", "peers-venv"))
