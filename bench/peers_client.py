@@ -42,6 +42,8 @@ def run_peers(suite) -> None:
                "--cores", str(a.cores), "--driver-memory", a.driver_memory,
                "--shuffle-partitions", str(a.shuffle_partitions),
                "--work", os.path.join(suite.work, "peers", system), "--out", out]
+        if a.peers_steps:
+            cmd += ["--steps", a.peers_steps]
         if a.scan_reps:
             cmd += ["--scan-reps", str(a.scan_reps)]
         log(f"peer {label}: {' '.join(cmd[1:])} (log: {os.path.relpath(log_path)})")
@@ -89,13 +91,16 @@ def table(rows: List[Dict[str, Any]], meta: Dict[str, Any]) -> List[str]:
     head = "| workload | us / Parquet | " + " | ".join(f"{lb} / Parquet" for lb in LABELS) + " | target | result | notes |"
     lines = [head, "|" + "---|" * (5 + len(LABELS))]
     notes: List[str] = []
+    seen = set()
     for r in rows:
         verdict = {True: "pass", False: "**FAIL**", None: "info"}[r["pass"]]
         peers = r.get("peers", {})
         ours = cell(r["connector_s"], r["parquet_s"], r["ratio"])
         lines.append(f"| {r['workload']} | {ours} | " + " | ".join(peer_cell(peers.get(lb)) for lb in LABELS)
                      + f" | {r['target']} | {verdict} | {r['notes'].replace('|', chr(92) + '|')} |")
-        said = [f"{lb}: {'n/a — ' if peers[lb].get('na') else ''}{peers[lb]['note']}" for lb in LABELS if lb in peers]
+        fresh = [lb for lb in LABELS if lb in peers and (lb, peers[lb]["id"]) not in seen]  # aliases: noted once
+        seen.update((lb, peers[lb]["id"]) for lb in fresh)
+        said = [f"{lb}: {'n/a — ' if peers[lb].get('na') else ''}{peers[lb]['note']}" for lb in fresh]
         if said:
             notes.append(f"* `{r['id']}` — " + "; ".join(said).replace("|", "\\|"))
     pm = meta.get("peers", {})

@@ -82,6 +82,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--peers", default=None, help="comma-separated peers to run: delta,iceberg-mor,iceberg-cow (default all)")
     ap.add_argument("--peers-hist-commits", type=int, default=None,
                     help="commits of 0.1%% churn on the peers' history table (default: --hist-commits)")
+    ap.add_argument("--peers-steps", default=None,
+                    help="comma-separated steps of the peers: main table, diff, history table, remotes (default all)")
     ap.add_argument("--peers-python", default=None, help="python of the peers' environment (default bench/work/peers-venv)")
     ap.add_argument("--only", default=None, help="comma-separated step numbers or names (debugging)")
     a = ap.parse_args(argv)
