@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from typing import Any, Dict, List, Optional
 
 from common import HERE, fmt_s, log
@@ -23,15 +24,23 @@ DEFAULT_PYTHON = os.path.join(HERE, "work", "peers-venv", "bin", "python")
 
 
 def run_peers(suite) -> None:
-    """Runs every peer in turn (never alongside our session's work) and attaches its rows to ours."""
+    """Runs every selected peer in turn (after our steps) and attaches its rows to ours."""
+    for p in start_peers(suite, concurrent=False):
+        finish_peer(suite, p)
+
+
+def start_peers(suite, concurrent: bool) -> List[Dict[str, Any]]:
+    """Starts the selected peers' runners; with ``concurrent`` all at once (returned running), else each is run
+    to its end before the next starts. Each peer is a process of its own with its own SparkSession."""
     a = suite.args
     py = a.peers_python or DEFAULT_PYTHON
     if not os.path.isfile(py):
         suite.meta.setdefault("errors", []).append(f"peers: no {py} (bin/bench creates the peers' environment)")
-        return
+        return []
     out_dir = os.path.join(suite.results_dir, "peers")
     os.makedirs(out_dir, exist_ok=True)
     systems = a.peers.split(",") if a.peers else [s for s, _ in PEERS]
+    started = []
     for system, label in PEERS:
         if system not in systems:
             continue
@@ -49,14 +58,29 @@ def run_peers(suite) -> None:
         log(f"peer {label}: {' '.join(cmd[1:])} (log: {os.path.relpath(log_path)})")
         if os.path.exists(out):
             os.remove(out)
-        with open(log_path, "w") as f:
-            rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
-        if rc != 0:
-            suite.meta.setdefault("errors", []).append(f"peer {label}: runner exited {rc} (see {log_path})")
-        if os.path.exists(out):
-            with open(out) as f:
-                attach(suite, label, json.load(f))
-        suite.save()
+        f = open(log_path, "w")
+        proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        p = {"label": label, "proc": proc, "out": out, "log": log_path, "file": f}
+        if not concurrent:
+            proc.wait()
+        else:  # the next one starts once this one's session is up: ~/.ivy2 is not shared safely while resolving
+            t0 = time.monotonic()
+            while proc.poll() is None and not os.path.exists(out) and time.monotonic() - t0 < 900:
+                time.sleep(2)
+        started.append(p)
+    return started
+
+
+def finish_peer(suite, p: Dict[str, Any]) -> None:
+    """Waits for a started peer and attaches what it returned (also a partial result)."""
+    rc = p["proc"].wait()
+    p["file"].close()
+    if rc != 0:
+        suite.meta.setdefault("errors", []).append(f"peer {p['label']}: runner exited {rc} (see {p['log']})")
+    if os.path.exists(p["out"]):
+        with open(p["out"]) as f:
+            attach(suite, p["label"], json.load(f))
+    suite.save()
 
 
 def attach(suite, label: str, data: Dict[str, Any]) -> None:
@@ -109,6 +133,10 @@ def table(rows: List[Dict[str, Any]], meta: Dict[str, Any]) -> List[str]:
               + "; ".join(f"{lb}: Spark {m.get('spark')}, `{m.get('package')}`, wall {m.get('elapsed_s', 0):.0f} s, "
                           f"load average at start {m.get('loadavg_1m_at_start')}" for lb, m in pm.items()) + ".",
               "", "Notes on the peers:", ""] + notes
+    if meta.get("peers_concurrent"):
+        lines[-len(notes) - 3] += (" The peers ran at the same time as our steps (`--peers-concurrent`), each in its "
+                                   "own process, on a host shared with other work: absolute times are inflated on every "
+                                   "side; each ratio compares two runs of the same session.")
     return lines
 
 

@@ -42,6 +42,10 @@ class Bench(CommitWorkloads, ScanWorkloads, HistoryWorkloads, RemotesWorkloads, 
                  ("history table", self.history),
                  ("refs and log", self.refs_and_log), ("remotes", self.remotes_step)]
         only = set(self.args.only.split(",")) if self.args.only else None
+        peers_on = not self.args.no_peers and (not only or "peers" in only)
+        # concurrent peers (a host too loaded to run them in turn): started now, collected after our steps
+        running = peers_client.start_peers(self, concurrent=True) if peers_on and self.args.peers_concurrent else []
+        self.meta["peers_concurrent"] = bool(running)
         for i, (name, fn) in enumerate(steps):
             if only and str(i) not in only and name not in only:
                 continue
@@ -50,9 +54,13 @@ class Bench(CommitWorkloads, ScanWorkloads, HistoryWorkloads, RemotesWorkloads, 
             self.meta.setdefault("step_s", {})[name] = round(time.perf_counter() - t, 1)
             self.meta.setdefault("loadavg_1m_after_step", {})[name] = round(os.getloadavg()[0], 1)
         self.spark.stop()  # the peers run after ours, each in its own process and session
-        if not self.args.no_peers and (not only or "peers" in only):
+        if peers_on:
             t = time.perf_counter()
-            peers_client.run_peers(self)
+            if running:
+                for p in running:
+                    peers_client.finish_peer(self, p)
+            else:
+                peers_client.run_peers(self)
             self.meta.setdefault("step_s", {})["peers"] = round(time.perf_counter() - t, 1)
             self.meta.setdefault("loadavg_1m_after_step", {})["peers"] = round(os.getloadavg()[0], 1)
         self.meta["finished"] = _dt.datetime.now().isoformat(timespec="seconds")
@@ -84,6 +92,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                     help="commits of 0.1%% churn on the peers' history table (default: --hist-commits)")
     ap.add_argument("--peers-steps", default=None,
                     help="comma-separated steps of the peers: main table, diff, history table, remotes (default all)")
+    ap.add_argument("--peers-concurrent", action="store_true",
+                    help="run the peers at the same time as our steps (only when the host is too loaded to wait; "
+                         "the table says so)")
     ap.add_argument("--peers-python", default=None, help="python of the peers' environment (default bench/work/peers-venv)")
     ap.add_argument("--only", default=None, help="comma-separated step numbers or names (debugging)")
     a = ap.parse_args(argv)

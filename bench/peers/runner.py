@@ -80,6 +80,7 @@ class Runner:
                           "rows": self.n, "hist_rows": self.args.hist_rows, "hist_commits": self.args.hist_commits,
                           "loadavg_1m_at_start": round(os.getloadavg()[0], 1)})
         log(f"{self.label} on Spark {pyspark.__version__}, N={self.n:,}")
+        self.save()  # the session is up (its packages resolved): the client may start the next peer
 
     def table(self, name: str, change_feed: bool = False) -> TB.PeerTable:
         return TB.make(self.args.system, self.spark, name, self.root, change_feed=change_feed)
