@@ -140,6 +140,29 @@ def table(rows: List[Dict[str, Any]], meta: Dict[str, Any]) -> List[str]:
     return lines
 
 
-def main_python_ok() -> bool:
-    """True when this interpreter is not the peers' one (the client must run in the main environment)."""
-    return not sys.executable.startswith(os.path.join(HERE, "work", "peers-venv"))
+def merge_saved(results_dir: str) -> None:
+    """Merges the peers' JSON files under ``results_dir/peers`` into ``results_dir/results.json`` and rewrites
+    ``results.md``: for a run whose peers were cut short, or re-run alone (their files are rewritten as they go)."""
+    from suite import Suite
+    path = os.path.join(results_dir, "results.json")
+    with open(path) as f:
+        data = json.load(f)
+    suite = Suite.__new__(Suite)  # only its results table: no session
+    suite.rows, suite.meta = data["workloads"], data["meta"]
+    suite.meta.pop("peers", None)
+    for r in suite.rows:
+        r.pop("peers", None)
+    for system, label in PEERS:
+        p = os.path.join(results_dir, "peers", f"{system}.json")
+        if os.path.exists(p):
+            with open(p) as f:
+                attach(suite, label, json.load(f))
+    with open(path, "w") as f:
+        json.dump({"meta": suite.meta, "workloads": suite.rows}, f, indent=2, default=str)
+    with open(os.path.join(results_dir, "results.md"), "w") as f:
+        f.write(suite.markdown())
+
+
+if __name__ == "__main__":
+    # python3 bench/peers_client.py bench/results/<run>: merge the peers' files saved there into its table
+    merge_saved(sys.argv[1])
