@@ -130,8 +130,9 @@ def main_table(R) -> None:
     t_ff, _ = timed(lambda: t.fast_forward("mt"))
     same = G.checksum(t.read()) == G.checksum(sp.table(t.target("mt")))
     R.add("merge_k", t_ff, None, None, same,  # no ratio: a fast-forward is not the three-way merge ours times
-          f"fast-forward only, vs {t_direct:.2f} s for the MERGE commit of the k rows into the branch (`fast_forward`: main has no commits of its own since the branch); Iceberg cannot merge "
-          "diverged branches, which is what ours measures; "
+          f"fast-forward only, vs {t_direct:.2f} s for the MERGE commit of the k rows into the branch "
+          "(`fast_forward`: main has no commits of its own since the branch); Iceberg cannot merge diverged "
+          "branches, which is what ours measures; "
           f"main after it {'= the branch' if same else 'MISMATCH'}")
 
 
