@@ -20,6 +20,8 @@ LABELS = [label for _, label in PEERS]
 # a peer row stands next to each of these rows of ours
 ALIASES = {"k_commit": ["k_commit_feed", "k_commit_public", "k_commit_merge", "k_commit_engine"],
            "clone_lazy": ["clone_lazy", "scan_lazy_clone", "clone_download", "push_k", "fetch_k"]}
+# a peer's merge is a fast-forward: its time is shown, not a ratio that would read as a three-way merge's
+NO_RATIO = {"merge_k"}
 DEFAULT_PYTHON = os.path.join(HERE, "work", "peers-venv", "bin", "python")
 
 
@@ -87,9 +89,11 @@ def attach(suite, label: str, data: Dict[str, Any]) -> None:
     by_id = {r["id"]: r for r in suite.rows}
     suite.meta.setdefault("peers", {})[label] = data.get("meta", {})
     for pr in data.get("rows", []):
-        for wid in ALIASES.get(pr["id"], [pr["id"]]):
-            if wid in by_id:
-                by_id[wid].setdefault("peers", {})[label] = pr
+        ours = [w for w in ALIASES.get(pr["id"], [pr["id"]]) if w in by_id]
+        for wid in ours:
+            by_id[wid].setdefault("peers", {})[label] = pr
+        if not ours:  # a step we did not run this time: shown in a row of its own
+            suite.meta.setdefault("peers_only", {}).setdefault(pr["id"], {})[label] = pr
 
 
 def cell(v: Optional[float], p: Optional[float], ratio: Optional[float]) -> str:
@@ -107,6 +111,8 @@ def peer_cell(pr: Optional[Dict[str, Any]]) -> str:
         return "n/a"
     if pr.get("ok") is False:
         return "**MISMATCH**"
+    if pr["id"] in NO_RATIO:
+        return fmt_s(pr.get("peer_s"))
     return cell(pr.get("peer_s"), pr.get("parquet_s"), pr.get("ratio"))
 
 
@@ -127,6 +133,11 @@ def table(rows: List[Dict[str, Any]], meta: Dict[str, Any]) -> List[str]:
         said = [f"{lb}: {'n/a — ' if peers[lb].get('na') else ''}{peers[lb]['note']}" for lb in fresh]
         if said:
             notes.append(f"* `{r['id']}` — " + "; ".join(said).replace("|", "\\|"))
+    for wid, peers in meta.get("peers_only", {}).items():
+        lines.append(f"| `{wid}` (not run on our side this time) | — | "
+                     + " | ".join(peer_cell(peers.get(lb)) for lb in LABELS) + " | — | — | see the notes |")
+        notes.append(f"* `{wid}` — " + "; ".join(f"{lb}: {'n/a — ' if peers[lb].get('na') else ''}{peers[lb]['note']}"
+                                                  for lb in LABELS if lb in peers).replace("|", "\\|"))
     pm = meta.get("peers", {})
     lines += ["", "Each cell is ratio (system / its own Parquet baseline, both in seconds) with the definition of the "
               "row (lookups and diffs: ÷ the system's own full scan; storage: bytes). Peers: "
@@ -134,7 +145,7 @@ def table(rows: List[Dict[str, Any]], meta: Dict[str, Any]) -> List[str]:
                           f"load average at start {m.get('loadavg_1m_at_start')}" for lb, m in pm.items()) + ".",
               "", "Notes on the peers:", ""] + notes
     if meta.get("peers_concurrent"):
-        lines[-len(notes) - 3] += (" The peers ran at the same time as our steps (`--peers-concurrent`), each in its "
+        lines[-len(notes) - 4] += (" The peers ran at the same time as our steps (`--peers-concurrent`), each in its "
                                    "own process, on a host shared with other work: absolute times are inflated on every "
                                    "side; each ratio compares two runs of the same session.")
     return lines
@@ -150,6 +161,7 @@ def merge_saved(results_dir: str) -> None:
     suite = Suite.__new__(Suite)  # only its results table: no session
     suite.rows, suite.meta = data["workloads"], data["meta"]
     suite.meta.pop("peers", None)
+    suite.meta.pop("peers_only", None)
     for r in suite.rows:
         r.pop("peers", None)
     for system, label in PEERS:
