@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Benchmark suite of the versioned connector against plain Parquet, in one SparkSession.
+"""Benchmark suite of the versioned connector against plain Parquet, in one SparkSession; then Delta Lake and
+Iceberg on the same data and workloads, each against its own Parquet baseline in its own session and
+environment (bench/peers/, skipped with --no-peers).
 
     python3 bench/run.py              # N = 10,000,000 rows (< 20 min on 2 cores)
     python3 bench/run.py --quick      # N = 200,000 rows, shorter histories (smoke run)
