@@ -139,3 +139,12 @@ def checksum(df: DataFrame) -> tuple:
     h = F.pmod(F.xxhash64(*[F.col(c) for c in COLUMNS]), F.lit(2147483647))
     r = df.agg(F.count(F.lit(1)).alias("n"), F.sum(h).alias("h")).collect()[0]
     return int(r["n"]), int(r["h"] or 0)
+
+
+def clustered_changes(spark, lo: int, k: int):
+    """k changes to the existing keys lo .. lo+k-1 (one key range): 80% new values (version 1), 20% deletes;
+    table columns + ``_vchange`` (3 upsert, 1 delete), deletes carry only the key."""
+    is_del = (F.col("id") - F.lit(lo)) >= F.lit(k - int(k * 0.2))
+    rows = spark.range(lo, lo + k).select(F.col("id"), *values(F.col("id"), F.lit(1)))
+    return rows.select(F.col("id"), *[F.when(~is_del, F.col(c)).alias(c) for c in COLUMNS[1:]],
+                       F.when(is_del, F.lit(DELETE)).otherwise(F.lit(UPSERT)).cast("byte").alias("_vchange"))

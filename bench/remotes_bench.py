@@ -15,20 +15,11 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable, Tuple
+from typing import Any
 
 import _metastore as MS
 import datagen as G
-
-
-def _timed(fn: Callable[[], Any]) -> Tuple[float, Any]:
-    t = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t, out
-
-
-def _fmt(x: float) -> str:
-    return f"{x * 1000:.0f} ms" if x < 1 else f"{x:.2f} s"
+from common import fmt_s, timed
 
 
 def history_rows(suite: Any, first: int = 1000, second: int = 10000) -> None:
@@ -59,22 +50,22 @@ def history_rows(suite: Any, first: int = 1000, second: int = 10000) -> None:
         head = bridge.empty_commit(wh, "hist", "main", head, f"small commit {i}")
     made_ms = (time.perf_counter() - t0) / first * 1000
 
-    t_fetch, fetched = _timed(clone.fetch)
+    t_fetch, fetched = timed(clone.fetch)
     note = check(f"{first:,} engine commits ({made_ms:.0f} ms each to make)", fetched, first)
     suite.add("fetch_1k", f"fetch of {first:,} new small commits (metadata only)", t_fetch, None, None, "seconds",
               t_fetch < 10, note, images=fetched.images, commits=first, content_equal="MISMATCH" not in note)
 
-    t_clone, clone2 = _timed(lambda: v.clone(sp, "hist", warehouse=wh, metastore_url=url, local_warehouse=local2))
+    t_clone, clone2 = timed(lambda: v.clone(sp, "hist", warehouse=wh, metastore_url=url, local_warehouse=local2))
     n2 = bridge.log_size(local2, "hist", "main")
     same = n2 == commits(origin) and bridge.resolve(local2, "hist", "main") == origin.resolve("main")
     suite.add("clone_lazy_1k", f"lazy clone of a {n2:,}-commit repository (history and object metadata, no data)",
               t_clone, None, None, "info", None, f"{n2:,} commits; head and count "
               f"{'equal the origin' if same else 'MISMATCH'}", commits=n2, content_equal=same)
 
-    t_fab, _ = _timed(lambda: MS.fabricate_history(wh, "hist", "main", second))
+    t_fab, _ = timed(lambda: MS.fabricate_history(wh, "hist", "main", second))
     hash_ok = MS.verify_image_hash(wh, "hist", origin.resolve("main"))
-    t_fetch, fetched = _timed(clone.fetch)
-    note = check(f"{second:,} commits appended in the metastore in {_fmt(t_fab)} (image hash check "
+    t_fetch, fetched = timed(clone.fetch)
+    note = check(f"{second:,} commits appended in the metastore in {fmt_s(t_fab)} (image hash check "
                  f"{'ok' if hash_ok else 'MISMATCH'})", fetched, second)
     suite.add("fetch_10k", f"fetch of {second:,} new small commits (metadata only)", t_fetch, None, None,
               "seconds", t_fetch < 10, note, images=fetched.images, commits=second,

@@ -1,0 +1,234 @@
+"""Workloads: warm-up, load of the N-row table, the k-row commit (every way), merge of a branch, churn commits."""
+
+from __future__ import annotations
+
+import os
+from typing import Optional, Tuple
+
+import _metastore as MS
+import datagen as G
+from common import fmt_b, fmt_s, log, median, force, parquet_bytes, timed
+from suite import MS_resolve
+
+
+class CommitWorkloads:
+    def warmup(self) -> None:
+        """Exercises every code path once on a small table (JIT, codegen, metastore, class loading)."""
+        n = 20000
+        self.set_fragment_rows(n)
+        sp = self.spark
+        st = G.Stream(n, 100)
+        t, _ = timed(lambda: self.write_versioned(G.base(sp, n), "warm.t", pk="id"))
+        self.meta["warmup_first_write_s"] = round(t, 2)
+        self.write_versioned(st.upserts(sp, 0), "warm.t", upsert=True)
+        if self.vpkg is not None:
+            self.delete_where("warm", "t", "id IN (" + ",".join(map(str, st.deleted_keys(0))) + ")")
+            r = self.repo_api("warm")
+            r.create_branch("w1", from_ref="main"); r.create_tag("w1t", "main"); r.resolve("main")
+            r.log("main").count()
+        try:
+            self.upsert_feed(st.changes(sp, 3), "warm.t", message="feed")
+            self.state["feed_public"] = True
+        except Exception as e:  # noqa: BLE001 - older connector: no deleteColumn option
+            log(f"no public change-feed write (upsert + deleteColumn): {str(e).splitlines()[0][:200]}")
+            self.state["feed_public"] = False
+        self.meta["public_change_feed"] = self.state["feed_public"]
+        self.bridge.commit_changes(self.wh, "warm.t", st.changes(sp, 1))
+        self.create_branch("warm", "wm", "main")
+        self.merge_changes(st.changes(sp, 2), "warm", "t", "wm")
+        self.write_versioned(self.read("warm.t").withColumn("a", G.F.col("a") + 1), "warm.t", mode="overwrite")
+        p = os.path.join(self.pq, "warm")
+        G.base(sp, n).write.mode("overwrite").parquet(p)
+        for df in (self.read("warm.t"), sp.read.parquet(p)):
+            G.checksum(df); force(df); force(df.filter("id = 5")); force(df.filter("a < 1000"))
+        self.bridge.scan_metrics(self.read("warm.t").filter("id = 5"))
+        self.per_file_overhead()
+
+    def main_load(self) -> None:
+        n = self.n
+        self.set_fragment_rows(n)
+        before = self.objects_bytes()
+        t, _ = timed(lambda: self.write_versioned(G.base(self.spark, n), "bench.t", pk="id", message="load"))
+        after = self.objects_bytes()
+        self.state["main_load"] = {"s": t, "bytes": after[0] - before[0], "objects": after[1] - before[1]}
+        self.state["main_base"] = MS_resolve(self, "bench", "main")
+        log(f"main table loaded: {n:,} rows in {t:.1f} s, {fmt_b(after[0] - before[0])} in {after[1] - before[1]} objects")
+
+    def k_commit(self) -> None:
+        """k changed rows (60% updates, 20% inserts, 20% deletes) into the N-row table, on branches from the
+        loaded version: once through the public API (upsert write + delete_where = 2 commits) and once as one
+        DIFF commit of mixed changes through the engine."""
+        sp, n, k = self.spark, self.n, self.args.k
+        ks = G.Stream(n, k)
+        footer = self.per_file_overhead()
+        # Parquet baseline: write the k rows (deletes as key-only rows), warm once, median of 3.
+        rows_df = ks.changes(sp, 0, with_op=False).coalesce(1)
+        rows_df.write.mode("overwrite").parquet(os.path.join(self.pq, "k-warm"))
+        tps = []
+        for i in range(3):
+            path = os.path.join(self.pq, f"k-{i}")
+            tps.append(timed(lambda: rows_df.write.mode("overwrite").parquet(path))[0])
+        t_pq = median(tps)
+        pk_bytes = parquet_bytes(os.path.join(self.pq, "k-0"))[0]
+        meta_before = MS.sizes(self.wh)
+
+        time_target = 1.5 * t_pq + 0.3
+        target = "time ≤ 1.5× Parquet + 0.3 s; bytes ≤ 1.5× Parquet(k rows) + metadata"
+
+        def verdict(t: float, written: int, objs: int, ref: str, first: int) -> Tuple[Optional[bool], float, bool]:
+            """(content check or None, allowed bytes, pass) of one way of committing the k rows on branch ``ref``."""
+            verified = (G.checksum(self.read("bench.t", ref=ref)) == G.checksum(ks.expected(sp, 1, first=first))
+                        if self.full_verify else None)
+            allow = 1.5 * pk_bytes + objs * footer
+            return verified, allow, t <= time_target and written <= allow
+
+        def content(verified: Optional[bool]) -> str:
+            return "" if verified is None else f"; content {'verified' if verified else 'MISMATCH'}"
+
+        if self.state.get("feed_public"):
+            # Like the baseline: the input DataFrame is built before the timer, one untimed warm-up commit,
+            # then the median of 3 commits (each on its own branch from the loaded version).
+            feed_df = ks.changes(sp, 0)
+            # Objects are content-addressed: the warm-up writes them, the timed commits write the same files again.
+            self.create_branch("bench", "kcw", "main")
+            f0 = self.objects_bytes()
+            self.upsert_feed(feed_df, "bench.t", branch="kcw", message="k feed warm-up")
+            f1 = self.objects_bytes()
+            bytes_f, objs_f = f1[0] - f0[0], f1[1] - f0[1]
+            t_feeds = []
+            for br in ["kc0", "kc0b", "kc0c"]:
+                self.create_branch("bench", br, "main")
+                t_feeds.append(timed(lambda: self.upsert_feed(feed_df, "bench.t", branch=br, message="k feed"))[0])
+            t_feed = median(t_feeds)
+            verified, allow, ok = verdict(t_feed, bytes_f, objs_f, "kc0", 0)
+            self.add("k_commit_feed", f"commit k={k:,} changed rows (upserts + deletes) into N rows — public API, "
+                     "one commit: upsert write with deleteColumn (no table read)", t_feed, t_pq, t_feed / t_pq,
+                     target, ok,
+                     f"time target {fmt_s(time_target)}; wrote {fmt_b(bytes_f)} in {objs_f} objects vs Parquet(k rows) "
+                     f"{fmt_b(pk_bytes)} → allowed {fmt_b(allow)} (1.5× + {objs_f} × {fmt_b(footer)} per-object "
+                     f"Parquet footer); bytes ratio {bytes_f / pk_bytes:.2f}×"
+                     + f"; median of 3 commits (all: {', '.join(fmt_s(x) for x in t_feeds)})" + content(verified),
+                     bytes=bytes_f, objects=objs_f, parquet_k_bytes=pk_bytes, parquet_write_all=tps, commit_all=t_feeds,
+                     footer_bytes=footer, verified=verified)
+
+        # Public API: upserts (no table read) then delete_where (scans the table to find the rows).
+        self.create_branch("bench", "kc", "main")
+        b0 = self.objects_bytes()
+        t_up, _ = timed(lambda: self.write_versioned(ks.upserts(sp, 1), "bench.t", upsert=True, branch="kc",
+                                                     message="k upserts"))
+        b1 = self.objects_bytes()
+        cond = "id IN (" + ",".join(map(str, ks.deleted_keys(1))) + ")"
+        t_del, deleted = timed(lambda: self.delete_where("bench", "t", cond, branch="kc"))
+        b2 = self.objects_bytes()
+        meta_after = MS.sizes(self.wh)
+        t_pub = t_up + t_del
+        bytes_pub, objs_pub = b2[0] - b0[0], b2[1] - b0[1]
+        verified, allow, ok = verdict(t_pub, bytes_pub, objs_pub, "kc", 1)
+        self.add("k_commit_public", f"commit k={k:,} changed rows (upserts + deletes) into N rows — public API "
+                 "(upsert write + delete_where: 2 commits)", t_pub, t_pq, t_pub / t_pq, target, ok,
+                 f"upsert commit {fmt_s(t_up)} + delete_where {fmt_s(t_del)} ({deleted} rows); time target "
+                 f"{fmt_s(time_target)}; wrote {fmt_b(bytes_pub)} in {objs_pub} objects vs Parquet(k rows) "
+                 f"{fmt_b(pk_bytes)} → allowed {fmt_b(allow)} (1.5× + {objs_pub} × {fmt_b(footer)} per-object "
+                 f"Parquet footer); bytes ratio {bytes_pub / pk_bytes:.2f}×; metastore +{fmt_b(meta_after - meta_before)}"
+                 + content(verified),
+                 upsert_s=t_up, delete_s=t_del, bytes=bytes_pub, objects=objs_pub, upsert_bytes=b1[0] - b0[0],
+                 delete_bytes=b2[0] - b1[0], parquet_k_bytes=pk_bytes, parquet_write_all=tps,
+                 footer_bytes=footer, verified=verified, metastore_growth=meta_after - meta_before)
+
+        # SQL MERGE through the catalog: one commit, public API (joins the changes with the table).
+        self.create_branch("bench", "kc3", "main")
+        m0 = self.objects_bytes()
+        t_merge, _ = timed(lambda: self.merge_changes(ks.changes(sp, 2), "bench", "t", "kc3"))
+        m1 = self.objects_bytes()
+        bytes_m, objs_m = m1[0] - m0[0], m1[1] - m0[1]
+        verified, allow, ok = verdict(t_merge, bytes_m, objs_m, "kc3", 2)
+        self.add("k_commit_merge", f"commit k={k:,} changed rows (upserts + deletes) into N rows — SQL MERGE "
+                 "through the catalog (1 commit)", t_merge, t_pq, t_merge / t_pq, target, ok,
+                 f"wrote {fmt_b(bytes_m)} in {objs_m} objects (allowed {fmt_b(allow)}); bytes ratio "
+                 f"{bytes_m / pk_bytes:.2f}×; time target {fmt_s(time_target)}" + content(verified),
+                 bytes=bytes_m, objects=objs_m, parquet_k_bytes=pk_bytes, verified=verified)
+
+        # Engine: the same changes as one DIFF commit (deletes carry only the key).
+        self.create_branch("bench", "kc2", "main")
+        c0 = self.objects_bytes()
+        t_eng, _ = timed(lambda: self.bridge.commit_changes(self.wh, "bench.t", ks.changes(sp, 3), branch="kc2",
+                                                            message="k changes"))
+        c1 = self.objects_bytes()
+        bytes_eng, objs_eng = c1[0] - c0[0], c1[1] - c0[1]
+        verified, allow, ok = verdict(t_eng, bytes_eng, objs_eng, "kc2", 3)
+        self.add("k_commit_engine", f"commit k={k:,} changed rows (upserts + deletes) into N rows — one DIFF "
+                 "commit via the engine (internal API, no table read)", t_eng, t_pq, t_eng / t_pq, target, ok,
+                 f"wrote {fmt_b(bytes_eng)} in {objs_eng} objects (allowed {fmt_b(allow)}); bytes ratio "
+                 f"{bytes_eng / pk_bytes:.2f}×; time target {fmt_s(time_target)}" + content(verified),
+                 bytes=bytes_eng, objects=objs_eng, parquet_k_bytes=pk_bytes, verified=verified)
+
+    def merge_step(self) -> None:
+        """Merge of a branch with k changed rows into a diverged branch of the N-row table (the target also
+        has k changes of its own, on other keys, so it is a real three-way merge) vs committing the same k
+        changes directly. Goal: merge ≤ 2× the direct commit. Median of 3, each on fresh branches."""
+        sp, n, k = self.spark, self.n, self.args.k
+        r = self.repo_api("bench")
+        if r is None or not hasattr(r, "merge"):
+            self.add("merge_k", "merge", None, None, None, "n/a", None, "no merge in the python package")
+            return
+        ks = G.Stream(n, k)
+        ours_df, theirs_df = ks.changes(sp, 4), ks.changes(sp, 5)
+        t_direct, t_merge = [], []
+        for i in range(3):
+            for b in (f"mt{i}", f"ms{i}", f"md{i}"):
+                self.create_branch("bench", b, "main")
+            self.upsert_feed(ours_df, "bench.t", branch=f"mt{i}", message="target side")
+            self.upsert_feed(theirs_df, "bench.t", branch=f"ms{i}", message="source side")
+            self.upsert_feed(ours_df, "bench.t", branch=f"md{i}", message="target side")
+            t_direct.append(timed(lambda: self.upsert_feed(theirs_df, "bench.t", branch=f"md{i}", message="direct"))[0])
+            t, res = timed(lambda: r.merge(f"ms{i}", into=f"mt{i}"))
+            if res.status != "merged":
+                raise RuntimeError(f"merge bench: expected a merge commit, got {res.status}")
+            t_merge.append(t)
+        same = (G.checksum(self.read("bench.t", ref="mt0")) == G.checksum(self.read("bench.t", ref="md0"))
+                if self.full_verify else None)
+        tm, td = median(t_merge), median(t_direct)
+        self.add("merge_k", f"merge a branch with k={k:,} changed rows into a diverged branch (k changes of its own) "
+                 f"of N rows vs committing the same k changes directly", tm, td, tm / td, "≤ 2× the direct commit",
+                 tm <= 2 * td, f"merge all {', '.join(fmt_s(x) for x in t_merge)}; direct all "
+                 f"{', '.join(fmt_s(x) for x in t_direct)}" + ("" if same is None else
+                                                               f"; content {'equal' if same else 'MISMATCH'}"),
+                 merge_all=t_merge, direct_all=t_direct, content_equal=same)
+
+    def main_churn(self) -> None:
+        """10 DIFF commits of 1% churn on the N-row table. The compaction threshold is raised for this table
+        so the head really has 10 DIFFs per fragment to merge (with the defaults the 10th commit
+        re-snapshots or consolidates; that default behaviour is measured on the history table)."""
+        sp, n = self.spark, self.n
+        cs = G.Stream(n, max(10, n // 100))
+        commits = self.args.churn_commits
+        # keep every DIFF: raise every trigger of the compaction policy (chain length, DIFF/SNAP row ratio,
+        # DIFF consolidation)
+        self.spark.conf.set("spark.versioned.compaction.maxChainLength", "1000")
+        self.spark.conf.set("spark.versioned.compaction.maxDiffRatio", "1000000")
+        self.spark.conf.set("spark.versioned.compaction.consolidateDiffs", "1000")
+        times, sizes, how = [], [], "engine"
+        try:
+            for i in range(commits):
+                b0 = self.objects_bytes()
+                t, how = timed(lambda: self.apply_changes(cs.changes(sp, i), "bench.t", message=f"churn {i}"))
+                b1 = self.objects_bytes()
+                times.append(t)
+                sizes.append(b1[0] - b0[0])
+                log(f"churn commit {i + 1}/{commits}: {t:.2f} s, {fmt_b(b1[0] - b0[0])}")
+        finally:
+            self.spark.conf.unset("spark.versioned.compaction.maxChainLength")
+            self.spark.conf.unset("spark.versioned.compaction.maxDiffRatio")
+            self.spark.conf.unset("spark.versioned.compaction.consolidateDiffs")
+        rows = cs.changes(sp, 0, with_op=False)
+        p = os.path.join(self.pq, "churn-rows")
+        rows.coalesce(1).write.mode("overwrite").parquet(p)
+        t_pq = median([timed(lambda: rows.coalesce(1).write.mode("overwrite").parquet(p))[0] for _ in range(2)])
+        pq_b = parquet_bytes(p)[0]
+        self.state["churn"] = cs
+        via = "upsert write with deleteColumn" if how == "public" else "the engine (internal API)"
+        self.add("churn_commit", f"churn commit of 1% ({cs.c:,} rows: upserts + deletes) into N rows, one commit via "
+                 f"{via}", median(times), t_pq, median(times) / t_pq, "— (context)", None,
+                 f"median of {commits} commits (min {fmt_s(min(times))}, max {fmt_s(max(times))}); "
+                 f"{fmt_b(median(sizes))} written per commit vs Parquet(changed rows) {fmt_b(pq_b)}",
+                 commit_s=times, bytes=sizes, parquet_rows_bytes=pq_b)
