@@ -33,6 +33,8 @@ private[procedures] abstract class TransactionProcedure extends MaintenanceProce
 private[procedures] object TransactionProcedure {
   val Token: Param = Param("token", required = true, "the token begin_transaction returned")
   val Table: Param = Param("table", required = true, "table of the transaction's repository")
+  val View: Param = Param("view", required = true, "table or view holding the rows")
+  val PrimaryKey: Param = Param("primary_key", required = false, "comma-separated key columns, for a table the transaction creates")
   /** token, repository, branch, base (null: the commit creates the branch), open, changed_tables, commit (null: none). */
   val StateType: StructType = new StructType().add("token", DataTypes.StringType, nullable = false)
     .add("repository", DataTypes.StringType, nullable = false).add("branch", DataTypes.StringType, nullable = false)

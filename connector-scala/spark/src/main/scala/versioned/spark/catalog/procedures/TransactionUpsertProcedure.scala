@@ -12,8 +12,8 @@ private[procedures] final class TransactionUpsertProcedure extends TransactionPr
   override def name(): String = "transaction_upsert"
   override def description(): String = "Upserts a view's rows into a table in a transaction."
   override protected val params: Seq[Param] = Seq(TransactionProcedure.Token, TransactionProcedure.Table,
-    Param("view", required = true, "table or view holding the rows"),
-    Param("primary_key", required = false, "comma-separated key columns, for a table the transaction creates"),
+    TransactionProcedure.View,
+    TransactionProcedure.PrimaryKey,
     Param("delete_column", required = false, "boolean column whose true rows delete their key"))
   override protected def outputType: StructType = TransactionProcedure.StateType
   override protected def run(spark: SparkSession, e: versioned.core.Engine, a: Args): DataFrame = {

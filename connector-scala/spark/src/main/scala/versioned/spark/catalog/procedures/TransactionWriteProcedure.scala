@@ -12,9 +12,9 @@ private[procedures] final class TransactionWriteProcedure extends TransactionPro
   override def name(): String = "transaction_write"
   override def description(): String = "Writes a view's rows to a table in a transaction."
   override protected val params: Seq[Param] = Seq(TransactionProcedure.Token, TransactionProcedure.Table,
-    Param("view", required = true, "table or view holding the rows"),
+    TransactionProcedure.View,
     Param("mode", required = false, "append | overwrite; default append"),
-    Param("primary_key", required = false, "comma-separated key columns, for a table the transaction creates"))
+    TransactionProcedure.PrimaryKey)
   override protected def outputType: StructType = TransactionProcedure.StateType
   override protected def run(spark: SparkSession, e: versioned.core.Engine, a: Args): DataFrame = {
     withTransaction(spark, a) { tx =>
