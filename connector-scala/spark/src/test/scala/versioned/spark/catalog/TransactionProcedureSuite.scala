@@ -78,12 +78,12 @@ class TransactionProcedureSuite extends CatalogSuiteBase {
     expectError(ErrorClass.TransactionClosed)(failsWithoutCommit("r")(
       other.sql(s"CALL c.system.commit_transaction('$token')").collect()))
     one(s"CALL c.system.transaction_upsert('$token', 't', 'rows')")
-    sql("INSERT INTO c.r.t VALUES (3, 'concurrent')")
+    sql("INSERT INTO c.r.t VALUES (2, 'concurrent')") // the key the transaction upserted: a real conflict
     expectError(ErrorClass.RefConflict, "Nothing of the transaction was committed")(
       failsWithoutCommit("r")(sql(s"CALL c.system.commit_transaction('$token')").collect()))
     assert(!one(s"CALL c.system.transaction_state('$token')").getAs[Boolean]("open"))
     closed(s"CALL c.system.transaction_upsert('$token', 't', 'rows')", "commit failed")
-    assert(sorted(sql("SELECT * FROM c.r.t")) == Seq(Row(1, "a"), Row(3, "concurrent")))
+    assert(sorted(sql("SELECT * FROM c.r.t")) == Seq(Row(1, "a"), Row(2, "concurrent")))
   }
 
   test("a transaction no call used for the lease timeout is aborted, and its token forgotten") {
