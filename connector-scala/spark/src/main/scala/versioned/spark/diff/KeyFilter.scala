@@ -25,8 +25,8 @@ import versioned.spark.read.{ObjectFile, ObjectFiles}
 private[diff] object KeyFilter {
   /** Most changed keys read on the driver for a filter of values. */
   val MaxKeys = 10000
-  /** Rows per Parquet page of the objects (the Parquet writer's default page row limit). */
-  val PageRows = 20000L
+  /** Most rows per Parquet page of the objects (older objects have larger pages, so this may overcount their pages). */
+  private val PageRows = versioned.spark.write.ParquetSink.PageRows.toLong
 
   def apply(layout: TableLayout, fast: Seq[DiffPlan.Fast], metas: Map[String, ObjectMeta], file: String => ObjectFile,
             firstKeyReader: => ObjectFiles.Reader, conf: org.apache.hadoop.conf.Configuration): Option[Filter] = {
