@@ -21,14 +21,14 @@ private[versioned] object FastDiff {
 
   def frame(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, shape: DiffShape, fast: Seq[DiffPlan.Fast],
             metas: Map[String, ObjectMeta]): DataFrame =
-    run(spark, config, layout, shape.resultSchema, shape.resultSchema, fast, fast, metas)(FragmentDiff.rows)
+    run(spark, config, layout, shape.resultSchema, fast, fast, metas)(FragmentDiff.rows)
 
   /**
    * One Spark task per few fragments of `fast` runs `rows` over [[FragmentDiffReaders]] built here; the
    * before-value lookups push down a [[KeyFilter]] of the changed keys of `lookedUp` (those of `fast` whose
-   * keys can be looked up); `resultSchema` is [[TableDiff]]'s, `schema` the rows' own.
+   * keys can be looked up); `schema` is the rows' (TableDiff's for a diff).
    */
-  def run(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, resultSchema: StructType, schema: StructType,
+  def run(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, schema: StructType,
           fast: Seq[DiffPlan.Fast], lookedUp: Seq[DiffPlan.Fast], metas: Map[String, ObjectMeta])(
       rows: (FragmentDiffReaders, FragmentTask) => Iterator[org.apache.spark.sql.Row]): DataFrame = {
     val nonKey = layout.nonKeyColumns
@@ -55,7 +55,7 @@ private[versioned] object FastDiff {
       reader(layout.diffSchema, diffRead, Nil, batch = false),
       Option.when(lookups.exists(_.prefixDiffs.nonEmpty))(reader(layout.diffSchema, diffRead, filter.toSeq, batch = false)),
       Option.when(lookups.exists(_.prefixSnap.isDefined))(reader(layout.physicalSchema, rowSchema, filter.toSeq, snapBatches)),
-      snapBatches, resultSchema,
+      snapBatches, schema,
       spark.sparkContext.broadcast(new org.apache.spark.util.SerializableConfiguration(conf)))
     val slices = math.max(1, math.min(tasks.size, 4 * spark.sparkContext.defaultParallelism))
     val rdd = spark.sparkContext.parallelize(tasks, slices).mapPartitions(_.flatMap(rows(readers, _)))

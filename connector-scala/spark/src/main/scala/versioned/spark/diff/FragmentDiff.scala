@@ -24,7 +24,7 @@ private[diff] final case class FragmentDiffReaders(
     diffLookup: Option[ObjectFiles.Reader],
     snapLookup: Option[ObjectFiles.Reader],
     snapBatches: Boolean,
-    resultSchema: StructType,
+    outputSchema: StructType,
     hadoopConf: org.apache.spark.broadcast.Broadcast[org.apache.spark.util.SerializableConfiguration])
 
 /**
@@ -53,21 +53,22 @@ private[versioned] object FragmentDiff {
       val (a, b) = pairs(p)
       val before = if (a != null) f.live(a) else base(baseOf(p))
       val after = if (b != null) f.live(b) else base(baseOf(p))
-      f.change(before, after).map(c => f.row(Nil, c, before, after))
+      f.change(before, after).map(c => f.row(c, before, after))
     }
   }
 
   /**
-   * The two sides of a three-way merge of one fragment whose base chain P is followed by the DIFFs ours
-   * added (EA, `extraFrom`) and the DIFFs theirs added (EB, `extraTo`), in [[TableDiff]]'s layout after a
-   * leading side column ("ours" / "theirs"). Only keys theirs changed can change the merge, so:
-   *  - a key only in EB is theirs' change as its DIFF row says (`delete`, else `update`), with no
-   *    before-values: nothing in P is read for it (an upsert of equal values is then written again,
-   *    which changes nothing);
-   *  - a key in both is diffed on both sides against P's row for it, looked up as the diff does;
+   * The joined sides of a three-way merge of one fragment (`ThreeWay.joinedSchema`) whose base chain P
+   * is followed by the DIFFs ours added (EA, `extraFrom`) and the DIFFs theirs added (EB, `extraTo`). Only
+   * keys theirs changed can change the merge, so:
+   *  - a key only in EB is theirs' change as its DIFF row says (`delete`, else `update`), with no base
+   *    values: nothing in P is read for it (an upsert of equal values is then written again, which
+   *    changes nothing);
+   *  - a key in both is diffed on both sides against P's row for it, looked up as the diff does; it is a
+   *    row when theirs' values differ from P's, with ours' change when ours' differ too;
    *  - keys only in EA are left out (ours keeps them).
    */
-  def mergeSides(r: FragmentDiffReaders, t: FragmentTask): Iterator[Row] = {
+  def mergeJoined(r: FragmentDiffReaders, t: FragmentTask): Iterator[Row] = {
     val f = new FragmentRows(r)
     val eb = f.conflated(t.extraTo, r.diffRows)
     val pairs = f.pair(f.conflated(t.extraFrom, r.diffRows), eb).filter(_._2 != null)
@@ -76,13 +77,12 @@ private[versioned] object FragmentDiff {
     val baseOf = both.zipWithIndex.toMap
     pairs.indices.iterator.flatMap { p =>
       val (a, b) = pairs(p)
-      val after = f.live(b)
-      if (a == null) Iterator.single(f.row(Seq(Sides.Theirs), if (after == null) "delete" else "update", null, after, b))
+      val theirs = f.live(b)
+      if (a == null) Some(f.joinedRow(b, null, theirs, if (theirs == null) "delete" else "update", null, null))
       else {
         val before = base(baseOf(p))
         val ours = f.live(a)
-        f.change(before, ours).map(c => f.row(Seq(Sides.Ours), c, before, ours)).iterator ++
-          f.change(before, after).map(c => f.row(Seq(Sides.Theirs), c, before, after))
+        f.change(before, theirs).map(ct => f.joinedRow(b, before, theirs, ct, ours, f.change(before, ours).orNull))
       }
     }
   }

@@ -5,19 +5,11 @@ import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.catalyst.expressions.{And, BoundReference, EqualNullSafe, Expression, GenericInternalRow,
   JoinedRow, Literal, UnsafeProjection}
-import org.apache.spark.sql.types.{DataType, StringType, StructField, StructType}
+import org.apache.spark.sql.types.{DataType, StructType}
 import org.apache.spark.sql.vectorized.ColumnarBatch
 import org.apache.spark.unsafe.types.UTF8String
 import versioned.core.ChangeKind
 import versioned.spark.read.{Conflation, KeyComparator, ObjectFile, ObjectFiles}
-
-/** The sides of a three-way merge's inputs ([[FragmentDiff.mergeSides]]): a leading column naming the side. */
-private[versioned] object Sides {
-  val Column = "_side"
-  val Ours = "ours"
-  val Theirs = "theirs"
-  def schema(diffSchema: StructType): StructType = StructType(StructField(Column, StringType, nullable = false) +: diffSchema.fields)
-}
 
 /**
  * What the executor side of a fast diff does with the rows of one fragment, shared by the diff and the
@@ -34,8 +26,7 @@ private[diff] final class FragmentRows(r: FragmentDiffReaders) {
     BoundReference(i, f.dataType, f.nullable) })
   private val same = FragmentRows.sameValues(r.rowSchema, r.keyCount)
   private val values = (r.keyCount until width).toArray
-  private lazy val toRow = CatalystTypeConverters.createToScalaConverter(r.resultSchema)
-  private lazy val toSideRow = CatalystTypeConverters.createToScalaConverter(Sides.schema(r.resultSchema))
+  private lazy val toRow = CatalystTypeConverters.createToScalaConverter(r.outputSchema)
 
   /** The DIFF rows of `files` (oldest first), conflated: one row per key, in key order. */
   def conflated(files: Seq[ObjectFile], read: ObjectFiles.Reader): Array[InternalRow] =
@@ -70,23 +61,40 @@ private[diff] final class FragmentRows(r: FragmentDiffReaders) {
     else None
 
   /**
-   * A result row: `lead` (the side, or nothing), the change, the key (of `after`, else `before`, else
-   * `keyRow`: a row that leads with the key), then before/after of every value.
+   * A diff row ([[TableDiff]]'s layout): the change, the key (of `after`, else `before`, else `keyRow`: a
+   * row that leads with the key), then before/after of every value.
    */
-  def row(lead: Seq[String], change: String, before: InternalRow, after: InternalRow, keyRow: InternalRow = null): Row = {
-    val row = if (after != null) after else if (before != null) before else keyRow
-    val out = new Array[Any](lead.size + 1 + r.userKeyOrdinals.size + 2 * values.length)
-    var k = 0
-    lead.foreach { l => out(k) = UTF8String.fromString(l); k += 1 }
-    out(k) = UTF8String.fromString(change); k += 1
-    r.userKeyOrdinals.foreach { o => out(k) = row.get(o, types(o)); k += 1 }
-    values.foreach { o =>
-      out(k) = if (before == null) null else before.get(o, types(o))
-      out(k + 1) = if (after == null) null else after.get(o, types(o))
-      k += 2
-    }
-    (if (lead.isEmpty) toRow else toSideRow)(new GenericInternalRow(out)).asInstanceOf[Row]
+  def row(change: String, before: InternalRow, after: InternalRow, keyRow: InternalRow = null): Row = {
+    val out = new Array[Any](1 + r.userKeyOrdinals.size + 2 * values.length)
+    out(0) = UTF8String.fromString(change)
+    var k = key(out, 1, if (after != null) after else if (before != null) before else keyRow)
+    values.foreach { o => out(k) = value(before, o); out(k + 1) = value(after, o); k += 2 }
+    toRow(new GenericInternalRow(out)).asInstanceOf[Row]
   }
+
+  /**
+   * A row of a merge's joined sides (`ThreeWay.joinedSchema`): the key (of `keyRow`), base and theirs of
+   * every value, theirs' change, ours of every value, ours' change (null: ours did not change the key).
+   */
+  def joinedRow(keyRow: InternalRow, base: InternalRow, theirs: InternalRow, theirsChange: String, ours: InternalRow,
+                oursChange: String): Row = {
+    val out = new Array[Any](r.userKeyOrdinals.size + 3 * values.length + 2)
+    var k = key(out, 0, keyRow)
+    values.foreach { o => out(k) = value(base, o); out(k + 1) = value(theirs, o); k += 2 }
+    out(k) = UTF8String.fromString(theirsChange); k += 1
+    values.foreach { o => out(k) = value(ours, o); k += 1 }
+    out(k) = if (oursChange == null) null else UTF8String.fromString(oursChange)
+    toRow(new GenericInternalRow(out)).asInstanceOf[Row]
+  }
+
+  /** Copies the user key columns of `row` into `out` from `at`; returns the next position. */
+  private def key(out: Array[Any], at: Int, row: InternalRow): Int = {
+    var k = at
+    r.userKeyOrdinals.foreach { o => out(k) = row.get(o, types(o)); k += 1 }
+    k
+  }
+
+  private def value(row: InternalRow, o: Int): Any = if (row == null) null else row.get(o, types(o))
 
   /** The prefix's rows of the `wanted` keys (sorted; rows whose leading columns are the key), null where absent. */
   def lookup(t: FragmentTask, wanted: Array[InternalRow]): Array[InternalRow] = {

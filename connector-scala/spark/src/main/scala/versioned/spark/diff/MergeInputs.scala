@@ -1,17 +1,16 @@
 package versioned.spark.diff
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.storage.StorageLevel
 import versioned.core.{Fragment, Image, ObjectKind, ObjectMeta}
-import versioned.spark.{TableIdent, TableSnapshot, Warehouses}
-import versioned.spark.Columns.col
+import versioned.spark.{TableIdent, TableLayout, TableSnapshot, Warehouses}
 
 /**
  * The inputs of a keyed three-way merge of one table, read from the objects each side added since the
  * merge base, when they allow it: both sides' chains extend the base's chain by DIFF objects only,
  * fragment by fragment (the usual case: branches that committed changes since they forked). Then only
  * what theirs changed is read, the rows of the base are looked up only for keys both sides changed,
- * and ours' changes are read only where theirs changed the same fragment ([[FragmentDiff.mergeSides]]).
+ * and ours' changes are read only where theirs changed the same fragment, already joined with theirs by key
+ * ([[FragmentDiff.mergeJoined]]).
  * Otherwise (a side re-snapshotted or compacted a fragment, the schema changed, a key-less table), the
  * merge diffs each side against the base ([[TableDiff]]).
  */
@@ -20,14 +19,11 @@ private[versioned] object MergeInputs {
   private[versioned] val followedFragments = new java.util.concurrent.atomic.AtomicLong()
 
   /**
-   * Ours (keys both sides changed, diffed against the base) and theirs (every key theirs changed; a
-   * key only theirs changed has no before-values), in [[TableDiff]]'s layout, from one read kept until
-   * `release`; and an upper bound of ours' rows. None when the chains do not allow it.
+   * The joined sides of the merge (`ThreeWay.joinedSchema` of `layout`, one row per key theirs changed), read in one
+   * pass over the DIFFs both sides appended; None when the chains do not allow it.
    */
-  final case class Inputs(ours: DataFrame, theirs: DataFrame, oursRows: Long, held: DataFrame)
-
   def apply(spark: SparkSession, location: Map[String, String], ident: TableIdent, base: Image, ours: Image,
-            theirs: Image): Option[Inputs] = {
+            theirs: Image, layout: TableLayout): Option[DataFrame] = {
     val engine = Warehouses.engine(spark, location)
     val snaps = Seq(base, ours, theirs).map(i => engine.tableOption(ident.repo, i.hash, ident.table)
       .map(_ => TableSnapshot.load(engine, ident.repo, ident.table, i)))
@@ -40,12 +36,8 @@ private[versioned] object MergeInputs {
     plan(b.version, o.version, t.version, metas).map { fast =>
       followedFragments.addAndGet(fast.size)
       val lookedUp = fast.map(_.copy(extraTo = Nil)) // only keys ours changed are looked up in the base
-      val frame = FastDiff.run(spark, t.config, t.layout, shape.resultSchema, versioned.spark.diff.Sides.schema(
-        shape.resultSchema), fast, lookedUp, metas)(FragmentDiff.mergeSides).persist(StorageLevel.MEMORY_AND_DISK)
-      def side(s: String) = frame.filter(col(versioned.spark.diff.Sides.Column) === s).drop(versioned.spark.diff.Sides.Column)
-      def rows(ids: Seq[String]) = ids.map(id => metas.get(id).map(_.rowCount).getOrElse(0L)).sum
-      Inputs(side(versioned.spark.diff.Sides.Ours), side(versioned.spark.diff.Sides.Theirs),
-        fast.map(f => rows(f.extraFrom)).sum, frame)
+      FastDiff.run(spark, t.config, t.layout, versioned.spark.merge.ThreeWay.joinedSchema(layout), fast, lookedUp,
+        metas)(FragmentDiff.mergeJoined)
     }
   }
 

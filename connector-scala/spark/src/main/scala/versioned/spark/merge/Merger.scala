@@ -96,9 +96,11 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
                        opts: MergeOptions, message: String, mergeParents: Seq[String]): MergeOutcome = {
     val plans = new TablePlans(spark, engine, location, repo, base, ours, theirs, opts.strategy).plans()
     val resolved = Resolutions.apply(spark, plans, opts.resolutions)
+    // the changes in the DIFF layout, kept: counted here, then written by the commit without computing them again
     val held = resolved.map {
       case r: TablePlan.Rows =>
-        r.copy(changes = r.changes.persist(StorageLevel.MEMORY_AND_DISK), conflicts = r.conflicts)
+        r.copy(changes = r.changes.select(r.layout.diffSchema.fieldNames.toSeq.map(versioned.spark.Columns.col): _*)
+          .persist(StorageLevel.MEMORY_AND_DISK))
       case other => other
     }
     val release = () => held.foreach { case r: TablePlan.Rows => (r.changes +: r.cached).foreach(_.unpersist()); case _ => () }
@@ -133,7 +135,7 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
               StagedInput(SchemaMerge.applied(layout, current, changes)), Some(ours), target))
           case r: TablePlan.Rows if stats.exists(s => s.table == r.table && s.changes > 0) =>
             Some(r.table -> CommitPlanner.plan(spark, engine, request(repo, branch, r.table, author, message),
-              StagedInput(r.changes.select(r.layout.diffSchema.fieldNames.toSeq.map(versioned.spark.Columns.col): _*)),
+              StagedInput(r.changes),
               Some(ours), target))
           case _ => None
         }.toMap

@@ -111,13 +111,12 @@ private[merge] final class TablePlans(spark: SparkSession, engine: Engine, locat
     }
     // the usual case: both sides appended DIFFs to the base's chains; read only what they appended
     val inputs = base.filter(_ => !layout.hidden).flatMap(b => MergeInputs(spark, location, TableIdent(repo, name), b, ours,
-      theirs.get))
+      theirs.get, layout))
     inputs match {
       case Some(in) =>
-        val joined = scala.collection.mutable.ArrayBuffer.empty[DataFrame]
-        val (changes, conflicts) = ThreeWay.keyed(layout, in.ours, in.theirs, strategy,
-          broadcastOurs = in.oursRows <= TablePlans.BroadcastRows, hold = TablePlans.held(joined))
-        TablePlan.Rows(name, layout, changes, Some(conflicts), in.held +: joined.toSeq)
+        val joined = in.persist(StorageLevel.MEMORY_AND_DISK)
+        val (changes, conflicts) = ThreeWay.merged(layout, joined, strategy)
+        TablePlan.Rows(name, layout, changes, Some(conflicts), Seq(joined))
       case None =>
         // each diff is read once: the changes, the conflicts and the counts all derive from both
         val (dOurs, dTheirs) = (diff(base, ours).persist(StorageLevel.MEMORY_AND_DISK),

@@ -2,7 +2,7 @@ package versioned.spark.merge
 
 import org.apache.spark.sql.{functions, Column, DataFrame}
 import org.apache.spark.sql.functions.{col => _, _}
-import org.apache.spark.sql.types.{ArrayType, ByteType, DataType, MapType, StringType, StructType}
+import org.apache.spark.sql.types.{ArrayType, ByteType, DataType, MapType, StringType, StructField, StructType}
 import versioned.core.ChangeKind
 import versioned.spark.Columns.col
 import versioned.spark.TableLayout
@@ -37,28 +37,57 @@ private[versioned] object ThreeWay {
   val ConflictColumns: Seq[String] = Seq("column", "base", "ours", "theirs", "kind")
 
   /**
-   * The merged changes to apply to the target, in the DIFF layout (upserts and deletes), and the
-   * conflicts (key columns, column, base, ours, theirs, kind). Conflicting cells and rows are settled by
-   * `strategy` in the changes (by ours for [[Strategy.Fail]], whose changes are then not used). With
-   * `broadcastOurs` (the target's diff is small) the join needs no shuffle. `hold` keeps the joined sides,
-   * from which the changes and the conflicts both derive, so that they are computed once. `oursLacks` /
-   * `theirsLacks`: columns the other side added ([[SchemaMerge]]); such a cell is unchanged on the side
-   * that lacks it (its diff holds nulls there), so it takes the other side's value and never conflicts.
+   * The row merge of `ours` and `theirs` (both in [[TableDiff]]'s layout): [[joined]], kept by `hold` (the
+   * changes and the conflicts both derive from it, so it is computed once), then [[merged]].
    */
   def keyed(layout: TableLayout, ours: DataFrame, theirs: DataFrame, strategy: Strategy,
             broadcastOurs: Boolean, hold: DataFrame => DataFrame, oursLacks: Set[String] = Set.empty,
-            theirsLacks: Set[String] = Set.empty): (DataFrame, DataFrame) = {
+            theirsLacks: Set[String] = Set.empty): (DataFrame, DataFrame) =
+    merged(layout, hold(joined(layout, ours, theirs, broadcastOurs)), strategy, oursLacks, theirsLacks)
+
+  /**
+   * The layout of a merge's joined sides, one row per key theirs changed: the key columns, then per value
+   * column `b_<v>` (base) and `t_<v>` (theirs), theirs' change (`_ct`: insert, update, delete), per value
+   * column `o_<v>` (ours), ours' change (`_co`; null when ours did not change the key). A base value is
+   * null when only theirs changed the key (it is not needed then).
+   */
+  def joinedSchema(layout: TableLayout): StructType = {
+    val values = layout.nonKeyColumns.map(layout.physicalSchema(_))
+    def v(prefix: String, f: StructField) = StructField(prefix + f.name, f.dataType, nullable = true)
+    StructType(layout.primaryKey.map(k => layout.physicalSchema(k).copy(nullable = true)) ++
+      values.flatMap(f => Seq(v("b_", f), v("t_", f))) ++ Seq(StructField("_ct", StringType, nullable = false)) ++
+      values.map(v("o_", _)) :+ StructField("_co", StringType, nullable = true))
+  }
+
+  /**
+   * [[joinedSchema]]'s rows from the two diffs: only keys theirs changed can change the target; the
+   * target's diff is usually small (what changed since the base), so with `broadcastOurs` it is broadcast
+   * and the join needs no shuffle.
+   */
+  def joined(layout: TableLayout, ours: DataFrame, theirs: DataFrame, broadcastOurs: Boolean): DataFrame = {
     val keys = layout.primaryKey
     val values = layout.nonKeyColumns
-    def b(v: String) = col(s"b_$v"); def o(v: String) = col(s"o_$v"); def t(v: String) = col(s"t_$v")
     val o0 = ours.select(keys.map(k => col(k).as(s"ok_$k")) ++ values.map(v => col(s"${v}_after").as(s"o_$v")) :+
       col(TableDiff.ChangeColumn).as("_co"): _*)
     val t0 = theirs.select(keys.map(col) ++ values.flatMap(v => Seq(col(s"${v}_before").as(s"b_$v"),
       col(s"${v}_after").as(s"t_$v"))) :+ col(TableDiff.ChangeColumn).as("_ct"): _*)
-    // only keys theirs changed can change the target
-    // the target's diff is usually small (what changed since the base): broadcast it, no shuffle
-    val j = hold(t0.join(if (broadcastOurs) broadcast(o0) else o0, keys.map(k => col(k) <=> col(s"ok_$k")).reduce(_ && _),
-      "left_outer"))
+    t0.join(if (broadcastOurs) broadcast(o0) else o0, keys.map(k => col(k) <=> col(s"ok_$k")).reduce(_ && _), "left_outer")
+      .select(joinedSchema(layout).fieldNames.toSeq.map(col): _*)
+  }
+
+  /**
+   * The merged changes to apply to the target, in the DIFF layout (upserts and deletes), and the
+   * conflicts (key columns, column, base, ours, theirs, kind), from the joined sides `j`
+   * ([[joinedSchema]]). Conflicting cells and rows are settled by `strategy` in the changes (by ours for
+   * [[Strategy.Fail]], whose changes are then not used). `oursLacks` / `theirsLacks`: columns the other
+   * side added ([[SchemaMerge]]); such a cell is unchanged on the side that lacks it (its diff holds nulls
+   * there), so it takes the other side's value and never conflicts.
+   */
+  def merged(layout: TableLayout, j: DataFrame, strategy: Strategy, oursLacks: Set[String] = Set.empty,
+             theirsLacks: Set[String] = Set.empty): (DataFrame, DataFrame) = {
+    val keys = layout.primaryKey
+    val values = layout.nonKeyColumns
+    def b(v: String) = col(s"b_$v"); def o(v: String) = col(s"o_$v"); def t(v: String) = col(s"t_$v")
     val (co, ct) = (col("_co"), col("_ct"))
     val both = co.isNotNull
     val rowConflict = both && ((co === "delete" && ct =!= "delete") || (co =!= "delete" && ct === "delete"))
