@@ -6,7 +6,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.storage.StorageLevel
 import versioned.core._
 import versioned.spark.{Jobs, Settings, TableIdent}
-import versioned.spark.write.{CommitPlanner, ObjectTarget, Rebase, StagedInput, WriteMode, WriteRequest}
+import versioned.spark.write.{CommitPlanner, LocalCommit, ObjectTarget, Rebase, StagedInput, WriteMode, WriteRequest}
 
 /**
  * Merge, cherry-pick and revert: each is a three-way merge onto a branch ([[TablePlans]], [[ThreeWay]])
@@ -106,7 +106,13 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
     val release = () => held.foreach { case r: TablePlan.Rows => (r.changes +: r.cached).foreach(_.unpersist()); case _ => () }
     try {
       val conflicts = TablePlans.publicConflicts(spark, held).persist(StorageLevel.MEMORY_AND_DISK)
-      val stats = Jobs.described(spark, s"merge into $repo@$branch")(held.map(TableStat.of))
+      val maxLocal = Settings.of(spark).localCommitMaxRows
+      // the merged changes of each table, on the driver when there are few: counted there and written from there
+      val (stats, local) = Jobs.described(spark, s"merge into $repo@$branch") {
+        val local = held.collect { case r: TablePlan.Rows if r.target.isEmpty =>
+          LocalCommit.collectSmall(r.changes, maxLocal).map(r.table -> _) }.flatten.toMap
+        (held.map(p => TableStat.of(p, local.get(p.table))), local)
+      }
       val conflictCount = conflicts.count()
       val baseHash = base.map(_.hash)
       if (conflictCount > 0 && opts.strategy == Strategy.Fail)
@@ -135,7 +141,7 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
               StagedInput(SchemaMerge.applied(layout, current, changes)), Some(ours), target))
           case r: TablePlan.Rows if stats.exists(s => s.table == r.table && s.changes > 0) =>
             Some(r.table -> CommitPlanner.plan(spark, engine, request(repo, branch, r.table, author, message),
-              StagedInput(r.changes),
+              StagedInput(r.changes, local.get(r.table)),
               Some(ours), target))
           case _ => None
         }.toMap
@@ -158,16 +164,23 @@ private[versioned] final case class TableStat(table: String, action: String, ups
 }
 
 private[merge] object TableStat {
-  def of(p: TablePlan): TableStat = p match {
+  /** What `p` does; a table's merged changes are counted from `local` (them, in the DIFF layout) when given. */
+  def of(p: TablePlan, local: Option[IndexedSeq[org.apache.spark.sql.catalyst.InternalRow]]): TableStat = p match {
     case TablePlan.Take(t, TableUpdate.Drop) => TableStat(t, "drop", 0, 0)
     case TablePlan.Take(t, _) => TableStat(t, "take", 0, 0)
     case w: TablePlan.Whole => TableStat(w.table, s"conflict:${w.kind}", 0, 0)
-    case r: TablePlan.Rows =>
-      val kind = functions.col(versioned.spark.VersionedOptions.ChangeColumn)
-      val counts = r.changes.agg(functions.count(functions.lit(1)),
-        functions.sum(functions.when(kind === ChangeKind.Delete, 1L).otherwise(0L))).head()
-      val deletes = if (counts.isNullAt(1)) 0L else counts.getLong(1)
-      TableStat(r.table, "merge", counts.getLong(0) - deletes, deletes)
+    case r: TablePlan.Rows => local match {
+      case Some(rows) =>
+        val change = r.changes.schema.fieldIndex(versioned.spark.VersionedOptions.ChangeColumn)
+        val deletes = rows.count(_.getByte(change) == ChangeKind.Delete).toLong
+        TableStat(r.table, "merge", rows.size - deletes, deletes)
+      case None =>
+        val kind = functions.col(versioned.spark.VersionedOptions.ChangeColumn)
+        val counts = r.changes.agg(functions.count(functions.lit(1)),
+          functions.sum(functions.when(kind === ChangeKind.Delete, 1L).otherwise(0L))).head()
+        val deletes = if (counts.isNullAt(1)) 0L else counts.getLong(1)
+        TableStat(r.table, "merge", counts.getLong(0) - deletes, deletes)
+    }
   }
 }
 

@@ -133,6 +133,9 @@ private[versioned] object CommitPlanner {
       // small upserts: changes follow from the data alone, so the driver writes the DIFFs itself
       case Some(rows) if current.isDefined && sameShape && LocalCommit.applies(req, layout) =>
         LocalCommit.writeDiffs(spark, target, layout, current.get, staged.schema, req.deleteColumn, rows)
+      // computed changes already collected by the caller (a small merge)
+      case Some(rows) if req.mode == WriteMode.Changes && current.isDefined && sameShape =>
+        LocalCommit.writeChanges(spark, target, layout, current.get, staged.schema, rows)
       case None if req.mode == WriteMode.Changes && current.isDefined && sameShape =>
         planChanges(spark, target, req, staged.frame, layout, current.get, base.read)
       case _ => planDistributed(spark, target, req, staged.frame, layout, current.filter(_ => sameShape), base.read)

@@ -140,9 +140,9 @@ private[versioned] trait StagedInput {
 }
 
 private[versioned] object StagedInput {
-  def apply(df: DataFrame): StagedInput = new StagedInput {
+  def apply(df: DataFrame, rows: Option[IndexedSeq[InternalRow]] = None): StagedInput = new StagedInput {
     override val schema: StructType = df.schema
-    override def localRows: Option[IndexedSeq[InternalRow]] = None
+    override def localRows: Option[IndexedSeq[InternalRow]] = rows
     override def frame: DataFrame = df
   }
 }
