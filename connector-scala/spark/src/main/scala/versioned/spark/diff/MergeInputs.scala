@@ -20,10 +20,11 @@ private[versioned] object MergeInputs {
 
   /**
    * The joined sides of the merge (`ThreeWay.joinedSchema` of `layout`, one row per key theirs changed), read in one
-   * pass over the DIFFs both sides appended; None when the chains do not allow it.
+   * pass over the DIFFs both sides appended, and an upper bound of its rows (theirs' DIFF rows); None when the
+   * chains do not allow it.
    */
   def apply(spark: SparkSession, location: Map[String, String], ident: TableIdent, base: Image, ours: Image,
-            theirs: Image, layout: TableLayout): Option[DataFrame] = {
+            theirs: Image, layout: TableLayout): Option[(DataFrame, Long)] = {
     val engine = Warehouses.engine(spark, location)
     val snaps = Seq(base, ours, theirs).map(i => engine.tableOption(ident.repo, i.hash, ident.table)
       .map(_ => TableSnapshot.load(engine, ident.repo, ident.table, i)))
@@ -36,8 +37,8 @@ private[versioned] object MergeInputs {
     plan(b.version, o.version, t.version, metas).map { fast =>
       followedFragments.addAndGet(fast.size)
       val lookedUp = fast.map(_.copy(extraTo = Nil)) // only keys ours changed are looked up in the base
-      FastDiff.run(spark, t.config, t.layout, versioned.spark.merge.ThreeWay.joinedSchema(layout), fast, lookedUp,
-        metas)(FragmentDiff.mergeJoined)
+      (FastDiff.run(spark, t.config, t.layout, versioned.spark.merge.ThreeWay.joinedSchema(layout), fast, lookedUp,
+        metas)(FragmentDiff.mergeJoined), fast.flatMap(_.extraTo).map(id => metas(id).rowCount).sum)
     }
   }
 

@@ -96,11 +96,12 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
                        opts: MergeOptions, message: String, mergeParents: Seq[String]): MergeOutcome = {
     val plans = new TablePlans(spark, engine, location, repo, base, ours, theirs, opts.strategy).plans()
     val resolved = Resolutions.apply(spark, plans, opts.resolutions)
-    // the changes in the DIFF layout, kept: counted here, then written by the commit without computing them again
+    // the changes in the DIFF layout, kept (unless they derive from rows on the driver): counted here, then
+    // written by the commit without computing them again
     val held = resolved.map {
       case r: TablePlan.Rows =>
-        r.copy(changes = r.changes.select(r.layout.diffSchema.fieldNames.toSeq.map(versioned.spark.Columns.col): _*)
-          .persist(StorageLevel.MEMORY_AND_DISK))
+        val changes = r.changes.select(r.layout.diffSchema.fieldNames.toSeq.map(versioned.spark.Columns.col): _*)
+        r.copy(changes = if (r.local) changes else changes.persist(StorageLevel.MEMORY_AND_DISK))
       case other => other
     }
     val release = () => held.foreach { case r: TablePlan.Rows => (r.changes +: r.cached).foreach(_.unpersist()); case _ => () }
@@ -133,7 +134,7 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
         val updates = held.flatMap {
           case TablePlan.Take(t, u) => Some(t -> u)
           case w: TablePlan.Whole => if (opts.strategy == Strategy.Theirs) Some(w.table -> w.theirsUpdate) else None
-          case r @ TablePlan.Rows(_, layout, changes, _, _, Some(current)) =>
+          case r @ TablePlan.Rows(_, layout, changes, _, _, Some(current), _) =>
             // the merged columns differ from the target's: the merged rows as a new SNAP (as overwrite writes one)
             val rewrite = request(repo, branch, r.table, author, message).copy(mode = WriteMode.Overwrite,
               primaryKey = Some(layout.primaryKey))

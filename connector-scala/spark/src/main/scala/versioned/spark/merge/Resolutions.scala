@@ -18,7 +18,7 @@ private[merge] object Resolutions {
     val byTable = plans.map(p => p.table -> p).toMap
     resolutions.keys.toSeq.sorted.foreach { t =>
       byTable.get(t) match {
-        case Some(TablePlan.Rows(_, _, _, Some(_), _, _)) => ()
+        case Some(TablePlan.Rows(_, _, _, Some(_), _, _, _)) => ()
         case Some(w: TablePlan.Whole) => throw Errors.invalidOption(s"Table '$t' is in a ${w.kind} conflict (the whole " +
           "table); it cannot be settled row by row. Use strategy 'ours' or 'theirs'. Nothing was committed.")
         case _ => throw Errors.invalidOption(s"resolutions name table '$t', which has no conflicts in this merge. " +
@@ -26,7 +26,7 @@ private[merge] object Resolutions {
       }
     }
     plans.map {
-      case r @ TablePlan.Rows(t, layout, changes, Some(conflicts), _, _) if resolutions.contains(t) =>
+      case r @ TablePlan.Rows(t, layout, changes, Some(conflicts), _, _, _) if resolutions.contains(t) =>
         settle(r, layout, changes, conflicts, resolutions(t))
       case other => other
     }

@@ -1,5 +1,6 @@
 package versioned.spark.merge
 
+import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types.StringType
@@ -20,10 +21,12 @@ private[merge] object TablePlan {
    * Row changes to apply to the target's version (DIFF layout) and the row conflicts (key columns,
    * then [[ThreeWay.ConflictColumns]]). `target`: when the merged columns differ from the target's
    * ([[SchemaMerge]]), the target's rows aligned to them (physical columns), to which the changes are
-   * applied and the result written as a new SNAP; otherwise the changes are appended as DIFFs.
+   * applied and the result written as a new SNAP; otherwise the changes are appended as DIFFs. `local`:
+   * the changes and conflicts derive from rows on the driver (a small merge), so they are not worth caching.
    */
   final case class Rows(table: String, layout: TableLayout, changes: DataFrame, conflicts: Option[DataFrame],
-                        cached: Seq[DataFrame] = Nil, target: Option[DataFrame] = None) extends TablePlan
+                        cached: Seq[DataFrame] = Nil, target: Option[DataFrame] = None,
+                        local: Boolean = false) extends TablePlan
   /**
    * A conflict of the whole table (`drop`: one side dropped it, the other changed it; `schema`: both
    * changed it with different schemas or keys), settled by taking ours (nothing) or `theirs`.
@@ -113,10 +116,13 @@ private[merge] final class TablePlans(spark: SparkSession, engine: Engine, locat
     val inputs = base.filter(_ => !layout.hidden).flatMap(b => MergeInputs(spark, location, TableIdent(repo, name), b, ours,
       theirs.get, layout))
     inputs match {
-      case Some(in) =>
-        val joined = in.persist(StorageLevel.MEMORY_AND_DISK)
+      case Some((frame, bound)) =>
+        // a small merge's joined sides come to the driver once; the changes and conflicts then derive from local rows
+        val local = bound <= versioned.spark.Warehouses.localCommitMaxRows(spark)
+        val joined = if (local) spark.createDataFrame(frame.collect().toSeq.asJava, frame.schema)
+          else frame.persist(StorageLevel.MEMORY_AND_DISK)
         val (changes, conflicts) = ThreeWay.merged(layout, joined, strategy)
-        TablePlan.Rows(name, layout, changes, Some(conflicts), Seq(joined))
+        TablePlan.Rows(name, layout, changes, Some(conflicts), if (local) Nil else Seq(joined), local = local)
       case None =>
         // each diff is read once: the changes, the conflicts and the counts all derive from both
         val (dOurs, dTheirs) = (diff(base, ours).persist(StorageLevel.MEMORY_AND_DISK),
@@ -155,7 +161,7 @@ private[merge] object TablePlans {
   /** Public shape of conflicts: table, key (JSON of the key columns), column, base, ours, theirs, kind. */
   def publicConflicts(spark: SparkSession, plans: Seq[TablePlan]): DataFrame = {
     val parts = plans.collect {
-      case TablePlan.Rows(t, layout, _, Some(c), _, _) =>
+      case TablePlan.Rows(t, layout, _, Some(c), _, _, _) =>
         c.select(lit(t).as("table") +: to_json(struct(layout.primaryKey.map(col): _*)).as("key") +:
           ThreeWay.ConflictColumns.map(col): _*)
       case w: TablePlan.Whole =>
