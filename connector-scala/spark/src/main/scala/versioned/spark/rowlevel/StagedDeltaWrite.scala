@@ -54,7 +54,11 @@ private[rowlevel] final class StagedDeltaWrite(
     val stagedRows = messages.collect { case f: StagedFile => f.rows }.sum
     if (files.nonEmpty) {
       val staged = spark.read.schema(stagedSchema).parquet(files.toIndexedSeq: _*).persist(StorageLevel.MEMORY_AND_DISK)
-      val table0 = versioned.spark.read.PinnedRead.table(spark, req.locationOptions, table.ident, snapshot.image.hash)
+      // The operation's rows name their keys: only what may hold them is read (a key lookup).
+      val keys = if (cmd == RowLevelOperation.Command.DELETE || stagedRows > StagedDeltaWrite.LookupRows) None
+        else DeltaChanges.stagedKeys(staged, snapshot.layout)
+      val table0 = versioned.spark.read.PinnedRead.table(spark, req.locationOptions, table.ident, snapshot.image.hash,
+        keys = keys)
       lazy val current = DeltaChanges.touchedRows(staged, table0, snapshot.layout,
         stagedRows <= StagedDeltaWrite.BroadcastRows).persist(StorageLevel.MEMORY_AND_DISK)
       // Few partitions for the (usually small) change set: actions over a cached plan keep its partitioning.
@@ -80,6 +84,8 @@ private[rowlevel] final class StagedDeltaWrite(
 }
 
 private[rowlevel] object StagedDeltaWrite {
+  /** Up to this many staged rows, the table is read by a key lookup of their keys. */
+  val LookupRows = 100000L
   /** Up to this many staged rows, their keys are broadcast to pick the table rows they concern. */
   val BroadcastRows = 500000L
   /** Staged rows per partition of the change set. */
