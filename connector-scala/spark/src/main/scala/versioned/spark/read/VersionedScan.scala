@@ -51,9 +51,13 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     s"versioned ${snapshot.repo}.${snapshot.table} @ ${snapshot.image.shortHash} filters=[${filters.mkString(", ")}]" +
       limit.map(n => s" limit=$n").getOrElse("") + lookup.map(l => s" lookup=[$l]").getOrElse("")
 
-  /** Runtime filters can restrict the first key column of keyed tables (none for key-less tables). */
+  /**
+   * Runtime filters can restrict the first key column of keyed tables when the scan outputs it (Spark
+   * resolves these attributes against the scan's output); none for key-less tables.
+   */
   override def filterAttributes(): Array[NamedReference] =
-    KeyLookup.keyField(layout).map(f => Expressions.column(s"`${f.name.replace("`", "``")}`")).toArray
+    KeyLookup.keyField(layout).filter(f => readSchema0.fieldNames.contains(f.name))
+      .map(f => Expressions.column(s"`${f.name.replace("`", "``")}`")).toArray
 
   /** A runtime filter on the key: the scan is planned again with its values as a [[KeyLookup]]. */
   override def filter(predicates: Array[Predicate]): Unit =
