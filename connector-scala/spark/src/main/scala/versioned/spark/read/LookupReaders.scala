@@ -13,7 +13,7 @@ import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
  * looked-up values (sorted `long`s) and these readers drop every other row before Spark sees it: a MERGE
  * then joins the rows of its keys, not the fragments holding them.
  */
-private[read] object LookupReaders {
+private[versioned] object LookupReaders {
   /** Most values carried to executors; a larger lookup only prunes. */
   val MaxValues = 1000000
 
