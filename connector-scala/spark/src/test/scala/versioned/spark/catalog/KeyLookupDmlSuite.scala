@@ -31,7 +31,6 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
     val seen = mutable.ArrayBuffer.empty[(Long, Long, Boolean)]
     val l = new QueryExecutionListener {
       override def onSuccess(funcName: String, qe: QueryExecution, durationNs: Long): Unit = synchronized {
-        if (sys.env.contains("KL_DEBUG")) println(s"== $funcName\n${qe.executedPlan}")
         def scans(p: SparkPlan): Seq[BatchScanExec] = collectWithSubqueries(p) {
           case b: BatchScanExec => Seq(b)
           case i: InMemoryTableScanExec => scans(i.relation.cachedPlan) // cached frames: deleteWhere, row-level commits
@@ -163,6 +162,25 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
     sql("MERGE INTO c.r.t t USING none s ON t.id = s.id WHEN MATCHED THEN DELETE")
     assert(headOf("r") == before)
     check(oracle, "after a MERGE matching nothing")
+  }
+
+  test("above localCommitMaxRows the distributed change computation gives the same results and errors") {
+    val oracle = setup()
+    withConf(VersionedOptions.ConfLocalCommitMaxRows -> "0") {
+      val src = Seq[(java.lang.Long, Int, String, Int)]((10L, 1, "d", 1), (12L, 2, "u", 3), (13L, 3, "i", 3),
+        (3000L, 4, "u2", 3), (5001L, 5, "i2", 3), (null, 6, "n", 1))
+      val schema = new StructType().add("id", LongType).add("a", IntegerType).add("s", StringType).add("op", IntegerType)
+      spark.createDataFrame(spark.sparkContext.parallelize(src.map { case (k, a, v, op) => Row(k, a, v, op) }, 2), schema)
+        .createOrReplaceTempView("dsrc")
+      merge("dsrc")
+      applyMerge(oracle, src)
+      check(oracle, "after a MERGE on the distributed path")
+      val e = intercept[Throwable](sql("UPDATE c.r.t SET id = 14 WHERE id = 16"))
+      assert(versionedCause(e).exists(_.errorClass == versioned.core.ErrorClass.KeyExists), s"expected KEY_EXISTS: $e")
+    }
+    val e = intercept[Throwable](sql("UPDATE c.r.t SET id = 14 WHERE id = 16"))
+    assert(versionedCause(e).exists(_.errorClass == versioned.core.ErrorClass.KeyExists), s"expected KEY_EXISTS: $e")
+    check(oracle, "after the refused UPDATEs")
   }
 
   test("MERGE on a composite key and on a table without primary key") {
