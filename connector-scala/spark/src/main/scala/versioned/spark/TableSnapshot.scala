@@ -6,6 +6,8 @@ import versioned.core._
  * A table resolved at one image: everything a scan needs, as an immutable value. `onlyFragments`
  * restricts internal rewrite scans (compaction, diff) to some fragments; such scans return each
  * fragment's rows in key order, which the columnar merge (DIFF rows after the SNAP's) does not.
+ * `lookupKeys` (canonical values of the first key column) restricts internal reads that know the keys
+ * they need to the fragments, objects and Parquet pages holding them (`read.KeyLookup`).
  */
 private[versioned] final case class TableSnapshot(
     config: WarehouseConfig,
@@ -14,9 +16,11 @@ private[versioned] final case class TableSnapshot(
     image: Image,
     version: TableVersion,
     objects: Map[String, ObjectMeta],
-    onlyFragments: Option[Set[Int]] = None) {
+    onlyFragments: Option[Set[Int]] = None,
+    lookupKeys: Option[Seq[Any]] = None) {
   val layout: TableLayout = TableLayout.of(version)
   def restrictedTo(fragments: Set[Int]): TableSnapshot = copy(onlyFragments = Some(fragments))
+  def lookingUp(keys: Seq[Any]): TableSnapshot = copy(lookupKeys = Some(keys))
 }
 
 private[versioned] object TableSnapshot {

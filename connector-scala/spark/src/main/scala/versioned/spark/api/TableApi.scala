@@ -2,10 +2,10 @@ package versioned.spark.api
 
 import org.apache.spark.storage.StorageLevel
 import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.functions.{expr, lit}
+import org.apache.spark.sql.functions.{col, expr, lit}
 import org.apache.spark.sql.types.ByteType
 import versioned.core._
-import versioned.spark.{TableIdent, VersionedOptions}
+import versioned.spark.{TableIdent, TableLayout, VersionedOptions}
 import versioned.spark.api.ApiSupport._
 import versioned.spark.write.{CommitPlanner, Commits, WriteMode, WriteRequest}
 
@@ -17,6 +17,12 @@ object TableApi {
    * Deletes the rows of `table` ("repo.table") on `branch` (null: the default branch) that match the
    * SQL `condition`, as one commit of a DIFF of deletes. Returns the number of rows deleted; when no
    * row matches, nothing is committed and 0 is returned.
+   *
+   * A condition that restricts the primary key's first column to a set of values (`id IN (...)`, `id = 1
+   * OR id = 2`, either AND other conditions) reads the table by a key lookup: only the fragments, objects
+   * and Parquet pages that may hold those keys ([[versioned.spark.read.KeyLookup]], through the scan's
+   * filter pushdown); the whole condition is then applied to the rows read. Of keyed tables only the key
+   * and the columns the condition names are read: a DIFF delete carries only the key.
    */
   def deleteWhere(spark: SparkSession, options: Opts, table: String, condition: String, branch: String,
                   message: String, author: String): Long = {
@@ -29,12 +35,18 @@ object TableApi {
     val b = Option(branch).getOrElse(e.defaultBranch(ident.repo))
     val head = e.writableHead(ident.repo, b).getOrElse(throw new RefNotFoundException(
       s"Branch '$b' does not exist in repository '${ident.repo}'."))
-    e.table(ident.repo, head, ident.table) // TableNotFound when the table is not on the branch
+    val layout = TableLayout.of(e.table(ident.repo, head, ident.table)) // TableNotFound when the table is not on the branch
     val location = locationOptions(opts)
     // The head version, pinned by hash, with the hidden duplicate ordinal of key-less tables.
     val current = versioned.spark.read.PinnedRead.table(spark, location, ident, head.hash)
     // The matching rows are kept after counting them, so the table is scanned once, not twice.
-    val matched = current.filter(expr(condition)).persist(StorageLevel.MEMORY_AND_DISK)
+    val filtered = current.filter(expr(condition))
+    def quoted(n: String) = col("`" + n.replace("`", "``") + "`")
+    val deletes = if (layout.hidden) filtered // a key-less row's identity is all of its columns
+      else filtered.select(layout.physicalSchema.fields.toSeq.map { f =>
+        if (layout.keyColumns.contains(f.name)) quoted(f.name) else lit(null).cast(f.dataType).as(f.name)
+      }: _*)
+    val matched = deletes.persist(StorageLevel.MEMORY_AND_DISK)
     try {
       val deleted = versioned.spark.Jobs.described(spark, s"delete from $ident where $condition")(matched.count())
       if (deleted == 0) return 0L

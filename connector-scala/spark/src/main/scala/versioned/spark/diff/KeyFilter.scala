@@ -7,7 +7,7 @@ import org.apache.spark.sql.sources._
 import org.apache.spark.sql.types._
 import versioned.core.{ObjectKind, ObjectMeta}
 import versioned.spark.{TableLayout, Values}
-import versioned.spark.read.{ObjectFile, ObjectFiles}
+import versioned.spark.read.{KeyLookup, ObjectFile, ObjectFiles}
 
 /**
  * The filter on the first key column that a fast diff pushes down to Parquet when it looks up
@@ -20,7 +20,8 @@ import versioned.spark.read.{ObjectFile, ObjectFiles}
  *    from the extra DIFFs' key column: only when there are few changes ([[MaxKeys]]) and fewer than
  *    half as many as the prefix SNAPs have pages, so that skipping pages by value can pay for the read.
  *
- * Floating-point keys get no filter (Parquet statistics order -0.0 and NaN differently).
+ * Floating-point keys get no filter (Parquet statistics order -0.0 and NaN differently). Values become a
+ * filter the way every key lookup does ([[KeyLookup]]).
  */
 private[diff] object KeyFilter {
   /** Most changed keys read on the driver for a filter of values. */
@@ -32,13 +33,12 @@ private[diff] object KeyFilter {
             firstKeyReader: => ObjectFiles.Reader, conf: org.apache.hadoop.conf.Configuration): Option[Filter] = {
     val first = layout.keyFields.head
     val extras = fast.flatMap(f => f.extraFrom ++ f.extraTo).distinct.map(metas).filter(_.rowCount > 0)
-    if (extras.isEmpty || !Values.supported(first.dataType) || first.dataType == FloatType || first.dataType == DoubleType)
-      return None
+    if (extras.isEmpty || !KeyLookup.supports(first.dataType)) return None
     val changed = extras.map(_.rowCount).sum
     val pages = fast.flatMap(_.prefix).map(metas).filter(_.kind == ObjectKind.Snap).map(m => (m.rowCount + PageRows - 1) / PageRows).sum
     val leaves = if (changed <= MaxKeys && 2 * changed < pages) Some(values(first, extras.map(m => file(m.id)), firstKeyReader, conf))
       else ranges(first, extras)
-    leaves.filter(_.nonEmpty).map(l => balancedOr(l.toIndexedSeq))
+    leaves.filter(_.nonEmpty).map(l => KeyLookup.balancedOr(l.toIndexedSeq))
   }
 
   private def lit(f: StructField, canonical: Any): Any = Values.toExternal(canonical, f.dataType)
@@ -69,22 +69,6 @@ private[diff] object KeyFilter {
       }
     }.asJava).asScala.flatMap(_.get()).distinct finally pool.shutdown()
     val (nulls, present) = read.partition(_ == null)
-    nulls.headOption.map(_ => IsNull(first.name): Filter).toSeq ++ runs(present.toSeq, first.dataType).map {
-      case (lo, hi) if lo == hi => EqualTo(first.name, lit(first, lo))
-      case (lo, hi) => And(GreaterThanOrEqual(first.name, lit(first, lo)), LessThanOrEqual(first.name, lit(first, hi)))
-    }
+    nulls.headOption.map(_ => IsNull(first.name): Filter).toSeq ++ KeyLookup.of(first, present).filter.toSeq
   }
-
-  /** Sorted canonical values as ranges: consecutive integers (and dates) merge into one range. */
-  private def runs(values: Seq[Any], dt: DataType): Seq[(Any, Any)] = dt match {
-    case ByteType | ShortType | IntegerType | LongType | DateType =>
-      values.map(_.asInstanceOf[Long]).sorted.foldLeft(List.empty[(Long, Long)]) {
-        case ((lo, hi) :: rest, v) if v == hi + 1 => (lo, v) :: rest
-        case (acc, v) => (v, v) :: acc
-      }.reverse
-    case _ => values.map(v => (v, v))
-  }
-
-  private def balancedOr(fs: IndexedSeq[Filter]): Filter =
-    if (fs.size == 1) fs.head else { val (l, r) = fs.splitAt(fs.size / 2); Or(balancedOr(l), balancedOr(r)) }
 }

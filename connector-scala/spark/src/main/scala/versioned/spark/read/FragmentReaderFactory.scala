@@ -3,7 +3,7 @@ package versioned.spark.read
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjection}
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
-import org.apache.spark.sql.types.{ByteType, StructField, StructType}
+import org.apache.spark.sql.types.{ByteType, DataType, StructField, StructType}
 import org.apache.spark.sql.vectorized.ColumnarBatch
 
 /**
@@ -34,20 +34,28 @@ private[read] final case class FragmentReaders(
  *
  * @param mergedSchema key columns, then the other columns read (the layout of SNAP rows)
  * @param outputOrdinals for each output column, its ordinal in `mergedSchema`
+ * @param lookupKey the output ordinal and type of the first key column, when a partition's lookup keys
+ *                  can be applied to rows ([[LookupReaders]])
  */
 private[read] final class FragmentReaderFactory(
     readers: FragmentReaders,
     mergedSchema: StructType,
     keyCount: Int,
     outputOrdinals: Array[Int],
-    limit: Option[Int]) extends PartitionReaderFactory {
+    limit: Option[Int],
+    lookupKey: Option[(Int, DataType)] = None) extends PartitionReaderFactory {
 
   private def keyTypes = mergedSchema.fields.take(keyCount).map(_.dataType).toSeq
 
   override def supportColumnarReads(partition: InputPartition): Boolean = readers.columnar
 
-  override def createColumnarReader(partition: InputPartition): PartitionReader[ColumnarBatch] =
-    new SequentialReader(fragments(partition).map(p => () => columnarReader(p)))
+  override def createColumnarReader(partition: InputPartition): PartitionReader[ColumnarBatch] = {
+    val reader = new SequentialReader(fragments(partition).map(p => () => columnarReader(p)))
+    lookup(partition).fold[PartitionReader[ColumnarBatch]](reader) { case (o, dt, keys) => new LookupReaders.Batches(reader, o, dt, keys) }
+  }
+
+  private def lookup(partition: InputPartition): Option[(Int, DataType, Array[Long])] =
+    for { (o, dt) <- lookupKey; keys <- partition.asInstanceOf[FragmentGroup].keys } yield (o, dt, keys)
 
   private def fragments(partition: InputPartition): Seq[FragmentPartition] = partition.asInstanceOf[FragmentGroup].fragments
 
@@ -91,7 +99,8 @@ private[read] final class FragmentReaderFactory(
     }
 
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] = {
-    val reader = new SequentialReader(fragments(partition).map(p => () => rowReader(p)))
+    val all = new SequentialReader(fragments(partition).map(p => () => rowReader(p)))
+    val reader = lookup(partition).fold[PartitionReader[InternalRow]](all) { case (o, dt, keys) => new LookupReaders.Rows(all, o, dt, keys) }
     limit.fold[PartitionReader[InternalRow]](reader)(n => new LimitedReader(reader, n))
   }
 

@@ -25,21 +25,27 @@ private[versioned] object PinnedRead {
    * user sees).
    */
   final case class Request(fragments: Option[Set[Int]], logical: Boolean = false,
-                           version: Option[versioned.spark.TableSnapshot] = None, hidden: Boolean = true) {
+                           version: Option[versioned.spark.TableSnapshot] = None, hidden: Boolean = true,
+                           keys: Option[Seq[Any]] = None) {
     def applyTo(s: TableSnapshot): TableSnapshot = {
       val rep = if (logical) s.copy(version = s.version.copy(compacted = None)) else s
-      fragments.fold(rep)(rep.restrictedTo)
+      val restricted = fragments.fold(rep)(rep.restrictedTo)
+      keys.fold(restricted)(restricted.lookingUp)
     }
   }
 
   private val MaxEntries = 100000
   private val requests = new ConcurrentHashMap[String, Request]()
 
+  /**
+   * A read of the table at `image`; with `keys` (canonical values of the first key column), only what may
+   * hold those keys is read ([[KeyLookup]]: rows of other keys may remain, the caller filters them).
+   */
   def table(spark: SparkSession, location: Map[String, String], ident: TableIdent, image: String,
-            fragments: Option[Seq[Int]] = None, logical: Boolean = false): DataFrame = {
+            fragments: Option[Seq[Int]] = None, logical: Boolean = false, keys: Option[Seq[Any]] = None): DataFrame = {
     if (requests.size() > MaxEntries) requests.clear() // tiny entries; a bound against unbounded growth
     val token = UUID.randomUUID().toString
-    requests.put(token, Request(fragments.map(_.toSet), logical))
+    requests.put(token, Request(fragments.map(_.toSet), logical, keys = keys))
     spark.read.format("versioned").options(location).option(VersionedOptions.Image, image)
       .option(VersionedOptions.Pinned, token).load(ident.toString)
   }

@@ -1,13 +1,15 @@
 package versioned.spark.read
 
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference}
+import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.read._
 import org.apache.spark.sql.execution.datasources.FileFormat
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.StructType
 import versioned.core.{Fragment, ObjectKind, ObjectMeta}
-import versioned.spark.TableSnapshot
+import versioned.spark.{TableSnapshot, Values}
 
 import java.util.OptionalLong
 
@@ -18,38 +20,75 @@ import java.util.OptionalLong
  * chain); other filters may prune only the SNAP, because a DIFF row that no longer matches must still
  * supersede the base row it replaces. Deletes carry no values, so DIFFs are never value-filtered.
  *
+ * Key lookups ([[KeyLookup]]): filters that restrict the first key column to a set of values, and the
+ * runtime filters Spark hands over (`SupportsRuntimeV2Filtering`: `key IN (keys of the other side of a
+ * join)`, from dynamic partition pruning) leave only the fragments and objects whose key ranges hold
+ * one of the values, and push the values down to Parquet row groups and pages.
+ *
  * @param rowsOnly read rows, never columnar batches: for wrappers that consume the reader factory's
  *                 rows (the row-id scan of key-less tables)
  */
 private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema0: StructType, filters: Seq[Filter],
                                              limit: Option[Int] = None, rowsOnly: Boolean = false)
-  extends Scan with Batch with SupportsReportStatistics {
+  extends Scan with Batch with SupportsReportStatistics with SupportsRuntimeV2Filtering {
 
   private val layout = snapshot.layout
   private val keySet = layout.keyColumns.toSet
   private val keyFilters = filters.filter(_.references.forall(keySet.contains))
   private val pruning = new Pruning(layout.physicalSchema)
+  private val staticLookup = (KeyLookup.fromFilters(layout, filters).toSeq ++
+    snapshot.lookupKeys.flatMap(ks => KeyLookup.keyField(layout).map(KeyLookup.of(_, ks)))).reduceOption(_ intersect _)
+  private var runtimeLookup: Option[KeyLookup] = None
+  /** The key values this scan is restricted to, if any: from its filters and runtime filters. */
+  def lookup: Option[KeyLookup] = (staticLookup.toSeq ++ runtimeLookup).reduceOption(_ intersect _)
+  /** Filters pushed down to Parquet: the scan's own and the lookup's (on the key: any object). */
+  private def parquetFilters: Seq[Filter] = filters ++ lookup.flatMap(_.filter)
+  private def parquetKeyFilters: Seq[Filter] = keyFilters ++ lookup.flatMap(_.filter)
 
   override def readSchema(): StructType = readSchema0
   override def toBatch: Batch = this
   override def description(): String =
     s"versioned ${snapshot.repo}.${snapshot.table} @ ${snapshot.image.shortHash} filters=[${filters.mkString(", ")}]" +
-      limit.map(n => s" limit=$n").getOrElse("")
+      limit.map(n => s" limit=$n").getOrElse("") + lookup.map(l => s" lookup=[$l]").getOrElse("")
 
-  /** Fragments and objects that survive pruning, computed once per scan. */
-  lazy val partitions: Array[FragmentPartition] = {
+  /**
+   * Runtime filters can restrict the first key column of keyed tables when the scan outputs it (Spark
+   * resolves these attributes against the scan's output); none for key-less tables.
+   */
+  override def filterAttributes(): Array[NamedReference] =
+    KeyLookup.keyField(layout).filter(f => readSchema0.fieldNames.contains(f.name))
+      .map(f => Expressions.column(s"`${f.name.replace("`", "``")}`")).toArray
+
+  /** A runtime filter on the key: the scan is planned again with its values as a [[KeyLookup]]. */
+  override def filter(predicates: Array[Predicate]): Unit =
+    KeyLookup.fromPredicates(layout, predicates.toSeq).foreach { l =>
+      runtimeLookup = Some(runtimeLookup.fold(l)(_ intersect l))
+      planned = None
+    }
+
+  private var planned: Option[Array[FragmentPartition]] = None
+
+  /** Fragments and objects that survive pruning, computed once per scan (again after a runtime filter). */
+  def partitions: Array[FragmentPartition] = planned.getOrElse {
     val frags = snapshot.version.effectiveFragments
     val uppers = frags.drop(1).map(_.lower) :+ None
-    frags.zip(uppers).zipWithIndex
+    val ps = frags.zip(uppers).zipWithIndex
       .filter { case (_, i) => snapshot.onlyFragments.forall(_.contains(i)) }
       .flatMap { case ((f, upper), i) => plan(f, upper, i) }.toArray
+    planned = Some(ps)
+    ps
   }
 
   private def plan(f: Fragment, upper: Option[Seq[Any]], index: Int): Option[FragmentPartition] = {
     val fb = pruning.fragmentBounds(layout.keyColumns.head, f.lower, upper)
     if (!keyFilters.forall(pruning.mayMatch(_, fb))) return None
+    val look = lookup
+    def canon(v: Option[Any]) = look.flatMap(l => v.filter(_ != null).map(Values.fromJson(_, l.field.dataType)))
+    if (!look.forall(_.mayHold(canon(f.lower.map(_.head)), canon(upper.map(_.head))))) return None
     val metas = f.objects.map(snapshot.objects)
-    def matches(m: ObjectMeta, fs: Seq[Filter]) = fs.forall(pruning.mayMatch(_, pruning.objectBounds(m.minValues, m.maxValues)))
+    def holdsKeys(m: ObjectMeta) = look.forall(l => l.mayHold(canon(m.minValues.get(l.field.name)), canon(m.maxValues.get(l.field.name))))
+    def matches(m: ObjectMeta, fs: Seq[Filter]) =
+      holdsKeys(m) && fs.forall(pruning.mayMatch(_, pruning.objectBounds(m.minValues, m.maxValues)))
     val snap = metas.headOption.filter(_.kind == ObjectKind.Snap).filter(m => m.rowCount > 0 && matches(m, filters))
     val diffs = metas.filter(_.kind == ObjectKind.Diff).filter(m => m.rowCount > 0 && matches(m, keyFilters))
     if (snap.isEmpty && diffs.isEmpty) None
@@ -64,8 +103,21 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
    */
   override def planInputPartitions(): Array[InputPartition] =
     if (snapshot.onlyFragments.isDefined) partitions.map(p => FragmentGroup(Seq(p)): InputPartition)
-    else ScanPartitioning.groups(SparkSession.active, partitions.toSeq.map(_.objects.map(_.size).sum))
-      .map(r => FragmentGroup(r.map(partitions)): InputPartition).toArray
+    else {
+      val keys = lookupKeys
+      ScanPartitioning.groups(SparkSession.active, partitions.toSeq.map(_.objects.map(_.size).sum))
+        .map(r => FragmentGroup(r.map(partitions), keys): InputPartition).toArray
+    }
+
+  /** The output ordinal and type of the first key column when lookups can be applied to rows. */
+  private def lookupKey: Option[(Int, org.apache.spark.sql.types.DataType)] =
+    KeyLookup.keyField(layout).filter(f => LookupReaders.supports(f.dataType) && readSchema0.fieldNames.contains(f.name))
+      .map(f => (readSchema0.fieldIndex(f.name), f.dataType))
+
+  /** The lookup's values for the readers (sorted `long`s), when they apply them. */
+  private def lookupKeys: Option[Array[Long]] = for {
+    _ <- lookupKey; l <- lookup if l.values.size <= LookupReaders.MaxValues
+  } yield l.values.map(_.asInstanceOf[Long]).toArray
 
   override def supportedCustomMetrics(): Array[org.apache.spark.sql.connector.metric.CustomMetric] = ScanMetrics.supported
 
@@ -90,13 +142,16 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
       (!withDiffs || (snapshot.onlyFragments.isEmpty && overlayFits(spark, format, merged)))
     val readers = FragmentReaders(
       columnar,
-      snapRows = Option.when(!columnar && partitions.exists(_.snap.isDefined))(reader(layout.physicalSchema, merged, filters, batch = false)),
-      diffRows = Option.when(withDiffs)(reader(layout.diffSchema, diffRead, keyFilters, batch = false)),
-      snapBatches = Option.when(columnar && snapOnly)(reader(layout.physicalSchema, readSchema0, filters, batch = true)),
-      mergedBatches = Option.when(columnar && snapUnderDiffs)(reader(layout.physicalSchema, merged, filters, batch = true)),
+      snapRows = Option.when(!columnar && partitions.exists(_.snap.isDefined))(reader(layout.physicalSchema, merged, parquetFilters, batch = false)),
+      diffRows = Option.when(withDiffs)(reader(layout.diffSchema, diffRead, parquetKeyFilters, batch = false)),
+      snapBatches = Option.when(columnar && snapOnly)(reader(layout.physicalSchema, readSchema0, parquetFilters, batch = true)),
+      mergedBatches = Option.when(columnar && snapUnderDiffs)(reader(layout.physicalSchema, merged, parquetFilters, batch = true)),
       diffCacheBytes = versioned.spark.Warehouses.diffCacheBytes(spark),
       hadoopConf = spark.sparkContext.broadcast(new org.apache.spark.util.SerializableConfiguration(conf)))
-    new FragmentReaderFactory(readers, merged, keyCols.size, readSchema0.fieldNames.map(merged.fieldIndex), limit)
+    // Runtime filters arrive after the factory is built: every scan of a keyed table whose output has an
+    // integral first key can apply the lookup values its partitions carry.
+    new FragmentReaderFactory(readers, merged, keyCols.size, readSchema0.fieldNames.map(merged.fieldIndex), limit,
+      if (snapshot.onlyFragments.isDefined) None else lookupKey)
   }
 
   /** Whether fragments with DIFFs can be merged column-wise: atomic output types and DIFFs small enough to hold. */

@@ -60,6 +60,17 @@ private[rowlevel] object DeltaChanges {
   }
 
   /**
+   * The canonical values of the first key column that staged changes name (old and new keys), for a
+   * key lookup of the rows they concern; None for key-less tables and keys that cannot be looked up.
+   */
+  def stagedKeys(staged: DataFrame, layout: TableLayout): Option[Seq[Any]] =
+    versioned.spark.read.KeyLookup.keyField(layout).flatMap { f =>
+      val vs = staged.select(c(Old + f.name).as("k")).union(staged.select(c(New + f.name).as("k"))).distinct().collect()
+        .toSeq.map(_.get(0)).filter(_ != null).map(versioned.spark.Values.fromFilter(_, f.dataType))
+      Option.when(vs.forall(_.isDefined))(vs.flatten) // a value that cannot be compared: no lookup
+    }
+
+  /**
    * `current` may be restricted to [[touchedRows]]: rows no change concerns do not affect the result.
    * A DELETE needs no table rows at all (`current` is not used): every staged row id was read from it.
    */

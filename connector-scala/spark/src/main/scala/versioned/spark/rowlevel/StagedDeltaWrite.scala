@@ -1,12 +1,12 @@
 package versioned.spark.rowlevel
 
 import scala.jdk.CollectionConverters._
-import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.types.{ByteType, StructField, StructType}
 import org.apache.spark.storage.StorageLevel
 import versioned.core.CommitResult
-import versioned.spark.{TableSnapshot, VersionedOptions, VersionedTable}
+import versioned.spark.{TableSnapshot, VersionedOptions, VersionedTable, Warehouses}
 import versioned.spark.write._
 
 /**
@@ -52,21 +52,54 @@ private[rowlevel] final class StagedDeltaWrite(
     val spark = SparkSession.active
     val files = messages.collect { case f: StagedFile if f.rows > 0 => f.path }
     val stagedRows = messages.collect { case f: StagedFile => f.rows }.sum
-    if (files.nonEmpty) {
+    val layout = snapshot.layout
+    val local = cmd != RowLevelOperation.Command.DELETE && LocalDeltaChanges.supports(layout) &&
+      versioned.spark.read.KeyLookup.keyField(layout).isDefined && stagedRows <= Warehouses.localCommitMaxRows(spark)
+    if (files.nonEmpty && local) commitLocally(spark, files)
+    else if (files.nonEmpty) {
       val staged = spark.read.schema(stagedSchema).parquet(files.toIndexedSeq: _*).persist(StorageLevel.MEMORY_AND_DISK)
-      val table0 = versioned.spark.read.PinnedRead.table(spark, req.locationOptions, table.ident, snapshot.image.hash)
-      lazy val current = DeltaChanges.touchedRows(staged, table0, snapshot.layout,
+      // The operation's rows name their keys: only what may hold them is read (a key lookup).
+      val keys = if (cmd == RowLevelOperation.Command.DELETE || stagedRows > StagedDeltaWrite.LookupRows) None
+        else DeltaChanges.stagedKeys(staged, layout)
+      val table0 = versioned.spark.read.PinnedRead.table(spark, req.locationOptions, table.ident, snapshot.image.hash,
+        keys = keys)
+      lazy val current = DeltaChanges.touchedRows(staged, table0, layout,
         stagedRows <= StagedDeltaWrite.BroadcastRows).persist(StorageLevel.MEMORY_AND_DISK)
       // Few partitions for the (usually small) change set: actions over a cached plan keep its partitioning.
       val parts = math.max(1L, math.min(spark.sparkContext.defaultParallelism.toLong,
         stagedRows / StagedDeltaWrite.RowsPerPartition + 1)).toInt
-      val changes = DeltaChanges.compute(staged, current, snapshot.layout, cmd).coalesce(parts)
+      val changes = DeltaChanges.compute(staged, current, layout, cmd).coalesce(parts)
         .persist(StorageLevel.MEMORY_AND_DISK)
       try {
         if (!changes.isEmpty) record(req, changes)
       } finally { changes.unpersist(); if (cmd != RowLevelOperation.Command.DELETE) current.unpersist(); staged.unpersist() }
     }
   } finally lease.close()
+
+  /**
+   * Few staged rows of a keyed table (at most `localCommitMaxRows`): they and the table rows of their keys
+   * (a key lookup, then the exact keys) are collected, the changes computed on the driver
+   * ([[LocalDeltaChanges]]) and committed as a local frame (written by the driver, [[LocalCommit]]).
+   */
+  private def commitLocally(spark: SparkSession, files: Seq[String]): Unit = {
+    val layout = snapshot.layout
+    val staged = spark.read.schema(stagedSchema).parquet(files: _*).collect().toSeq
+    val first = layout.keyFields.head
+    val firstKeys = staged.flatMap { r =>
+      Seq(r.get(stagedSchema.fieldIndex(DeltaChanges.Old + first.name)), r.get(stagedSchema.fieldIndex(DeltaChanges.New + first.name)))
+    }.filter(_ != null).distinct
+    val canonical = firstKeys.map(versioned.spark.Values.fromFilter(_, first.dataType))
+    val lookup = Option.when(canonical.forall(_.isDefined))(canonical.flatten)
+    val current = if (firstKeys.isEmpty) Seq.empty[Row] else {
+      val rows = versioned.spark.read.PinnedRead.table(spark, req.locationOptions, table.ident, snapshot.image.hash, keys = lookup)
+      // integral keys: the readers keep only the looked-up keys' rows; others are filtered by Spark before the collect
+      (if (lookup.isDefined && versioned.spark.read.LookupReaders.supports(first.dataType)) rows
+       else rows.filter(org.apache.spark.sql.functions.col("`" + first.name.replace("`", "``") + "`").isInCollection(firstKeys)))
+        .collect().toSeq
+    }
+    val changes = LocalDeltaChanges.keyed(staged, stagedSchema, current, layout, cmd)
+    if (changes.nonEmpty) record(req, spark.createDataFrame(changes.asJava, layout.diffSchema))
+  }
 
   /** One DIFF commit through the shared commit path, moving the branch only from the image that was read. */
   private def record(req: WriteRequest, changes: DataFrame): CommitResult = {
@@ -80,6 +113,8 @@ private[rowlevel] final class StagedDeltaWrite(
 }
 
 private[rowlevel] object StagedDeltaWrite {
+  /** Up to this many staged rows, the table is read by a key lookup of their keys. */
+  val LookupRows = 100000L
   /** Up to this many staged rows, their keys are broadcast to pick the table rows they concern. */
   val BroadcastRows = 500000L
   /** Staged rows per partition of the change set. */

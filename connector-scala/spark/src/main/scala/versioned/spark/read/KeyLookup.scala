@@ -1,0 +1,153 @@
+package versioned.spark.read
+
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
+import org.apache.spark.sql.connector.expressions.{Literal, NamedReference}
+import org.apache.spark.sql.connector.expressions.filter.Predicate
+import org.apache.spark.sql.sources._
+import org.apache.spark.sql.types._
+import versioned.spark.{TableLayout, Values}
+
+/**
+ * A lookup of rows by a set of values of the first primary-key column: the one mechanism behind every
+ * read that knows the keys it needs (a diff's before-values, the rows a MERGE / UPDATE concerns, a
+ * `deleteWhere` on keys, a scan filtered by `key IN (...)` or receiving such a runtime filter).
+ *
+ * Its values are canonical ([[Values]]), sorted in the key order and distinct. A scan given a lookup
+ * ([[VersionedScan]]) skips fragments whose key range holds none of the values and objects whose key
+ * statistics hold none, and pushes [[filter]] down to Parquet, which skips row groups and pages (column
+ * indexes) holding none: runs of consecutive integers become ranges, so a clustered change costs one
+ * range; more than [[MaxKeys]] runs are looked up by their overall range. Rows of other keys may still
+ * be returned (Parquet skips whole pages), so a lookup only prunes: whoever asked applies the exact
+ * condition (Spark's filter after the scan, the MERGE's join, a semi join).
+ *
+ * Only keyed tables get lookups, and only on a first key column that Parquet orders like the key order
+ * (not floating point: -0.0 and NaN). A primary key is never null, so null values are dropped.
+ */
+private[versioned] final class KeyLookup private (val field: StructField, val values: IndexedSeq[Any]) {
+  private def cmp(a: Any, b: Any): Int = KeyLookup.compare(field.dataType, a, b)
+
+  /** Whether some value lies in [lo, hi] (canonical, inclusive, either side open). */
+  def mayHold(lo: Option[Any], hi: Option[Any]): Boolean = {
+    // first value >= lo
+    var l = 0; var h = values.length
+    lo.foreach { x => while (l < h) { val m = (l + h) >>> 1; if (cmp(values(m), x) < 0) l = m + 1 else h = m } }
+    l < values.length && hi.forall(x => cmp(values(l), x) <= 0)
+  }
+
+  /** Keeps the values of both lookups. */
+  def intersect(o: KeyLookup): KeyLookup = {
+    val other = o.values.toSet
+    new KeyLookup(field, values.filter(other.contains))
+  }
+
+  /** The filter pushed down to Parquet; None when there is nothing to read at all. */
+  def filter: Option[Filter] = {
+    val name = field.name
+    def lit(v: Any) = Values.toExternal(v, field.dataType)
+    val rs = KeyLookup.runs(values, field.dataType)
+    val leaves: IndexedSeq[Filter] =
+      if (rs.isEmpty) IndexedSeq.empty
+      else if (rs.size > KeyLookup.MaxKeys) IndexedSeq(And(GreaterThanOrEqual(name, lit(rs.head._1)), LessThanOrEqual(name, lit(rs.last._2))))
+      else rs.map {
+        case (lo, hi) if lo == hi => EqualTo(name, lit(lo))
+        case (lo, hi) => And(GreaterThanOrEqual(name, lit(lo)), LessThanOrEqual(name, lit(hi)))
+      }
+    Option.when(leaves.nonEmpty)(KeyLookup.balancedOr(leaves))
+  }
+
+  override def toString: String =
+    s"${field.name} in ${values.size} value(s)" + (if (values.size <= 5) values.mkString(" [", ", ", "]") else "")
+}
+
+private[versioned] object KeyLookup {
+  /** Most runs of values pushed down to Parquet one by one; more are pushed as their overall range. */
+  val MaxKeys = 10000
+
+  /** Whether lookups on this first key column are possible. */
+  def supports(dt: DataType): Boolean = Values.supported(dt) && dt != FloatType && dt != DoubleType
+
+  /** The first key column of a keyed table whose values can be looked up. */
+  def keyField(layout: TableLayout): Option[StructField] =
+    Option.when(!layout.hidden)(layout.keyFields.head).filter(f => supports(f.dataType))
+
+  /** The key order of canonical values ([[KeyComparator]]), without its row wrapping for integral keys. */
+  private def compare(dt: DataType, a: Any, b: Any): Int = dt match {
+    case ByteType | ShortType | IntegerType | LongType | DateType | TimestampType | TimestampNTZType =>
+      java.lang.Long.compare(a.asInstanceOf[Long], b.asInstanceOf[Long])
+    case _ => KeyComparator.compareCanonical(dt, a, b)
+  }
+
+  /** A lookup of canonical values (nulls dropped). */
+  def of(field: StructField, canonical: Iterable[Any]): KeyLookup = {
+    val dt = field.dataType
+    val sorted = canonical.iterator.filter(_ != null).toIndexedSeq.distinct.sortWith((a, b) => compare(dt, a, b) < 0)
+    new KeyLookup(field, sorted)
+  }
+
+  /**
+   * The lookup that data source filters imply (their conjunction), if they restrict the first key column
+   * of `layout` to a set of values: `k = v`, `k <=> v`, `k IN (...)`, an OR of such restrictions, an AND
+   * with one. Filters on other columns are left to the scan's other pruning.
+   */
+  def fromFilters(layout: TableLayout, filters: Seq[Filter]): Option[KeyLookup] = keyField(layout).flatMap { f =>
+    def canon(vs: Seq[Any]): Option[Seq[Any]] = {
+      val cs = vs.filter(_ != null).map(Values.fromFilter(_, f.dataType))
+      Option.when(cs.forall(_.isDefined))(cs.flatten)
+    }
+    def set(x: Filter): Option[Seq[Any]] = x match {
+      case EqualTo(c, v) if c == f.name => canon(Seq(v))
+      case EqualNullSafe(c, v) if c == f.name => canon(Seq(v))
+      case In(c, vs) if c == f.name => canon(vs.toSeq)
+      case Or(l, r) => for { a <- set(l); b <- set(r) } yield a ++ b
+      case And(l, r) => (set(l), set(r)) match {
+        case (Some(a), Some(b)) => Some(a.filter(b.toSet.contains))
+        case (a, b) => a.orElse(b)
+      }
+      case _ => None
+    }
+    filters.flatMap(set).map(of(f, _)).reduceOption(_ intersect _)
+  }
+
+  /**
+   * The lookup of runtime filters (Spark's `SupportsRuntimeV2Filtering`): `k IN (...)` and `k = v` on the
+   * first key column; other predicates are ignored (the scan just reads more).
+   */
+  def fromPredicates(layout: TableLayout, predicates: Seq[Predicate]): Option[KeyLookup] = keyField(layout).flatMap { f =>
+    def onKey(e: Any) = e match { case r: NamedReference => r.fieldNames().toSeq == Seq(f.name); case _ => false }
+    def canon(e: Any): Option[Any] = e match {
+      case l: Literal[_] if l.value() == null => Some(null)
+      case l: Literal[_] if l.dataType() == f.dataType =>
+        Some(Values.fromInternal(new GenericInternalRow(Array[Any](l.value())), 0, f.dataType))
+      case _ => None
+    }
+    def set(p: Predicate): Option[Seq[Any]] = {
+      val cs = p.children().toSeq
+      p.name() match {
+        case "IN" | "=" if cs.nonEmpty && onKey(cs.head) =>
+          val vs = cs.tail.map(canon)
+          Option.when(vs.forall(_.isDefined))(vs.flatten)
+        case "ALWAYS_FALSE" => Some(Nil)
+        case _ => None
+      }
+    }
+    predicates.flatMap(set).map(of(f, _)).reduceOption(_ intersect _)
+  }
+
+  /** Sorted canonical values as inclusive ranges: consecutive integers (and dates) merge into one range. */
+  def runs(values: IndexedSeq[Any], dt: DataType): IndexedSeq[(Any, Any)] = dt match {
+    case ByteType | ShortType | IntegerType | LongType | DateType =>
+      val out = IndexedSeq.newBuilder[(Any, Any)]
+      var i = 0
+      while (i < values.length) {
+        val lo = values(i).asInstanceOf[Long]; var hi = lo
+        while (i + 1 < values.length && values(i + 1).asInstanceOf[Long] == hi + 1) { i += 1; hi += 1 }
+        out += ((lo, hi)); i += 1
+      }
+      out.result()
+    case _ => values.map(v => (v, v))
+  }
+
+  /** An OR of filters as a balanced tree (Parquet evaluates predicates recursively). */
+  def balancedOr(fs: IndexedSeq[Filter]): Filter =
+    if (fs.size == 1) fs.head else { val (l, r) = fs.splitAt(fs.size / 2); Or(balancedOr(l), balancedOr(r)) }
+}
