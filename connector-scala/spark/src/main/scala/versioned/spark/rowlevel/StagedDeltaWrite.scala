@@ -53,7 +53,7 @@ private[rowlevel] final class StagedDeltaWrite(
     val files = messages.collect { case f: StagedFile if f.rows > 0 => f.path }
     val stagedRows = messages.collect { case f: StagedFile => f.rows }.sum
     val layout = snapshot.layout
-    val local = cmd != RowLevelOperation.Command.DELETE && LocalDeltaChanges.supports(layout) &&
+    val local = cmd != RowLevelOperation.Command.DELETE && !layout.hidden &&
       versioned.spark.read.KeyLookup.keyField(layout).isDefined && stagedRows <= Warehouses.localCommitMaxRows(spark)
     if (files.nonEmpty && local) commitLocally(spark, files)
     else if (files.nonEmpty) {
@@ -78,26 +78,28 @@ private[rowlevel] final class StagedDeltaWrite(
 
   /**
    * Few staged rows of a keyed table (at most `localCommitMaxRows`): they and the table rows of their keys
-   * (a key lookup, then the exact keys) are collected, the changes computed on the driver
-   * ([[LocalDeltaChanges]]) and committed as a local frame (written by the driver, [[LocalCommit]]).
+   * (a key lookup, then the exact keys) are collected, and [[DeltaChanges]] computes the changes from
+   * those local rows (small Spark jobs over driver data, the same rules and errors), committed as a local
+   * frame (written by the driver, [[LocalCommit]]).
    */
   private def commitLocally(spark: SparkSession, files: Seq[String]): Unit = {
     val layout = snapshot.layout
-    val staged = spark.read.schema(stagedSchema).parquet(files: _*).collect().toSeq
+    val stagedRows = spark.read.schema(stagedSchema).parquet(files: _*).collect().toSeq
     val first = layout.keyFields.head
-    val firstKeys = staged.flatMap { r =>
+    val firstKeys = stagedRows.flatMap { r =>
       Seq(r.get(stagedSchema.fieldIndex(DeltaChanges.Old + first.name)), r.get(stagedSchema.fieldIndex(DeltaChanges.New + first.name)))
     }.filter(_ != null).distinct
     val canonical = firstKeys.map(versioned.spark.Values.fromFilter(_, first.dataType))
     val lookup = Option.when(canonical.forall(_.isDefined))(canonical.flatten)
-    val current = if (firstKeys.isEmpty) Seq.empty[Row] else {
-      val rows = versioned.spark.read.PinnedRead.table(spark, req.locationOptions, table.ident, snapshot.image.hash, keys = lookup)
+    val rows = versioned.spark.read.PinnedRead.table(spark, req.locationOptions, table.ident, snapshot.image.hash, keys = lookup)
+    val currentRows = if (firstKeys.isEmpty) Seq.empty[Row] else
       // integral keys: the readers keep only the looked-up keys' rows; others are filtered by Spark before the collect
       (if (lookup.isDefined && versioned.spark.read.LookupReaders.supports(first.dataType)) rows
        else rows.filter(org.apache.spark.sql.functions.col("`" + first.name.replace("`", "``") + "`").isInCollection(firstKeys)))
         .collect().toSeq
-    }
-    val changes = LocalDeltaChanges.keyed(staged, stagedSchema, current, layout, cmd)
+    val staged = spark.createDataFrame(stagedRows.asJava, stagedSchema)
+    val current = spark.createDataFrame(currentRows.asJava, rows.schema)
+    val changes = DeltaChanges.compute(staged, current, layout, cmd).collect().toSeq
     if (changes.nonEmpty) record(req, spark.createDataFrame(changes.asJava, layout.diffSchema))
   }
 
