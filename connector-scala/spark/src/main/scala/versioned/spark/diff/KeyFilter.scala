@@ -18,7 +18,8 @@ import versioned.spark.read.{KeyLookup, ObjectFile, ObjectFiles}
  *    changes are clustered, and useless but free when they are scattered over the fragment;
  *  - the changed key values themselves (runs of consecutive integers as ranges), read on the driver
  *    from the extra DIFFs' key column: only when there are few changes ([[MaxKeys]]) and fewer than
- *    half as many as the prefix SNAPs have pages, so that skipping pages by value can pay for the read.
+ *    the prefix SNAPs have pages (k scattered keys in p pages leave about p * exp(-k/p) pages unread),
+ *    so that skipping pages by value can pay for the read.
  *
  * Floating-point keys get no filter (Parquet statistics order -0.0 and NaN differently). Values become a
  * filter the way every key lookup does ([[KeyLookup]]).
@@ -36,7 +37,7 @@ private[diff] object KeyFilter {
     if (extras.isEmpty || !KeyLookup.supports(first.dataType)) return None
     val changed = extras.map(_.rowCount).sum
     val pages = fast.flatMap(_.prefix).map(metas).filter(_.kind == ObjectKind.Snap).map(m => (m.rowCount + PageRows - 1) / PageRows).sum
-    val leaves = if (changed <= MaxKeys && 2 * changed < pages) Some(values(first, extras.map(m => file(m.id)), firstKeyReader, conf))
+    val leaves = if (changed <= MaxKeys && changed < pages) Some(values(first, extras.map(m => file(m.id)), firstKeyReader, conf))
       else ranges(first, extras)
     leaves.filter(_.nonEmpty).map(l => KeyLookup.balancedOr(l.toIndexedSeq))
   }
