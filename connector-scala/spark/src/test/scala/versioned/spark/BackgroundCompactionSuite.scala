@@ -81,6 +81,32 @@ class CompactionPolicySuite extends VersionedTestBase {
       assert(ids.map(objs).count(_.kind == ObjectKind.Snap) == 1, "no SNAP was rewritten")
     }
   }
+  test("a commit planned on its parent's logical chains gets the parent's compacted chains carried forward") {
+    var cur = rowsOf(0 until 200, 0).map(r => r.getInt(0) -> r).toMap
+    withConf(Off: _*) {
+      write(frame(schema, cur.values.toSeq), "r.t", "primaryKey" -> "id")
+      (1 to 10).foreach { i =>
+        val upd = rowsOf(Seq(i, 60 + i), i); write(frame(schema, upd), "r.t", "upsert" -> "true"); cur ++= upd.map(r => r.getInt(0) -> r)
+      }
+    }
+    val parent = engine.resolve("r", Revision.DefaultBranch)
+    // the child is planned before the parent's compaction is recorded (as when the compaction runs in the background)
+    withConf(Off: _*)(write(frame(schema, rowsOf(Seq(3, 150), 11)), "r.t", "upsert" -> "true"))
+    cur ++= rowsOf(Seq(3, 150), 11).map(r => r.getInt(0) -> r)
+    val child = engine.resolve("r", Revision.DefaultBranch)
+    val req = versioned.spark.write.WriteRequest(TableIdent("r", "t"), None, versioned.spark.write.WriteMode.Changes, None,
+      upsert = false, "t", "t", Map.empty)
+    assert(Compactor.maybeCompact(spark, engine, req, parent, defaults) > 0, "the parent's 10 commit DIFFs are consolidated")
+    val pc = engine.table("r", parent, "t").compacted.get
+    assert(Compactor.maybeCompact(spark, engine, req, child, defaults) == 0, "carrying writes no object")
+    val c = engine.table("r", child, "t")
+    val cc = c.compacted.getOrElse(fail("the carried chains were not recorded"))
+    assert(cc.indices.forall(i => cc(i).objects.startsWith(pc(i).objects) && cc(i).objects.size <= pc(i).objects.size + 1), cc)
+    assert(cc(0).objects.size == 3 && cc(3).objects.size == 2, cc) // SNAP + consolidated + the child's DIFF; SNAP + DIFF
+    assertReads(read("r.t"), cur.values.toSeq, "child through the carried chains")
+    engine.clearCompacted("r", child.hash, "t")
+    assertReads(read("r.t"), cur.values.toSeq, "child through its logical chains")
+  }
 }
 
 /**

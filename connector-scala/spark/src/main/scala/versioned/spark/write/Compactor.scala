@@ -107,11 +107,51 @@ private[versioned] object Compactor {
     Plan(resnapshot, runs, splits)
   }
 
-  /** Evaluates [[plan]] on `req`'s table at `image` and runs it; returns the number of objects written. */
+  /**
+   * `snap` (a version without a compacted form) with its parent's compacted chains carried forward: a
+   * fragment whose chain is the parent's logical chain plus DIFFs this image added gets the parent's
+   * compacted chain plus those DIFFs (the same rows: a compacted chain is equivalent to the logical one).
+   * Only when both versions have the same schema, key and fragment bounds and the parent's compacted form
+   * keeps those bounds (no tail split). A commit planned while its parent was still being compacted (in
+   * the background) so starts from the shorter chains, and the consolidation is not done twice.
+   */
+  def carried(engine: Engine, snap: TableSnapshot): Option[TableSnapshot] = {
+    val v = snap.version
+    val parent = if (v.compacted.isDefined) None else snap.image.parents.headOption
+      .flatMap(p => engine.tableOption(snap.repo, p, snap.table)).filter(_.compacted.isDefined)
+    parent.flatMap { pv =>
+      val pc = pv.compacted.get
+      val bounds = v.fragments.map(_.lower)
+      if (pv.fragments.map(_.lower) != bounds || pc.map(_.lower) != bounds || pv.schemaJson != v.schemaJson ||
+        pv.primaryKey != v.primaryKey || pv.hiddenKey != v.hiddenKey) None
+      else {
+        val next = v.fragments.indices.map { i =>
+          val logical = pv.fragments(i).objects
+          val own = v.fragments(i).objects
+          if (own.startsWith(logical) && logical != pc(i).objects) v.fragments(i).copy(objects = pc(i).objects ++ own.drop(logical.size))
+          else v.fragments(i)
+        }
+        Option.when(next != v.fragments)(snap.copy(version = v.copy(compacted = Some(next)),
+          objects = snap.objects ++ engine.objects(pc.flatMap(_.objects))))
+      }
+    }
+  }
+
+  /**
+   * Evaluates [[plan]] on `req`'s table at `image` (with its parent's compacted chains carried forward)
+   * and runs it; a carried form alone is recorded as it is. Returns the number of objects written.
+   */
   def maybeCompact(spark: SparkSession, engine: Engine, req: WriteRequest, image: Image, settings: Settings): Int = {
-    val snap = TableSnapshot.load(engine, req.ident.repo, req.ident.table, image)
+    val loaded = TableSnapshot.load(engine, req.ident.repo, req.ident.table, image)
+    val carry = carried(engine, loaded)
+    val snap = carry.getOrElse(loaded)
     val p = plan(snap, settings)
-    if (p.isEmpty) 0 else compact(spark, engine, snap, p.resnapshot, req.locationOptions, p.runs, p.splits).size
+    if (!p.isEmpty) compact(spark, engine, snap, p.resnapshot, req.locationOptions, p.runs, p.splits).size
+    else {
+      // no object to write: one metastore transaction (which checks that the objects still exist)
+      carry.foreach(c => engine.setCompacted(c.repo, image.hash, c.table, c.version.compacted.get, Seq.empty))
+      0
+    }
   }
 
   /**
