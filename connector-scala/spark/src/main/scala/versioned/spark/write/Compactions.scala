@@ -73,9 +73,11 @@ private[versioned] object Compactions {
       r
     }
     var r = next()
-    while (r.isDefined) {
+    try while (r.isDefined) {
       inGroup(r.get, lock.synchronized(running.get(key).map(_._2)).getOrElse(""))
       r = next()
+    } finally if (r.isDefined) lock.synchronized { // left by an error: the table is idle (the next commit retries)
+      waiting.remove(key); running.remove(key); lock.notifyAll()
     }
   }
 
