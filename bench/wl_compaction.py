@@ -3,6 +3,7 @@ at 1% churn, compaction included; the head scan after commits; commit latency p9
 
 from __future__ import annotations
 
+import math
 import os
 from typing import List
 
@@ -11,9 +12,9 @@ from common import fmt_b, fmt_s, log, median, parquet_bytes, timed
 
 
 def _pct(xs: List[float], q: float) -> float:
-    """The q-quantile (0..1) of xs, nearest rank."""
+    """The q-quantile (0..1) of xs, nearest rank: the ceil(q * n)-th smallest (p99 of 100 = the 99th)."""
     s = sorted(xs)
-    return s[min(len(s) - 1, max(0, int(round(q * len(s) + 0.5)) - 1))]
+    return s[min(len(s) - 1, max(0, math.ceil(q * len(s)) - 1))]
 
 
 class CompactionWorkloads:
