@@ -27,12 +27,13 @@ sys.path.insert(1, os.path.join(ROOT, "python"))
 import peers_client  # noqa: E402
 from suite import Suite  # noqa: E402
 from wl_commits import CommitWorkloads  # noqa: E402
+from wl_compaction import CompactionWorkloads  # noqa: E402
 from wl_history import HistoryWorkloads  # noqa: E402
 from wl_remotes import RemotesWorkloads  # noqa: E402
 from wl_scans import ScanWorkloads  # noqa: E402
 
 
-class Bench(CommitWorkloads, ScanWorkloads, HistoryWorkloads, RemotesWorkloads, Suite):
+class Bench(CommitWorkloads, CompactionWorkloads, ScanWorkloads, HistoryWorkloads, RemotesWorkloads, Suite):
     """Every workload (the mixins) on one session (Suite)."""
 
     def run(self) -> None:
@@ -42,7 +43,8 @@ class Bench(CommitWorkloads, ScanWorkloads, HistoryWorkloads, RemotesWorkloads, 
                  ("non-key filters", self.nonkey_filters), ("SNAP-only scan", self.main_base_scan),
                  ("diff", self.diffs),
                  ("history table", self.history),
-                 ("refs and log", self.refs_and_log), ("remotes", self.remotes_step)]
+                 ("refs and log", self.refs_and_log), ("remotes", self.remotes_step),
+                 ("compaction policy", self.compaction_step)]
         only = set(self.args.only.split(",")) if self.args.only else None
         peers_on = not self.args.no_peers and (not only or "peers" in only)
         # concurrent peers (a host too loaded to run them in turn): started now, collected after our steps

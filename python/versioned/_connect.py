@@ -304,6 +304,9 @@ class SqlOps:
     def materialize(self, repo: str) -> DataFrame:
         return self._call("materialize", repository=repo)
 
+    def compact(self, repo: str, branch: Optional[str], table: Optional[str]) -> DataFrame:
+        return self._call("compact", repository=repo, branch=branch, table=table)
+
     def gc(self, repo: Optional[str], retention_ms: int, force: bool, dry_run: bool) -> DataFrame:
         seconds = None if retention_ms < 0 else retention_ms / 1000.0
         if repo is None:

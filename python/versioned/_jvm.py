@@ -333,6 +333,9 @@ class JvmOps:
     def materialize(self, repo: str) -> DataFrame:
         return self._frame("materialize", repo)
 
+    def compact(self, repo: str, branch: Optional[str], table: Optional[str]) -> DataFrame:
+        return self._frame("compact", repo, branch, table)
+
     def gc(self, repo: Optional[str], retention_ms: int, force: bool, dry_run: bool) -> DataFrame:
         return self._frame("collectGarbage", repo, retention_ms, force, dry_run)
 

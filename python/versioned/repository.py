@@ -364,6 +364,18 @@ class Repository(RemotesMixin):
         """
         return self._ops.materialize(self.name)
 
+    def compact(self, table: Optional[str] = None, *, branch: Optional[str] = None) -> DataFrame:
+        """Compaction of a branch head now (default: the default branch; ``table``: one table, default
+        all). Commits compact in a background thread of the driver; this waits for that thread, then runs
+        the compaction policy on the head and returns what it wrote (table, image, objects), so reads and
+        ``t$objects`` see the compacted form when it returns.
+
+        Example::
+
+            repo.compact("orders").show()
+        """
+        return self._ops.compact(self.name, branch, table)
+
     def gc(self, older_than_seconds: Optional[float] = None, *, force: bool = False,
            dry_run: bool = False) -> DataFrame:
         """Deletes this repository's objects that no version of any repository needs and that no commit

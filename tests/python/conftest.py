@@ -76,12 +76,16 @@ def spark(request: Any) -> SparkSession:
 
 
 @pytest.fixture(autouse=True)
-def warehouse(spark: SparkSession, tmp_path: Any) -> str:
-    """A fresh warehouse (and SQLite metastore) for every test."""
+def warehouse(spark: SparkSession, tmp_path: Any) -> Iterator[str]:
+    """A fresh warehouse (and SQLite metastore) for every test; afterwards the background compactions of the
+    test's commits are waited for (classic sessions), so none runs into the next test."""
     path = str(tmp_path / "warehouse")
     spark.conf.set("spark.versioned.warehouse", path)
     versioned.install()
-    return path
+    yield path
+    jvm = getattr(getattr(spark, "_sc", None), "_jvm", None)
+    if jvm is not None:
+        getattr(jvm, "versioned.spark.api.VersionedApi").awaitCompactions(0)
 
 
 def frame(spark: SparkSession, rows: List[Tuple[Any, ...]], schema: str = SCHEMA) -> DataFrame:

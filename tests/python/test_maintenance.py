@@ -110,3 +110,16 @@ def test_upsert_with_delete_column_applies_a_change_feed(spark: SparkSession, re
     with pytest.raises(SchemaMismatch):
         repo.upsert(feed.withColumnRenamed("gone", "g2"), "t", delete_column="gone")
     assert repo.resolve("main~1") == before
+
+
+def test_compact_runs_the_policy_on_the_head_now(spark: SparkSession, no_commit_compaction: None) -> None:
+    frame(spark, [(i, "a") for i in range(10)]).write.versioned("r.t", primary_key="id")
+    repo = Repository(spark, "r")
+    repo.upsert(frame(spark, [(i, "b") for i in range(10)]), "t")  # every row changed: a 100% DIFF share
+    assert not repo.show("main")["tables"][0].get("compacted_fragments")
+    spark.conf.unset("spark.versioned.compaction.maxDiffRatio")  # the default policy from here on
+    done = repo.compact("t").collect()
+    assert [(r["table"], r["image"]) for r in done] == [("t", repo.resolve("main"))]
+    assert repo.show("main")["tables"][0].get("compacted_fragments")
+    assert rows_of(spark.read.versioned("r.t")) == [(i, "b") for i in range(10)]
+    assert repo.compact().count() == 0  # nothing left to do

@@ -24,6 +24,7 @@ final case class Settings(
     maxChain: Int,
     maxDiffRatio: Double,
     consolidateAfter: Int,
+    backgroundCompaction: Boolean,
     maxOverlayRows: Long,
     diffCacheBytes: Long,
     localCommitMaxRows: Long,
@@ -57,6 +58,11 @@ object Settings {
       maxDiffRatio = num(ConfMaxDiffRatio, DefaultMaxDiffRatio, "a number > 0, e.g. 0.1")(v =>
         v.toDoubleOption.filter(d => d > 0 && !d.isInfinite)),
       consolidateAfter = int(ConfConsolidateAfter, DefaultConsolidateAfter, 2),
+      backgroundCompaction = num(ConfBackgroundCompaction, true, "true or false")(_.toLowerCase match {
+        case "true" => Some(true)
+        case "false" => Some(false)
+        case _ => None
+      }),
       maxOverlayRows = long(ConfMaxOverlayRows, DefaultMaxOverlayRows, 0),
       diffCacheBytes = bytes(ConfDiffCacheBytes, DefaultDiffCacheBytes),
       localCommitMaxRows = long(ConfLocalCommitMaxRows, DefaultLocalCommitMaxRows, 0),

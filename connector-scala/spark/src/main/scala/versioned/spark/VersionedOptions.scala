@@ -40,6 +40,8 @@ object VersionedOptions {
   val ConfMaxDiffRatio = "spark.versioned.compaction.maxDiffRatio"
   /** Commit DIFFs after a fragment's last SNAP or consolidated DIFF that are merged into one DIFF. */
   val ConfConsolidateAfter = "spark.versioned.compaction.consolidateDiffs"
+  /** Compaction after a commit runs in a background thread of the driver (true) or before the write returns. */
+  val ConfBackgroundCompaction = "spark.versioned.compaction.background"
   val ConfAuthor = "spark.versioned.author"
   /** Most DIFF rows per fragment a scan merges column-wise (held in executor memory); above, rows are merged one by one. */
   val ConfMaxOverlayRows = "spark.versioned.read.maxOverlayRows"
@@ -63,7 +65,7 @@ object VersionedOptions {
   val ConfPrefix = "spark.versioned."
   /** Every Spark conf key the connector reads (parsed by [[Settings]]). */
   val ConfKeys: Seq[String] = Seq(ConfWarehouse, ConfMetastoreUrl, ConfDefaultBranch, ConfFragmentRows, ConfMaxChain,
-    ConfMaxDiffRatio, ConfConsolidateAfter, ConfAuthor, ConfMaxOverlayRows, ConfDiffCacheBytes, ConfLocalCommitMaxRows,
+    ConfMaxDiffRatio, ConfConsolidateAfter, ConfBackgroundCompaction, ConfAuthor, ConfMaxOverlayRows, ConfDiffCacheBytes, ConfLocalCommitMaxRows,
     ConfLocalCommitMaxBytes, ConfDiffCompression)
 
   // ---- which options apply where
@@ -155,7 +157,7 @@ object VersionedOptions {
 
   val DefaultFragmentRows = 1000000L
   val DefaultMaxChain = 50
-  val DefaultMaxDiffRatio = 0.1
+  val DefaultMaxDiffRatio = 1.0
   val DefaultConsolidateAfter = 10
   val DefaultMaxOverlayRows = 2000000L
   val DefaultDiffCacheBytes: Long = 256L << 20

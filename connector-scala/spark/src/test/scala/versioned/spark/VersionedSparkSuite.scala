@@ -41,8 +41,15 @@ abstract class VersionedSparkSuite extends AnyFunSuite with BeforeAndAfterAll wi
   }
 
   override def afterEach(): Unit = {
-    try deleteRecursively(warehouse) finally super.afterEach()
+    try { awaitCompaction(); deleteRecursively(warehouse) } finally super.afterEach()
   }
+
+  /**
+   * Waits for the background compaction of every commit so far (commits compact off the commit path,
+   * `write.Compactions`): tests that look at compacted representations call it (the write helpers do).
+   */
+  protected def awaitCompaction(): Unit =
+    assert(versioned.spark.write.Compactions.awaitIdle(300000L), "background compaction did not finish in 5 minutes")
 
   private def deleteRecursively(f: File): Unit = {
     if (f.isDirectory) Option(f.listFiles()).toSeq.flatten.foreach(deleteRecursively)
@@ -54,11 +61,21 @@ abstract class VersionedSparkSuite extends AnyFunSuite with BeforeAndAfterAll wi
   protected def read(table: String, opts: (String, String)*): DataFrame =
     spark.read.format("versioned").options(opts.toMap).load(table)
 
-  protected def write(df: DataFrame, table: String, opts: (String, String)*): Unit =
+  /** An append, then [[awaitCompaction]] (so its compacted form, if the policy chose one, is recorded). */
+  protected def write(df: DataFrame, table: String, opts: (String, String)*): Unit = {
+    df.write.format("versioned").mode("append").options(opts.toMap).save(table)
+    awaitCompaction()
+  }
+
+  /** An append that does not wait for its background compaction (tests of compaction racing other work). */
+  protected def append(df: DataFrame, table: String, opts: (String, String)*): Unit =
     df.write.format("versioned").mode("append").options(opts.toMap).save(table)
 
-  protected def overwrite(df: DataFrame, table: String, opts: (String, String)*): Unit =
+  /** An overwrite, then [[awaitCompaction]]. */
+  protected def overwrite(df: DataFrame, table: String, opts: (String, String)*): Unit = {
     df.write.format("versioned").mode("overwrite").options(opts.toMap).save(table)
+    awaitCompaction()
+  }
 
   protected def rows(df: DataFrame): Set[Row] = df.collect().toSet
   protected def sortedRows(df: DataFrame): Seq[Row] = df.collect().toSeq.sortBy(_.toString)

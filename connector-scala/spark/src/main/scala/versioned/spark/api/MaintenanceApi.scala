@@ -33,6 +33,23 @@ private[spark] object MaintenanceApi {
     frame(spark, MaterializedSchema, done.map(m => Row(m.image, m.table, m.fragments, m.objects)))
   }
 
+  val CompactedSchema = StructType(Seq(
+    StructField("table", StringType, nullable = false), StructField("image", StringType, nullable = false),
+    StructField("objects", IntegerType, nullable = false)))
+
+  /**
+   * Compaction of a branch head now ([[versioned.spark.write.Compactions.compactNow]]): waits for the
+   * background compaction of its tables, then runs the policy before returning. `branch`/`table` may be null.
+   */
+  def compact(spark: SparkSession, options: VersionedApi.Opts, repository: String, branch: String, table: String): DataFrame = {
+    val done = versioned.spark.write.Compactions.compactNow(spark, engine(spark, options), repo(repository),
+      Option(branch).filter(_.nonEmpty), Option(table).filter(_.nonEmpty), locationOptions(ApiSupport.options(options)))
+    frame(spark, CompactedSchema, done.map { case (t, image, n) => Row(t, image, n) })
+  }
+
+  /** Waits until no background compaction of this JVM is waiting or running; `timeoutMs` <= 0: no limit. */
+  def awaitCompactions(timeoutMs: Long): Boolean = versioned.spark.write.Compactions.awaitIdle(timeoutMs)
+
   def evict(spark: SparkSession, options: VersionedApi.Opts, repository: String): Int =
     engine(spark, options).maintenance.evict(repo(repository)).size
 

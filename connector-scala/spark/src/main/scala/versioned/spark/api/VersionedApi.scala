@@ -154,6 +154,14 @@ object VersionedApi {
     MaintenanceApi.diffSummary(spark, options, repo, fromRef, toRef, table)
   def materialize(spark: SparkSession, options: Opts, repo: String): DataFrame =
     MaintenanceApi.materialize(spark, options, repo)
+  /**
+   * Compaction of `branch`'s head (null: the default branch; `table` null: every table) now: waits for
+   * its background compaction, then runs the compaction policy. Rows (table, image, objects written).
+   */
+  def compact(spark: SparkSession, options: Opts, repo: String, branch: String, table: String): DataFrame =
+    MaintenanceApi.compact(spark, options, repo, branch, table)
+  /** Waits for every background compaction of this driver (`timeoutMs` <= 0: no limit); true when none is left. */
+  def awaitCompactions(timeoutMs: Long): Boolean = MaintenanceApi.awaitCompactions(timeoutMs)
   def evict(spark: SparkSession, options: Opts, repo: String): Int = MaintenanceApi.evict(spark, options, repo)
   /**
    * Deletes objects no version needs that nothing used for `olderThanMs` (< 0: the default, a day), and

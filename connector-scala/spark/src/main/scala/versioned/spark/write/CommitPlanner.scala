@@ -43,16 +43,13 @@ private[versioned] final case class WriteRequest(
  */
 private[versioned] object CommitPlanner {
 
-  private val log = org.slf4j.LoggerFactory.getLogger(getClass)
-
   def commit(engine: Engine, req: WriteRequest, rawInput: DataFrame): CommitResult =
     commit(engine, req, StagedInput(rawInput))
 
   /**
    * One commit. Objects are written under `lease` (a write that staged its rows brings the lease it
    * staged them under; otherwise one is opened for the commit). The write is done when the image is
-   * recorded: compaction afterwards is best effort, and a failure there is logged, never raised (the
-   * next commit of the table retries it).
+   * recorded: compaction afterwards runs off the commit path and is best effort ([[Compactions]]).
    */
   def commit(engine: Engine, req: WriteRequest, staged: StagedInput, lease: Option[Lease] = None): CommitResult = {
     val spark = SparkSession.active
@@ -68,11 +65,12 @@ private[versioned] object CommitPlanner {
     result
   }
 
-  /** Compaction of `req`'s table after the commit of `image`: best effort, a failure is logged, never raised. */
+  /**
+   * Compaction of `req`'s table after the commit of `image` ([[Compactions]]: in a background thread of the
+   * driver by default): best effort, a failure is logged, never raised.
+   */
   def compactAfter(spark: SparkSession, engine: Engine, req: WriteRequest, image: Image, settings: Settings): Unit =
-    try Compactor.maybeCompact(spark, engine, req, image, settings)
-    catch { case scala.util.control.NonFatal(e) => log.warn(s"versioned: compaction after commit ${image.shortHash} " +
-      s"of ${req.ident} failed; the commit stands and the next commit of the table retries it: $e", e) }
+    Compactions.afterCommit(spark, engine, req, image, settings)
 
   /**
    * Plans the write on the head it builds on and records it. When the branch moved meanwhile and the

@@ -56,32 +56,102 @@ private[versioned] object Compactor {
   }
 
   /**
-   * Default policy, at commit time, per fragment: a compacted SNAP once its DIFFs hold `maxDiffRatio`
-   * of its SNAP's rows (Delta rewrites files past a few percent of deleted rows; the SNAP's rows count
-   * at least as the table's largest SNAP, capped at the target fragment size) or its chain reaches
-   * `maxChain` DIFFs; otherwise, once `consolidateAfter` commit DIFFs follow the last SNAP or
-   * consolidated DIFF, those DIFFs are merged into one (only changed rows are rewritten). A fragment
-   * over the ratio, holding at least half the target fragment size, whose changes are mostly keyed
-   * above its SNAP (appends) is split instead: the appended rows become a new fragment's SNAP and the
-   * rest one merged DIFF.
+   * What the policy selects for one table version: fragments rewritten as one SNAP each, runs of DIFFs
+   * merged into one DIFF (fragment -> consecutive DIFF ids), tail splits tried first for some fragments.
    */
-  def maybeCompact(spark: SparkSession, engine: Engine, req: WriteRequest, image: Image, settings: Settings): Unit = {
-    val snap = TableSnapshot.load(engine, req.ident.repo, req.ident.table, image)
+  final case class Plan(resnapshot: Set[Int], runs: Map[Int, Seq[String]], splits: Map[Int, DiffConsolidation.Split]) {
+    def isEmpty: Boolean = resnapshot.isEmpty && runs.isEmpty
+  }
+
+  /**
+   * The consolidated DIFFs (objects that record the two or more DIFFs they merged as parents) directly
+   * before a fragment's trailing commit DIFFs.
+   */
+  def consolidatedRun(f: Fragment, objects: Map[String, ObjectMeta]): Seq[String] = {
+    val before = f.objects.dropRight(trailingCommitDiffs(f, objects).size)
+    before.reverse.takeWhile(id => objects(id).kind == ObjectKind.Diff && objects(id).parents.size > 1).reverse
+  }
+
+  /**
+   * The default policy, per fragment (docs: bench/README.md, "Compaction policy"):
+   *  - a compacted SNAP once its DIFFs hold `maxDiffRatio` of its SNAP's rows (the SNAP's rows count at
+   *    least as the table's largest SNAP, capped at the target fragment size) or its chain reaches
+   *    `maxChain` DIFFs. Scans of a SNAP under DIFFs cost little more than the SNAP alone (the measured
+   *    curve), so the ratio is high (1.0): re-snapshotting is the expensive step (the whole fragment);
+   *  - otherwise tiered consolidation, which rewrites only changed rows: once `consolidateAfter` commit
+   *    DIFFs follow the last SNAP or consolidated DIFF they are merged into one (tier 1); once
+   *    `consolidateAfter` consolidated DIFFs are in a row (and fewer commit DIFFs follow), those are
+   *    merged into one (tier 2), so chains stay under about 2 x `consolidateAfter` objects;
+   *  - a fragment over the ratio, holding at least half the target fragment size, whose changes are
+   *    mostly keyed above its SNAP (appends) is split instead: the appended rows become a new fragment's
+   *    SNAP and the rest one merged DIFF.
+   */
+  def plan(snap: TableSnapshot, settings: Settings): Plan = {
     val frags = snap.version.effectiveFragments
+    val objs = snap.objects
     val ratio = settings.maxDiffRatio
     val target = settings.fragmentRows
-    val maxChain = settings.maxChain
-    val floor = ratioFloor(frags, snap.objects, target)
-    val consolidateAfter = settings.consolidateAfter
-    val overRatio = frags.indices.filter(i => diffRatio(frags(i), snap.objects, floor) >= ratio).toSet
-    val long = overRatio ++ frags.indices.filter(i => diffCount(frags(i), snap.objects) >= maxChain)
+    val floor = ratioFloor(frags, objs, target)
+    val after = settings.consolidateAfter
+    val overRatio = frags.indices.filter(i => diffRatio(frags(i), objs, floor) >= ratio).toSet
+    val resnapshot = overRatio ++ frags.indices.filter(i => diffCount(frags(i), objs) >= settings.maxChain)
     // Only fragments at least half the target size are split: smaller ones are cheap to rewrite, and
     // splitting them would leave a small table in many tiny fragments.
-    val splits = overRatio.filter(i => snapRows(frags(i), snap.objects) >= target / 2)
+    val splits = overRatio.filter(i => snapRows(frags(i), objs) >= target / 2)
       .flatMap(i => tailSplit(snap, frags(i), ratio, floor).map(i -> _)).toMap
-    val runs = frags.indices.filterNot(long.contains).map(i => i -> trailingCommitDiffs(frags(i), snap.objects))
-      .filter(_._2.size >= consolidateAfter).toMap
-    if (long.nonEmpty || runs.nonEmpty) compact(spark, engine, snap, long, req.locationOptions, runs, splits)
+    val runs = frags.indices.filterNot(resnapshot.contains).flatMap { i =>
+      val commits = trailingCommitDiffs(frags(i), objs)
+      if (commits.size >= after) Some(i -> commits)
+      else Some(consolidatedRun(frags(i), objs)).filter(_.size >= after).map(i -> _)
+    }.toMap
+    Plan(resnapshot, runs, splits)
+  }
+
+  /**
+   * `snap` (a version without a compacted form) with its parent's compacted chains carried forward: a
+   * fragment whose chain is the parent's logical chain plus DIFFs this image added gets the parent's
+   * compacted chain plus those DIFFs (the same rows: a compacted chain is equivalent to the logical one).
+   * Only when both versions have the same schema, key and fragment bounds and the parent's compacted form
+   * keeps those bounds (no tail split). A commit planned while its parent was still being compacted (in
+   * the background) so starts from the shorter chains, and the consolidation is not done twice.
+   */
+  def carried(engine: Engine, snap: TableSnapshot): Option[TableSnapshot] = {
+    val v = snap.version
+    val parent = if (v.compacted.isDefined) None else snap.image.parents.headOption
+      .flatMap(p => engine.tableOption(snap.repo, p, snap.table)).filter(_.compacted.isDefined)
+    parent.flatMap { pv =>
+      val pc = pv.compacted.get
+      val bounds = v.fragments.map(_.lower)
+      if (pv.fragments.map(_.lower) != bounds || pc.map(_.lower) != bounds || pv.schemaJson != v.schemaJson ||
+        pv.primaryKey != v.primaryKey || pv.hiddenKey != v.hiddenKey) None
+      else {
+        val next = v.fragments.indices.map { i =>
+          val logical = pv.fragments(i).objects
+          val own = v.fragments(i).objects
+          if (own.startsWith(logical) && logical != pc(i).objects) v.fragments(i).copy(objects = pc(i).objects ++ own.drop(logical.size))
+          else v.fragments(i)
+        }
+        Option.when(next != v.fragments)(snap.copy(version = v.copy(compacted = Some(next)),
+          objects = snap.objects ++ engine.objects(pc.flatMap(_.objects))))
+      }
+    }
+  }
+
+  /**
+   * Evaluates [[plan]] on `req`'s table at `image` (with its parent's compacted chains carried forward)
+   * and runs it; a carried form alone is recorded as it is. Returns the number of objects written.
+   */
+  def maybeCompact(spark: SparkSession, engine: Engine, req: WriteRequest, image: Image, settings: Settings): Int = {
+    val loaded = TableSnapshot.load(engine, req.ident.repo, req.ident.table, image)
+    val carry = carried(engine, loaded)
+    val snap = carry.getOrElse(loaded)
+    val p = plan(snap, settings)
+    if (!p.isEmpty) compact(spark, engine, snap, p.resnapshot, req.locationOptions, p.runs, p.splits).size
+    else {
+      // no object to write: one metastore transaction (which checks that the objects still exist)
+      carry.foreach(c => engine.setCompacted(c.repo, image.hash, c.table, c.version.compacted.get, Seq.empty))
+      0
+    }
   }
 
   /**
@@ -130,7 +200,10 @@ private[versioned] object Compactor {
       else split.get(i) match {
         case Some(r) => f.copy(objects = f.objects.take(1) ++ r.diff.map(_.id)) +:
           r.tail.toSeq.map(t => Fragment(Some(t.firstKey), Seq(t.meta.id)))
-        case None => Seq(merged.get(i).flatMap(_.diff).fold(f)(m => f.copy(objects = f.objects.dropRight(runs(i).size) :+ m.id)))
+        case None => Seq(merged.get(i).flatMap(_.diff).fold(f) { m =>
+          val at = f.objects.indexOfSlice(runs(i)) // a run is consecutive, not always at the end (tier 2)
+          f.copy(objects = f.objects.take(at) ++ (m.id +: f.objects.drop(at + runs(i).size)))
+        })
       }
     }
     val metas = written.map(w => w.meta.copy(parents = base(w.fragment).objects)) ++

@@ -10,7 +10,8 @@ abstract class CatalogSuiteBase extends VersionedSparkSuite {
   override protected def extraConf: Map[String, String] = Map(
     "spark.sql.catalog.c" -> classOf[VersionedCatalog].getName)
 
-  protected def sql(q: String): DataFrame = spark.sql(q)
+  /** A statement (commands run eagerly), then the background compaction of what it committed. */
+  protected def sql(q: String): DataFrame = { val df = spark.sql(q); awaitCompaction(); df }
 
   protected def headOf(repo: String, branch: String = "main"): Option[String] =
     engine.branchHeadOption(repo, branch).map(_.hash)

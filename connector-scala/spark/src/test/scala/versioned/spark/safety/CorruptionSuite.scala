@@ -13,6 +13,11 @@ import versioned.spark.api.MaintenanceApi
  * errors naming the object on read, and `verify` reports each.
  */
 class CorruptionSuite extends VersionedSparkSuite {
+  // The setup's upserts (about 14% of each fragment) and the compaction test below cross a 10% DIFF/SNAP
+  // ratio, so the objects flipped here are the SNAPs every scan reads and the compaction reads the SNAP
+  // (the default ratio, 1.0, would keep the DIFFs).
+  override protected def extraConf: Map[String, String] = Map(versioned.spark.VersionedOptions.ConfMaxDiffRatio -> "0.1")
+
   private def objectFile(id: String): File = new File(warehouse, ObjectMeta.relativePath(id))
 
   /** Removes the local file system's checksum side file, as object stores have none. */

@@ -9,7 +9,8 @@ import versioned.spark.{VersionedOptions, VersionedSparkSuite}
 import versioned.spark.write.Snapshots
 
 /**
- * Randomized concurrency with the product's defaults (commit-time compaction on): three writers racing
+ * Randomized concurrency with the product's defaults (background compaction after every commit, racing
+ * everything below; the writers do not wait for it): three writers racing
  * on `main` (each owns the keys of one residue class, so each has an oracle of its own keys), one on
  * `dev`, a repository that reuses the same content and is dropped again and again, materialize and
  * evict, and forced garbage collection, all at once for a bounded time. Afterwards every acknowledged
@@ -55,7 +56,8 @@ class GcRaceSuite extends VersionedSparkSuite {
         val deletes = changes.filter(_ => rnd.nextInt(5) == 0).map(_._1).toSet
         val df = changes.map { case (k, v) => (k, v, deletes(k)) }.toDF("id", "v", "gone")
         val message = s"w$seed ${rnd.nextLong()}"
-        write(df, "r.t", "branch" -> branch, "deleteColumn" -> "gone", "message" -> message)
+        // not waiting for its background compaction: compactions race the other writers and gc
+        append(df, "r.t", "branch" -> branch, "deleteColumn" -> "gone", "message" -> message)
         state = state -- deletes ++ changes.filterNot(c => deletes(c._1))
         // the write returned: its commit (found by its unique message) is on the branch
         val mine = eng.history.log("r", Revision.Spec(branch), 200).map(_.image).find(_.message == message)
@@ -68,7 +70,7 @@ class GcRaceSuite extends VersionedSparkSuite {
     val dropped = new AtomicInteger()
     loop("dropper") { // the same content in a repository that comes and goes: its objects are reused by content
       val name = s"tmp${dropped.incrementAndGet()}"
-      write(base.toDF("id", "v"), s"$name.t", "primaryKey" -> "id")
+      append(base.toDF("id", "v"), s"$name.t", "primaryKey" -> "id")
       eng.dropRepository(name)
     }
     loop("snapshots") { Snapshots.materialize(spark, eng, "r", Map.empty); eng.maintenance.evict("r") }

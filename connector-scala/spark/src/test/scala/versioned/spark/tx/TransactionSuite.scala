@@ -163,6 +163,7 @@ class TransactionSuite extends TxTestBase {
       view = tx.read("a")
     }.get
     assertReads(view, rowsOf(1 to 30, "u") ++ rowsOf(31 to 60, "a"), "the transaction's read after the commit")
+    awaitCompaction() // compaction runs off the commit path
     assert(engine.table("r", result.image, "a").compacted.isDefined, "commit-time compaction ran")
     assertReads(read("r.a"), rowsOf(1 to 30, "u") ++ rowsOf(31 to 60, "a"), "head")
   }

@@ -49,6 +49,7 @@ private[versioned] object Procedures {
   private val byContext: Map[String, ProcedureContext => UnboundProcedure] = Map(
     "delete_where" -> (c => new DeleteWhereProcedure(c)),
     "materialize" -> (c => new MaterializeProcedure(c)),
+    "compact" -> (c => new CompactProcedure(c)),
     "diff" -> (c => new DiffProcedure(c)),
     "last_commit" -> (_ => new LastCommitProcedure),
     "begin_transaction" -> (c => new BeginTransactionProcedure(c)),

@@ -1,0 +1,158 @@
+package versioned.spark.write
+
+import java.util.concurrent.{Executors, ThreadFactory}
+import java.util.concurrent.atomic.AtomicInteger
+import scala.collection.mutable
+import org.apache.spark.SparkContext
+import org.apache.spark.scheduler.{SparkListener, SparkListenerApplicationEnd}
+import org.apache.spark.sql.SparkSession
+import versioned.core.{Engine, Image, WarehouseConfig}
+import versioned.spark.Settings
+
+/**
+ * Compaction off the commit path (ARCHITECTURE.md, "The path of a commit", step 5). A commit hands its
+ * new image here and returns; a daemon thread of the driver then evaluates the policy on it
+ * ([[Compactor.maybeCompact]]) and runs what it selects as a named Spark job group, under its own
+ * compaction lease.
+ *
+ *  - One compaction per table at a time: a table's requests are coalesced, only the newest image still
+ *    waiting is compacted when the running one ends (compacting an older head would be wasted work).
+ *  - Compaction only records an equivalent representation of an existing image in one metastore
+ *    transaction ([[versioned.core.Engine.setCompacted]], under the generation lock gc also takes), so
+ *    it never moves a branch and never changes an acknowledged commit: a failure or an interruption
+ *    before that transaction leaves nothing visible (its objects stay in its lease's staging area or as
+ *    unreferenced objects, collected by gc), and a failure is logged, never raised.
+ *  - The SparkContext's stop drops waiting requests, cancels running job groups and waits (bounded)
+ *    for the threads to leave; [[awaitIdle]] waits for everything submitted (tests, `compact`).
+ *  - `spark.versioned.compaction.background=false` runs the same step inline after each commit.
+ */
+private[versioned] object Compactions {
+  private val log = org.slf4j.LoggerFactory.getLogger(getClass)
+
+  private final case class Key(warehouse: WarehouseConfig, repo: String, table: String)
+  private final case class Request(spark: SparkSession, engine: Engine, req: WriteRequest, image: Image, settings: Settings)
+
+  private val lock = new Object
+  private val waiting = mutable.LinkedHashMap.empty[Key, Request]
+  /** Tables with a thread compacting them, and the job group of that thread. */
+  private val running = mutable.Map.empty[Key, (SparkContext, String)]
+  private val watched = mutable.Set.empty[SparkContext]
+  private val ids = new AtomicInteger()
+  private val pool = Executors.newCachedThreadPool(new ThreadFactory {
+    def newThread(r: Runnable): Thread = {
+      val t = new Thread(r, s"versioned-compaction-${ids.incrementAndGet()}")
+      t.setDaemon(true)
+      t
+    }
+  })
+
+  /** Compaction of `req`'s table after the commit of `image`, in the background or inline per `settings`. */
+  def afterCommit(spark: SparkSession, engine: Engine, req: WriteRequest, image: Image, settings: Settings): Unit =
+    if (!settings.backgroundCompaction) runLogged(Request(spark, engine, req, image, settings))
+    else submit(Request(spark, engine, req, image, settings))
+
+  private def submit(r: Request): Unit = lock.synchronized {
+    val sc = r.spark.sparkContext
+    if (sc.isStopped) return
+    if (watched.add(sc)) sc.addSparkListener(new SparkListener {
+      override def onApplicationEnd(end: SparkListenerApplicationEnd): Unit = stop(sc)
+    })
+    val key = Key(r.engine.config, r.req.ident.repo, r.req.ident.table)
+    waiting(key) = r
+    if (!running.contains(key)) {
+      running(key) = (sc, s"versioned-compaction-${java.util.UUID.randomUUID()}")
+      pool.execute(() => drain(key))
+    }
+  }
+
+  /** Runs the table's newest waiting request until none waits, then marks the table idle. */
+  private def drain(key: Key): Unit = {
+    def next(): Option[Request] = lock.synchronized {
+      val r = waiting.remove(key)
+      if (r.isEmpty) { running.remove(key); lock.notifyAll() }
+      r
+    }
+    var r = next()
+    try while (r.isDefined) {
+      inGroup(r.get, lock.synchronized(running.get(key).map(_._2)).getOrElse(""))
+      r = next()
+    } finally if (r.isDefined) lock.synchronized { // left by an error: the table is idle (the next commit retries)
+      waiting.remove(key); running.remove(key); lock.notifyAll()
+    }
+  }
+
+  /** One request in this thread, as Spark job group `group` (cancelled when the SparkContext stops). */
+  private def inGroup(r: Request, group: String): Unit = {
+    val sc = r.spark.sparkContext
+    if (sc.isStopped) return
+    // a pool thread inherits the local properties of the thread that created it (a write's SQL execution)
+    Seq("spark.sql.execution.id", "spark.sql.execution.root.id", "spark.job.description", "spark.scheduler.pool")
+      .foreach(sc.setLocalProperty(_, null))
+    sc.clearJobTags()
+    SparkSession.setActiveSession(r.spark)
+    sc.setJobGroup(group, s"versioned: compaction of ${r.req.ident}@${r.image.shortHash}", interruptOnCancel = true)
+    try runLogged(r)
+    finally { sc.clearJobGroup(); SparkSession.clearActiveSession() }
+  }
+
+  /** The policy and the compaction it selects; a failure is logged, never raised (the commit stands). */
+  private def runLogged(r: Request): Unit =
+    try { Compactor.maybeCompact(r.spark, r.engine, r.req, r.image, r.settings); () }
+    catch {
+      case e @ (scala.util.control.NonFatal(_) | _: InterruptedException) =>
+        log.warn(s"versioned: compaction after commit ${r.image.shortHash} of ${r.req.ident} failed; the commit " +
+          s"stands and the next commit of the table (or compact) retries it: $e", e)
+    }
+
+  /** Waits until no compaction is waiting or running (at most `timeoutMs`; <= 0: no limit). True when idle. */
+  def awaitIdle(timeoutMs: Long = 0L): Boolean = lock.synchronized {
+    val deadline = System.currentTimeMillis() + timeoutMs
+    while ((waiting.nonEmpty || running.nonEmpty) && (timeoutMs <= 0 || System.currentTimeMillis() < deadline))
+      lock.wait(if (timeoutMs <= 0) 0L else math.max(1L, deadline - System.currentTimeMillis()))
+    waiting.isEmpty && running.isEmpty
+  }
+
+  /** Waits until no compaction of `repo`.`table` in `engine`'s warehouse is waiting or running. */
+  def awaitTable(engine: Engine, repo: String, table: String): Unit = lock.synchronized {
+    val key = Key(engine.config, repo, table)
+    while (waiting.contains(key) || running.contains(key)) lock.wait()
+  }
+
+  /**
+   * `compact`: waits for the background compaction of each table of `branch`'s head (`table`: one of
+   * them), then evaluates the policy on that head now and runs what it selects before returning.
+   * Returns (table, image, objects written) per table the policy compacted.
+   */
+  def compactNow(spark: SparkSession, engine: Engine, repo: String, branch: Option[String], table: Option[String],
+                 location: Map[String, String]): Seq[(String, String, Int)] = {
+    val settings = Settings.of(spark)
+    val b = branch.getOrElse(engine.defaultBranchOrConfig(repo))
+    val names = engine.writableHead(repo, b).toSeq.flatMap(h => engine.tables(repo, h.hash).map(_.name))
+    table.filterNot(names.contains).foreach(t => throw new versioned.core.TableNotFoundException(repo, t, s"branch $b"))
+    table.fold(names)(Seq(_)).flatMap { name =>
+      awaitTable(engine, repo, name)
+      // the head again: a commit may have moved the branch meanwhile
+      engine.writableHead(repo, b).flatMap { head =>
+        val req = WriteRequest(versioned.spark.TableIdent(repo, name), Some(b), WriteMode.Changes, None, upsert = false,
+          "", "", location)
+        val written = Compactor.maybeCompact(spark, engine, req, head, settings)
+        Option.when(written > 0)((name, head.hash, written))
+      }
+    }
+  }
+
+  /** The SparkContext `sc` stops: drops its waiting requests, cancels its running jobs, waits up to a minute. */
+  private def stop(sc: SparkContext): Unit = {
+    val groups = lock.synchronized {
+      waiting.filterInPlace { case (_, r) => r.spark.sparkContext ne sc }
+      watched.remove(sc)
+      running.values.collect { case (c, g) if c eq sc => g }.toSeq
+    }
+    groups.foreach(g => scala.util.Try(sc.cancelJobGroup(g)))
+    lock.synchronized {
+      val deadline = System.currentTimeMillis() + 60000L
+      while (running.values.exists(_._1 eq sc) && System.currentTimeMillis() < deadline)
+        lock.wait(math.max(1L, deadline - System.currentTimeMillis()))
+    }
+  }
+}

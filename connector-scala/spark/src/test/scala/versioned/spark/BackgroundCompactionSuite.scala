@@ -1,0 +1,230 @@
+package versioned.spark
+
+import scala.util.Random
+import org.apache.spark.sql.Row
+import org.apache.spark.sql.types._
+import versioned.core.{ObjectKind, Revision, TableVersion}
+import versioned.spark.api.{MaintenanceApi, VersionedApi}
+import versioned.spark.safety.{Faults, FaultyWarehouseSuite}
+import versioned.spark.write.{Compactions, Compactor, WriteMode, WriteRequest}
+
+/** Shared helpers of the compaction policy and background compaction suites (fragments hold 50 rows). */
+private[spark] object CompactionTesting {
+  val schema: StructType = new StructType().add("id", IntegerType).add("v", IntegerType)
+  def rowsOf(ids: Seq[Int], v: Int): Seq[Row] = ids.map(i => Row(i, v))
+  /** Every trigger of the policy off: commits keep their DIFFs, chains are built by hand. */
+  val Off: Seq[(String, String)] = Seq(VersionedOptions.ConfMaxDiffRatio -> "1000", VersionedOptions.ConfMaxChain -> "1000",
+    VersionedOptions.ConfConsolidateAfter -> "1000")
+}
+
+/**
+ * The compaction policy ([[Compactor.plan]]): which fragments get consolidated or re-snapshotted at which
+ * DIFF share, with the default settings and others. Fragments hold 50 rows.
+ */
+class CompactionPolicySuite extends VersionedTestBase {
+  import CompactionTesting._
+
+  private def snapshot(): TableSnapshot = TableSnapshot.load(engine, "r", "t", engine.resolve("r", Revision.DefaultBranch))
+  private def defaults: Settings = Settings.of(spark)
+
+  /** Fragments 0..3 of 50 rows each, then upserts touching the first `shares(i)` keys of fragment i. */
+  private def withShares(shares: Seq[Int]): Unit = withConf(Off: _*) {
+    write(frame(schema, rowsOf(0 until 200, 0)), "r.t", "primaryKey" -> "id")
+    val changed = shares.zipWithIndex.flatMap { case (n, i) => (i * 50) until (i * 50 + n) }
+    if (changed.nonEmpty) write(frame(schema, rowsOf(changed, 1)), "r.t", "upsert" -> "true")
+  }
+
+  test("re-snapshot at the DIFF share of maxDiffRatio (default 1.0): 10% and 50% stay DIFFs, 100% is rewritten") {
+    withShares(Seq(5, 25, 50, 0))
+    val snap = snapshot()
+    assert(snap.version.effectiveFragments.size == 4)
+    assert(defaults.maxDiffRatio == 1.0)
+    assert(Compactor.plan(snap, defaults).resnapshot == Set(2))
+    assert(Compactor.plan(snap, defaults.copy(maxDiffRatio = 0.5)).resnapshot == Set(1, 2))
+    assert(Compactor.plan(snap, defaults.copy(maxDiffRatio = 0.1)).resnapshot == Set(0, 1, 2))
+    assert(Compactor.plan(snap, defaults).runs.isEmpty, "one commit DIFF per fragment: nothing to consolidate")
+    assert(Compactor.plan(snap, defaults.copy(maxChain = 1)).resnapshot == Set(0, 1, 2), "chain length trigger")
+  }
+
+  test("tier 1: consolidateDiffs commit DIFFs after the SNAP are merged, fewer are kept") {
+    withConf(Off: _*) {
+      write(frame(schema, rowsOf(0 until 200, 0)), "r.t", "primaryKey" -> "id")
+      (1 to 9).foreach(i => write(frame(schema, rowsOf(Seq(i, 60 + i), i)), "r.t", "upsert" -> "true"))
+    }
+    assert(Compactor.plan(snapshot(), defaults).isEmpty, "9 commit DIFFs stay")
+    withConf(Off: _*)(write(frame(schema, rowsOf(Seq(10, 70), 10)), "r.t", "upsert" -> "true"))
+    val snap = snapshot()
+    val p = Compactor.plan(snap, defaults)
+    assert(p.resnapshot.isEmpty && p.runs.keySet == Set(0, 1), p)
+    assert(p.runs(0) == snap.version.effectiveFragments(0).objects.tail, "the 10 commit DIFFs, oldest first")
+  }
+
+  test("tier 2: consolidateDiffs consolidated DIFFs in a row are merged; chains stay short; content is kept") {
+    var cur = rowsOf(0 until 200, 0).map(r => r.getInt(0) -> r).toMap
+    withConf(VersionedOptions.ConfConsolidateAfter -> "2") {
+      write(frame(schema, cur.values.toSeq), "r.t", "primaryKey" -> "id")
+      for (i <- 1 to 12) {
+        val upd = rowsOf(Seq(i, 100 + i), i)
+        write(frame(schema, upd), "r.t", "upsert" -> "true") // waits for the background compaction
+        cur ++= upd.map(r => r.getInt(0) -> r)
+        val t = snapshot()
+        t.version.effectiveFragments.foreach(f => assert(f.objects.size <= 5, s"commit $i: chain ${f.objects}"))
+        assertReads(read("r.t"), cur.values.toSeq, s"commit $i")
+      }
+      val t = snapshot()
+      val objs = t.objects
+      val ids = t.version.effectiveFragments.head.objects
+      // a DIFF that merged consolidated DIFFs (tier 2): its parents are consolidated DIFFs themselves
+      val tier2 = ids.filter(id => objs(id).kind == ObjectKind.Diff && objs(id).parents.size > 1)
+        .exists(id => engine.objects(objs(id).parents).values.forall(_.parents.size > 1))
+      assert(tier2, s"no tier-2 consolidation in ${ids.map(objs).map(o => o.kind -> o.parents.size)}")
+      assert(ids.map(objs).count(_.kind == ObjectKind.Snap) == 1, "no SNAP was rewritten")
+    }
+  }
+  test("a commit planned on its parent's logical chains gets the parent's compacted chains carried forward") {
+    var cur = rowsOf(0 until 200, 0).map(r => r.getInt(0) -> r).toMap
+    withConf(Off: _*) {
+      write(frame(schema, cur.values.toSeq), "r.t", "primaryKey" -> "id")
+      (1 to 10).foreach { i =>
+        val upd = rowsOf(Seq(i, 60 + i), i); write(frame(schema, upd), "r.t", "upsert" -> "true"); cur ++= upd.map(r => r.getInt(0) -> r)
+      }
+    }
+    val parent = engine.resolve("r", Revision.DefaultBranch)
+    // the child is planned before the parent's compaction is recorded (as when the compaction runs in the background)
+    withConf(Off: _*)(write(frame(schema, rowsOf(Seq(3, 150), 11)), "r.t", "upsert" -> "true"))
+    cur ++= rowsOf(Seq(3, 150), 11).map(r => r.getInt(0) -> r)
+    val child = engine.resolve("r", Revision.DefaultBranch)
+    val req = versioned.spark.write.WriteRequest(TableIdent("r", "t"), None, versioned.spark.write.WriteMode.Changes, None,
+      upsert = false, "t", "t", Map.empty)
+    assert(Compactor.maybeCompact(spark, engine, req, parent, defaults) > 0, "the parent's 10 commit DIFFs are consolidated")
+    val pc = engine.table("r", parent, "t").compacted.get
+    assert(Compactor.maybeCompact(spark, engine, req, child, defaults) == 0, "carrying writes no object")
+    val c = engine.table("r", child, "t")
+    val cc = c.compacted.getOrElse(fail("the carried chains were not recorded"))
+    assert(cc.indices.forall(i => cc(i).objects.startsWith(pc(i).objects) && cc(i).objects.size <= pc(i).objects.size + 1), cc)
+    assert(cc(0).objects.size == 3 && cc(3).objects.size == 2, cc) // SNAP + consolidated + the child's DIFF; SNAP + DIFF
+    assertReads(read("r.t"), cur.values.toSeq, "child through the carried chains")
+    engine.clearCompacted("r", child.hash, "t")
+    assertReads(read("r.t"), cur.values.toSeq, "child through its logical chains")
+  }
+}
+
+/**
+ * Compaction off the commit path with the default settings: commits return before their compaction,
+ * which runs in a background thread of the driver; content always equals an oracle while commits and
+ * compactions interleave; `compact` runs it now. No timing assertions.
+ */
+class BackgroundCompactionSuite extends VersionedTestBase {
+  import CompactionTesting._
+
+  private def table(hash: String): TableVersion = engine.tableOption("r", hash, "t").get
+
+  test("commits and background compactions interleave: every version equals its oracle, compacted forms appear") {
+    assert(Settings.of(spark).backgroundCompaction, "background compaction is the default")
+    val rnd = new Random(7)
+    var cur = rowsOf(0 until 200, 0).map(r => r.getInt(0) -> r).toMap
+    append(frame(schema, cur.values.toSeq), "r.t", "primaryKey" -> "id")
+    val versions = Vector.newBuilder[(String, Seq[Row])]
+    for (i <- 1 to 24) {
+      // 10 to 40 changes (upserts, deletes, new keys): some fragments cross the ratio, some consolidate
+      val keys = Seq.fill(10 + rnd.nextInt(30))(rnd.nextInt(260)).distinct
+      val deletes = keys.filter(_ => rnd.nextInt(5) == 0).toSet
+      val df = spark.createDataFrame(spark.sparkContext.parallelize(keys.map(k => Row(k, i, deletes(k))), 2),
+        schema.add("gone", BooleanType))
+      append(df, "r.t", "deleteColumn" -> "gone") // does not wait for compaction
+      cur = cur -- deletes ++ keys.filterNot(deletes).map(k => k -> Row(k, i))
+      versions += headHash("r").get -> cur.values.toSeq
+      assertReads(read("r.t"), cur.values.toSeq, s"head after commit $i (compaction possibly running)")
+    }
+    awaitCompaction()
+    val all = versions.result()
+    assert(all.exists(v => table(v._1).compacted.isDefined), "background compaction recorded compacted forms")
+    all.zipWithIndex.foreach { case ((hash, rows), i) => assertReads(read("r.t", "image" -> hash), rows, s"version $i") }
+    assert(logSize("r") == all.size + 1)
+  }
+
+  test("compact waits for the background compaction and runs the policy on the head now") {
+    withConf(Off: _*) {
+      write(frame(schema, rowsOf(0 until 100, 0)), "r.t", "primaryKey" -> "id")
+      write(frame(schema, rowsOf(0 until 100, 1)), "r.t", "upsert" -> "true")
+    }
+    val head = headHash("r").get
+    assert(table(head).compacted.isEmpty)
+    val done = VersionedApi.compact(spark, null, "r", null, null).collect()
+    assert(done.map(r => (r.getString(0), r.getString(1))).toSeq == Seq("t" -> head), done.mkString)
+    val c = table(head).compacted.getOrElse(fail("compact recorded nothing"))
+    val objs = engine.objects(c.flatMap(_.objects))
+    assert(c.forall(_.objects.forall(objs(_).kind == ObjectKind.Snap)), "every fragment had a 100% DIFF share")
+    assertReads(read("r.t"), rowsOf(0 until 100, 1), "after compact")
+    assert(VersionedApi.compact(spark, null, "r", "main", "t").count() == 0, "nothing left to compact")
+    assert(MaintenanceApi.awaitCompactions(0L))
+  }
+
+  test("the inline setting compacts before the write returns") {
+    withConf(VersionedOptions.ConfBackgroundCompaction -> "false") {
+      append(frame(schema, rowsOf(0 until 100, 0)), "r.t", "primaryKey" -> "id")
+      append(frame(schema, rowsOf(0 until 100, 1)), "r.t", "upsert" -> "true")
+      assert(table(headHash("r").get).compacted.isDefined, "compacted inline")
+    }
+    expectError(versioned.core.ErrorClass.InvalidOption, VersionedOptions.ConfBackgroundCompaction)(
+      withConf(VersionedOptions.ConfBackgroundCompaction -> "sometimes")(append(frame(schema, rowsOf(Seq(1), 2)), "r.t")))
+  }
+}
+
+/**
+ * A file system failing during background compaction: the commit stands, nothing of the failed
+ * compaction is visible, history stays intact, and the next commit's compaction succeeds.
+ */
+class BackgroundCompactionFaultSuite extends FaultyWarehouseSuite {
+  import CompactionTesting._
+
+  private def image(hash: String) = eng.resolve("r", Revision.Spec(hash))
+  private def withConf[T](kv: (String, String)*)(f: => T): T = {
+    kv.foreach { case (k, v) => spark.conf.set(k, v) }
+    try f finally kv.foreach { case (k, _) => spark.conf.unset(k) }
+  }
+  private def assertReads(df: => org.apache.spark.sql.DataFrame, expected: Seq[Row], clue: String): Unit = {
+    val got = df.collect().toSeq
+    assert(got.size == expected.size && got.toSet == expected.toSet, s"$clue: ${got.size} rows, expected ${expected.size}")
+  }
+
+  test("a fault at any file operation of a background compaction leaves history intact; the next one succeeds") {
+    val s = spark
+    def df(v: Int) = s.createDataFrame(s.sparkContext.parallelize(rowsOf(0 until 120, v), 2), schema)
+    withConf(Off: _*)(write(df(0), "r.t", "primaryKey" -> "id"))
+    val req = WriteRequest(TableIdent("r", "t"), Some("main"), WriteMode.Changes, None, upsert = false, "t", "t",
+      Map(VersionedOptions.Warehouse -> s.conf.get(VersionedOptions.ConfWarehouse),
+        VersionedOptions.MetastoreUrl -> s.conf.get(VersionedOptions.ConfMetastoreUrl)))
+    val acknowledged = Vector.newBuilder[(String, Int)]
+    var failed = 0
+    /** One commit rewriting every row (a 100% DIFF share: every fragment is re-snapshotted), compaction with fault `n`. */
+    def round(v: Int, n: Long): Long = {
+      withConf(Off: _*)(write(df(v), "r.t", "upsert" -> "true"))
+      val head = eng.branchHeadOption("r", "main").get
+      acknowledged += head.hash -> v
+      Faults.arm(n)
+      Compactions.afterCommit(s, eng, req, head, Settings.of(s)) // the defaults: background
+      awaitCompaction()
+      val ops = Faults.operations
+      Faults.disarm()
+      failed += Faults.failures.get()
+      // a compaction the fault failed recorded nothing; one that got past it (a fault in cleanup) is complete
+      assertReads(read("r.t"), rowsOf(0 until 120, v), s"head after a fault at operation $n")
+      ops
+    }
+    val ops = round(1, 0)
+    assert(ops > 3, s"the compaction made only $ops file operations")
+    val points = ((1L to 4L) ++ (1 to 5).map(i => ops * i / 6) :+ ops).distinct
+    points.zipWithIndex.foreach { case (n, i) => round(2 + i, n) }
+    assert(failed > 0, "no injected fault hit a compaction")
+    acknowledged.result().foreach { case (hash, v) =>
+      assertReads(read("r.t", "image" -> hash), rowsOf(0 until 120, v), s"acknowledged image ${hash.take(12)}")
+    }
+    // the next commit compacts normally (default settings, in the background)
+    write(df(99), "r.t", "upsert" -> "true")
+    val t = eng.table("r", image(eng.branchHeadOption("r", "main").get.hash), "t")
+    assert(t.compacted.isDefined, "the next commit's background compaction succeeded")
+    assertReads(read("r.t"), rowsOf(0 until 120, 99), "after the next commit")
+    assert(MaintenanceApi.verify(spark, eng, "r", Seq("main")).filter("status != 'ok'").count() == 0)
+  }
+}
