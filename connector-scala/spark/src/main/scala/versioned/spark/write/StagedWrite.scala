@@ -137,6 +137,8 @@ private[versioned] trait StagedInput {
   /** The rows, in `schema`, when they are on the driver. */
   def localRows: Option[IndexedSeq[InternalRow]]
   def frame: DataFrame
+  /** The rows already written as the fragments of a new SNAP by the write tasks ([[SnapshotWrite]]). */
+  def snapshot: Option[PrewrittenSnapshot] = None
 }
 
 private[versioned] object StagedInput {
@@ -144,6 +146,18 @@ private[versioned] object StagedInput {
     override val schema: StructType = df.schema
     override def localRows: Option[IndexedSeq[InternalRow]] = None
     override def frame: DataFrame = df
+  }
+
+  /** Rows the write tasks wrote as SNAP fragments; as a DataFrame, the objects read back. */
+  def prewritten(s: PrewrittenSnapshot): StagedInput = new StagedInput {
+    override val schema: StructType = s.layout.physicalSchema
+    override def localRows: Option[IndexedSeq[InternalRow]] = None
+    override def snapshot: Option[PrewrittenSnapshot] = Some(s)
+    override lazy val frame: DataFrame = {
+      val spark = SparkSession.active
+      if (s.paths.isEmpty) spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], schema)
+      else spark.read.schema(schema).parquet(s.paths: _*)
+    }
   }
 }
 
