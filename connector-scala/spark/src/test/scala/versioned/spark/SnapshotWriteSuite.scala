@@ -55,22 +55,52 @@ class SnapshotWriteSuite extends VersionedTestBase {
     }
   }
 
-  test("first load: content equals the input, fragments key-ordered, non-overlapping, at most the target size") {
+  /** Object files in the warehouse (written by any pass, referenced or not). */
+  private def objectFiles: Int = {
+    val dir = new java.io.File(warehouse, "objects")
+    Option(dir.listFiles()).toSeq.flatten.flatMap(d => Option(d.listFiles()).toSeq.flatten).count(_.getName.endsWith(".parquet"))
+  }
+
+  test("first load of data clustered by key: the tasks' objects are the fragments (one pass)") {
+    // input partitions hold disjoint key ranges, rows shuffled inside each (each task sorts its own)
+    val rows = (0 until 1000).map(i => Row(i, s"n$i", i * 0.5))
+    val parts = rows.grouped(250).map(g => scala.util.Random.shuffle(g)).toSeq
+    val df = spark.createDataFrame(spark.sparkContext.parallelize(parts.reverse, 4).flatMap(identity), schema)
+    write(df, "r.t", "primaryKey" -> "id")
+    assertSameRows(read("r.t").collect().toSeq, rows, "first load")
+    // 4 tasks of 250 rows: 5 fragments each, nothing written twice
+    assertFragments("r", "t", 1000, 20)
+    val e = engine
+    assert(e.table("r", e.branchHeadOption("r", "main").get, "t").fragments.size == 20)
+    assert(objectFiles == 20, "a clustered first load writes each row once")
+    assert(stagedWrites.isEmpty)
+    assert(read("r.t").collect().map(_.getInt(0)).toSeq == (0 until 1000), "a scan returns rows in key order")
+  }
+
+  test("first load of unclustered data: planned again from the written objects, same guarantees") {
     val (df, expected) = shuffled(1000)
     write(df, "r.t", "primaryKey" -> "id")
     assertSameRows(read("r.t").collect().toSeq, expected, "first load")
-    // 2 write tasks (adaptive execution off): at most one smaller fragment per task
     assertFragments("r", "t", 1000, 1000 / 50 + 2)
     assert(stagedWrites.isEmpty)
     assert(read("r.t").collect().map(_.getInt(0)).toSeq == (0 until 1000), "a scan returns rows in key order")
   }
 
-  test("first load with adaptive execution: coalesced range partitions, same guarantees") {
+  test("many small clustered input partitions are not kept as tiny fragments") {
+    val rows = (0 until 600).map(i => Row(i, s"n$i", 0.0))
+    write(spark.createDataFrame(spark.sparkContext.parallelize(rows, 60), schema), "r.t", "primaryKey" -> "id")
+    assertSameRows(read("r.t").collect().toSeq, rows, "first load")
+    assertFragments("r", "t", 600, 600 / 50 + 2)
+  }
+
+  test("first load with adaptive execution, same guarantees") {
     withConf("spark.sql.adaptive.enabled" -> "true", "spark.sql.shuffle.partitions" -> "16") {
       val (df, expected) = shuffled(3000, partitions = 7, seed = 3)
       write(df, "r.t", "primaryKey" -> "id")
       assertSameRows(read("r.t").collect().toSeq, expected, "first load (AQE)")
       assertFragments("r", "t", 3000, 3000 / 50 + 16)
+      write(spark.range(0, 2000, 1, 3).selectExpr("id", "cast(id as string) s"), "r.u", "primaryKey" -> "id")
+      assert(read("r.u").count() == 2000)
     }
   }
 
@@ -93,8 +123,18 @@ class SnapshotWriteSuite extends VersionedTestBase {
       assert(stagedWrites.isEmpty)
     }
     val base = (0 until 500).map(i => Row(i, s"n$i", 0.0))
-    // the duplicate lies in the upper key range (another write task than the first); its rows are counted
+    // the duplicate's rows are in one task or several: counted all the same
     attempt(base ++ Seq(Row(480, "b", 1.0), Row(480, "c", 2.0)), ErrorClass.DuplicateKey, "id=480", "3 rows")
+    // clustered input: a duplicate inside one task, and across two tasks' key ranges
+    val clustered = (0 until 400).map(i => Row(i, "a", 0.0))
+    def inTasks(rows: Seq[Row]) = spark.createDataFrame(spark.sparkContext.parallelize(rows, 4), schema)
+    expectError(ErrorClass.DuplicateKey, "id=10", "2 rows")(write(inTasks(clustered.patch(11, Seq(Row(10, "b", 0.0)), 1)),
+      "bad.t", "primaryKey" -> "id"))
+    expectError(ErrorClass.DuplicateKey, "id=100", "2 rows")(write(inTasks(clustered.patch(99, Seq(Row(100, "b", 0.0)), 1)),
+      "bad.t", "primaryKey" -> "id"))
+    expectError(ErrorClass.NullPrimaryKey)(write(inTasks(clustered.patch(200, Seq(Row(null, "b", 0.0)), 1)),
+      "bad.t", "primaryKey" -> "id"))
+    assert(!engine.repositoryExists("bad"))
     attempt(base :+ Row(null, "z", 1.0), ErrorClass.NullPrimaryKey, "(id)")
     // both: the null key is reported, as the staged path does
     attempt(base ++ Seq(Row(null, "z", 1.0), Row(7, "d", 1.0)), ErrorClass.NullPrimaryKey)

@@ -157,18 +157,18 @@ private[versioned] object CommitPlanner {
   }
 
   /**
-   * Rows the write tasks already wrote as the fragments of a new SNAP ([[SnapshotWrite]]), with the key
-   * rule checked there: a problem they found is raised here, where [[Validation]] would raise it. When the
-   * write still makes that SNAP (no table with the data's shape on `head`) its fragments are the new
-   * version; otherwise (the branch moved) the objects are planned as staged rows.
+   * Rows the write tasks already wrote as SNAP objects ([[SnapshotWrite]]). When the objects are fragments
+   * (valid keys, runs that do not overlap) and the write still makes that SNAP (no table with the data's
+   * shape on `head`), they are the new version; otherwise the objects are the staged rows, planned as
+   * usual (and validated, unless they were found valid already).
    */
   private def prewritten(spark: SparkSession, target: ObjectTarget, req: WriteRequest, staged: StagedInput,
                          layout: TableLayout, current: Option[TableVersion],
                          read: () => DataFrame): (TableVersion, Seq[ObjectMeta]) = {
     val s = staged.snapshot.get
-    s.problem.foreach(e => throw e)
-    if (current.isEmpty && s.layout == layout) s.version(req.ident.table)
-    else planDistributed(spark, target, req, staged.frame, layout, current, read, validated = s.layout.keyColumns == layout.keyColumns)
+    if (s.fragments && current.isEmpty && s.layout == layout) s.version(req.ident.table)
+    else planDistributed(spark, target, req, staged.frame, layout, current, read,
+      validated = s.fragments && s.layout.keyColumns == layout.keyColumns)
   }
 
   /**

@@ -5,29 +5,33 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.distributions.{Distribution, Distributions}
 import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference, NullOrdering, SortDirection, SortOrder}
 import org.apache.spark.sql.connector.write._
-import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.StructType
-import versioned.core.{DataValidationException, Fragment, ObjectKind, ObjectMeta, TableVersion}
+import versioned.core.{Fragment, ObjectKind, ObjectMeta, TableVersion}
 import versioned.spark.{TableLayout, VersionedTable, Warehouses}
 
-/** What one write task of a [[SnapshotWrite]] wrote (its fragments in key order) and the key problem it found, if any. */
+/**
+ * What one write task of a [[SnapshotWrite]] wrote: its objects in key order, its row count and the
+ * canonical key of its last row, present when its keys were non-null and strictly ascending.
+ */
 private[versioned] final case class SnapshotPart(partition: Int, objects: Seq[WrittenObject], rows: Long,
-                                                 nullKey: Boolean, duplicate: Option[(Seq[Any], Long)])
-  extends WriterCommitMessage
+                                                 lastKey: Option[Seq[Any]]) extends WriterCommitMessage
 
 /**
  * DSv2 write of data that becomes a new SNAP (a new table, or an overwrite that changes the schema or
- * key, with an explicit primary key): Spark range-partitions the rows by key and sorts each partition
- * ([[RequiresDistributionAndOrdering]]), so the write tasks write the final SNAP fragments directly, one
- * pass: content hash, statistics and checksums in [[ObjectWriter]], fragments cut at
- * `spark.versioned.fragment.targetRows` rows, and the key rule of [[Validation]] checked on the sorted
- * rows. Nothing is staged and nothing is read back. On commit the driver hands the written fragments to
- * [[CommitPlanner]] (the one commit path), which raises a key problem the tasks found, or, when the branch
- * moved so that the write no longer makes a SNAP, plans it from the written objects as staged rows.
+ * key, with an explicit primary key). Spark sorts each write task's rows by key
+ * ([[RequiresDistributionAndOrdering]]: an ordering, no distribution, so no shuffle), and each task
+ * writes its sorted rows as SNAP objects in one pass: content hash, statistics and checksums in
+ * [[ObjectWriter]], a new object every `spark.versioned.fragment.targetRows` rows, the key rule of
+ * [[Validation]] checked on the sorted rows ([[Validation.SortedKeys]]). Nothing is staged.
  *
- * Fragments follow the range partitions: each task cuts its sorted rows every `targetRows` rows, so a
- * fragment holds at most `targetRows` rows and each task ends with at most one smaller fragment. With
- * adaptive execution the shuffle's partitions are coalesced to about the bytes of `targetRows` rows.
+ * On commit the driver orders the tasks' runs by their first keys. When every task's keys were valid
+ * and the runs do not overlap (data that arrives clustered by key: a range, a sorted file set, another
+ * table's scan) and they are not much more numerous than `rows / targetRows`, the objects are the new
+ * table's fragments: keys are then unique and non-null. Otherwise the objects are the write's staged
+ * rows and are planned as before ([[Validation.keys]] raises a null or duplicate key with the same
+ * error, or the rows are range-partitioned into fragments and written again). Either way the commit
+ * goes through [[CommitPlanner.commit]], the one commit path, which also plans from the objects as
+ * staged rows when the branch moved so that the write no longer makes a SNAP.
  */
 private[versioned] final class SnapshotWrite(table: VersionedTable, req: WriteRequest, layout: TableLayout)
   extends Write with RequiresDistributionAndOrdering with BatchWrite {
@@ -36,21 +40,10 @@ private[versioned] final class SnapshotWrite(table: VersionedTable, req: WriteRe
   private val order: Array[SortOrder] = layout.keyColumns.map { k =>
     Expressions.sort(SnapshotWrite.column(k), SortDirection.ASCENDING, NullOrdering.NULLS_FIRST)
   }.toArray
-  private val adaptive = {
-    val conf = SparkSession.active.conf
-    Seq(SQLConf.ADAPTIVE_EXECUTION_ENABLED.key, SQLConf.COALESCE_PARTITIONS_ENABLED.key)
-      .forall(k => conf.get(k, "true").trim.equalsIgnoreCase("true"))
-  }
 
   override def description(): String = s"versioned SNAP write of ${req.ident}"
-  override def requiredDistribution(): Distribution = Distributions.ordered(order)
+  override def requiredDistribution(): Distribution = Distributions.unspecified()
   override def requiredOrdering(): Array[SortOrder] = order
-  // coalesced adjacent range partitions keep the key order; split partitions would overlap
-  override def distributionStrictlyRequired(): Boolean = true
-  override def requiredNumPartitions(): Int =
-    if (adaptive) 0 else math.max(1, SparkSession.active.sparkContext.defaultParallelism)
-  override def advisoryPartitionSizeInBytes(): Long =
-    if (!adaptive) 0L else math.max(1L << 20, fragmentRows * SnapshotWrite.shuffleRowBytes(layout.physicalSchema))
 
   override def toBatch: BatchWrite = this
 
@@ -62,11 +55,12 @@ private[versioned] final class SnapshotWrite(table: VersionedTable, req: WriteRe
 
   override def commit(messages: Array[WriterCommitMessage]): Unit = try {
     val parts = messages.collect { case p: SnapshotPart => p }.sortBy(_.partition).toIndexedSeq
-    val problem: Option[DataValidationException] =
-      if (parts.exists(_.nullKey)) Some(Validation.nullKey(layout.primaryKey, None))
-      else parts.flatMap(_.duplicate).headOption.map { case (v, n) => Validation.duplicateKey(layout.primaryKey, n, v, None) }
-    val written = parts.flatMap(_.objects.sortBy(_.fragment))
-    val snapshot = PrewrittenSnapshot(layout, written, problem, table.engine.config)
+    val runs = if (parts.exists(p => p.rows > 0 && p.lastKey.isEmpty)) None else SnapshotWrite.ordered(layout, parts)
+    val rows = parts.map(_.rows).sum
+    val ideal = math.max(1L, (rows + fragmentRows - 1) / fragmentRows)
+    val direct = runs.isDefined && runs.get.size <= 2 * ideal + 1
+    val written = if (direct) runs.get else parts.flatMap(_.objects)
+    val snapshot = PrewrittenSnapshot(layout, written, table.engine.config, direct)
     Commits.record(CommitPlanner.commit(table.engine, req, StagedInput.prewritten(snapshot), Some(lease.get)))
   } finally lease.close()
 
@@ -98,17 +92,31 @@ private[versioned] object SnapshotWrite {
     if (snap) Some(layout) else None
   } catch { case scala.util.control.NonFatal(_) => None }
 
+  /**
+   * The tasks' objects in key order when the tasks' runs do not overlap (each task's objects are in key
+   * order already): tasks ordered by their first keys, each ending below the next one's first key.
+   */
+  def ordered(layout: TableLayout, parts: Seq[SnapshotPart]): Option[Seq[WrittenObject]] = {
+    val types = layout.keyTypes
+    val cmp = new versioned.spark.read.KeyComparator(types)
+    def row(values: Seq[Any]): InternalRow = new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(
+      values.zip(types).map { case (v, dt) => versioned.spark.Values.toInternal(v, dt) }.toArray)
+    val runs = parts.filter(_.objects.nonEmpty).map(p => (row(p.objects.head.firstKey), row(p.lastKey.get), p))
+      .sortWith((a, b) => cmp.compare(a._1, b._1) < 0)
+    val disjoint = runs.zip(runs.drop(1)).forall { case (a, b) => cmp.compare(a._2, b._1) < 0 }
+    if (disjoint) Some(runs.flatMap(_._3.objects.sortBy(_.fragment))) else None
+  }
+
   /** A column by its exact name (quoted, so a dot in it is not a path). */
   def column(name: String): NamedReference = Expressions.column("`" + name.replace("`", "``") + "`")
-
-  /** About the bytes a row takes in the shuffle (compressed UnsafeRows), for the advisory partition size. */
-  def shuffleRowBytes(schema: StructType): Long = math.max(8L, schema.defaultSize.toLong * 3 / 4)
 }
 
-/** The SNAP fragments a [[SnapshotWrite]]'s tasks wrote, in key order, and the key problem they found. */
+/**
+ * The SNAP objects a [[SnapshotWrite]]'s tasks wrote. `fragments`: they are the new table's fragments,
+ * in key order, with unique non-null keys; otherwise they hold the write's rows, to be planned as staged rows.
+ */
 private[versioned] final case class PrewrittenSnapshot(layout: TableLayout, written: Seq[WrittenObject],
-                                                       problem: Option[DataValidationException],
-                                                       config: versioned.core.WarehouseConfig) {
+                                                       config: versioned.core.WarehouseConfig, fragments: Boolean) {
   def version(table: String): (TableVersion, Seq[ObjectMeta]) = {
     val fragments = written.zipWithIndex.map { case (w, i) => Fragment(if (i == 0) None else Some(w.firstKey), Seq(w.meta.id)) }
     (TableVersion(table, layout.schemaJson, layout.primaryKey, layout.hidden, fragments), written.map(_.meta))
@@ -123,33 +131,28 @@ private[versioned] final class SnapshotWriterFactory(sink: ParquetSink, target: 
     new SnapshotWriter(sink, target, layout, fragmentRows, partitionId)
 }
 
-/** Writes one range partition's sorted rows as SNAP objects of at most `fragmentRows` rows each. */
+/** Writes one task's sorted rows as SNAP objects of at most `fragmentRows` rows each. */
 private[versioned] final class SnapshotWriter(sink: ParquetSink, target: ObjectTarget, layout: TableLayout,
                                               fragmentRows: Long, partition: Int) extends DataWriter[InternalRow] {
   private val keyOrdinals = layout.keyColumns.map(layout.physicalSchema.fieldIndex)
   private val check = new Validation.SortedKeys(keyOrdinals, layout.keyTypes)
   private val runs = new ObjectRuns(sink, target, ObjectKind.Snap, layout.keyColumns)
-  private var valid = true
   private var fragment = 0
   private var inFragment = 0L
   private var rows = 0L
 
   override def write(row: InternalRow): Unit = {
     rows += 1
-    if (!check.add(row)) {
-      // the write fails at commit with Validation's error: stop writing objects
-      if (valid) { runs.abort(); valid = false }
-    } else if (valid) {
-      if (inFragment == fragmentRows) { fragment += 1; inFragment = 0 }
-      runs.write(fragment, row)
-      inFragment += 1
-    }
+    check.add(row) // rows that break the key rule are written all the same: they are then the staged rows
+    if (inFragment == fragmentRows) { fragment += 1; inFragment = 0 }
+    runs.write(fragment, row)
+    inFragment += 1
   }
 
   override def commit(): WriterCommitMessage = {
-    val (nullKey, duplicate) = check.problem
-    val objects = if (valid) runs.close() else Seq.empty
-    SnapshotPart(partition, objects, rows, nullKey, duplicate)
+    val objects = runs.close()
+    val last = check.lastKey.map(k => layout.keyTypes.indices.map(i => versioned.spark.Values.fromInternal(k, i, layout.keyTypes(i))))
+    SnapshotPart(partition, objects, rows, last)
   }
 
   override def abort(): Unit = runs.abort()

@@ -47,10 +47,10 @@ private[versioned] object Validation {
 
   /**
    * The same rule checked in one pass over rows that arrive sorted by key (the write tasks of a new
-   * SNAP, [[SnapshotWrite]]): a null key sorts first, equal keys are adjacent (Spark's sort and range
-   * partitioning compare keys as [[KeyComparator]] does, so -0.0 and 0.0 meet). [[add]] returns false
-   * from the first offending row on; the run of a duplicated key is still counted to its end, so
-   * [[problem]] reports the rows sharing it, as [[keys]] does.
+   * SNAP, [[SnapshotWrite]]): the rows obey it while each key is non-null and greater than the previous
+   * one (Spark's sort compares keys as [[KeyComparator]] does, so -0.0 and 0.0 meet). Rows that break it
+   * are not reported here: the write is then planned from its staged rows and [[keys]] raises the error
+   * over all of them.
    */
   final class SortedKeys(keyOrdinals: Seq[Int], types: Seq[DataType]) {
     private val project = org.apache.spark.sql.catalyst.expressions.UnsafeProjection.create(
@@ -58,33 +58,19 @@ private[versioned] object Validation {
         org.apache.spark.sql.catalyst.expressions.BoundReference(o, dt, nullable = true) })
     private val cmp = new KeyComparator(types)
     private var prev: InternalRow = _
-    private var run = 0L
-    private var nullSeen = false
-    private var duplicate: Option[(Seq[Any], Long)] = None
-    private var settled = false // a duplicate run ended, or a null key: later rows change nothing
+    private var ok = true
 
+    /** Adds the next row; whether every row so far had a non-null key greater than the one before. */
     def add(row: InternalRow): Boolean = {
-      if (settled) return false
+      if (!ok) return false
       val key = project(row)
-      if (types.indices.exists(key.isNullAt)) { nullSeen = true; settled = true; return false }
-      if (prev != null && cmp.compare(prev, key) == 0) run += 1
-      else {
-        if (run > 1) { endRun(); return false }
-        prev = key.copy(); run = 1
-      }
-      run == 1 && duplicate.isEmpty
+      if (types.indices.exists(key.isNullAt) || (prev != null && cmp.compare(prev, key) >= 0)) ok = false
+      else prev = key.copy()
+      ok
     }
 
-    private def endRun(): Unit = {
-      duplicate = Some((types.indices.map(c => CatalystTypeConverters.convertToScala(prev.get(c, types(c)), types(c))), run))
-      settled = true
-    }
-
-    /** What was found: a null key, or the first duplicated key (external values) and its row count. */
-    def problem: (Boolean, Option[(Seq[Any], Long)]) = {
-      if (!settled && run > 1) endRun()
-      (nullSeen, duplicate)
-    }
+    /** The key of the last row (key columns at ordinals 0 until n), while the rule holds. */
+    def lastKey: Option[InternalRow] = if (ok) Option(prev) else None
   }
 
   /** The error for rows with a null primary key. */
