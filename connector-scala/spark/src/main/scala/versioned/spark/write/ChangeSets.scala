@@ -65,20 +65,48 @@ private[versioned] object ChangeSets {
       when(isDelete, kind(ChangeKind.Delete)).otherwise(kind(ChangeKind.Upsert)).as(ChangeColumn): _*), layout)
   }
 
-  /** Keyed overwrite: full outer join by key; unchanged rows produce nothing. */
+  /** Columns [[overwrite]] adds to its changes for [[Validation.marked]]: rows of the key, a null key. */
+  val CountColumn = "_vcount"
+  val NullColumn = "_vnull"
+
+  /**
+   * Two 64-bit hashes of a row's value columns (xxhash64 from two starting states), with each column's
+   * null flag, so rows that differ only in where their nulls are still differ. A change is missed only if
+   * both hashes collide.
+   */
+  private def valueHashes(values: Seq[String]): Seq[Column] =
+    if (values.isEmpty) Seq(lit(0L), lit(0L))
+    else {
+      val cols = values.map(col) ++ values.map(v => col(v).isNull)
+      Seq(xxhash64(cols: _*), xxhash64(lit(0x9E3779B97F4A7C15L) +: cols: _*))
+    }
+
+  /**
+   * Keyed overwrite: one full outer join by key of the new rows against the current ones; unchanged rows
+   * produce nothing. The current side brings only its keys and [[valueHashes]], so the table is shuffled
+   * as narrow rows. The new rows are counted per key by a window that partitions and sorts them as the
+   * join needs (no further shuffle), which checks the key rule in the same pass: rows whose key is null or
+   * repeated are kept, flagged in [[NullColumn]] / [[CountColumn]], for [[Validation.marked]] to raise.
+   */
   def overwrite(input: DataFrame, current: DataFrame, layout: TableLayout): DataFrame = {
     val keys = layout.primaryKey
     val values = layout.nonKeyColumns
-    val o = current.select((keys ++ values).map(c => col(c).as(s"o_$c")) :+ lit(true).as("_vo"): _*)
-    val n = input.select((keys ++ values).map(c => col(c).as(s"n_$c")) :+ lit(true).as("_vn"): _*)
+    val o = current.select(keys.map(c => col(c).as(s"o_$c")) ++ valueHashes(values).zipWithIndex.map { case (h, i) =>
+      h.as(s"_voh$i") } :+ lit(true).as("_vo"): _*)
+    val counted = input.withColumn(CountColumn, count(lit(1)).over(Window.partitionBy(keys.map(col): _*)))
+    val n = counted.select((keys ++ values).map(c => col(c).as(s"n_$c")) ++ valueHashes(values).zipWithIndex.map { case (h, i) =>
+      h.as(s"_vnh$i") } ++ Seq(col(CountColumn), lit(true).as("_vn")): _*)
     val j = o.join(n, keys.map(k => col(s"o_$k") === col(s"n_$k")).reduce(_ && _), "full_outer")
-    val same = values.map(v => col(s"o_$v") <=> col(s"n_$v")).foldLeft(lit(true))(_ && _)
+    val same = col("_voh0") === col("_vnh0") && col("_voh1") === col("_vnh1")
     val change = when(col("_vo").isNull, kind(ChangeKind.Insert))
       .when(col("_vn").isNull, kind(ChangeKind.Delete))
       .when(!same, kind(ChangeKind.Update))
-    val out = j.withColumn(ChangeColumn, change).filter(col(ChangeColumn).isNotNull)
-    inDiffLayout(out.select(keys.map(k => coalesce(col(s"n_$k"), col(s"o_$k")).as(k)) ++
-      values.map(v => col(s"n_$v").as(v)) :+ col(ChangeColumn): _*), layout)
+    val nullKey = col("_vn").isNotNull && keys.map(k => col(s"n_$k").isNull).reduce(_ || _)
+    val repeated = coalesce(col(CountColumn), lit(1L)) > 1
+    val out = j.withColumn(ChangeColumn, change).withColumn(NullColumn, nullKey)
+      .filter(col(ChangeColumn).isNotNull || col(NullColumn) || repeated)
+    out.select(keys.map(k => coalesce(col(s"n_$k"), col(s"o_$k")).as(k)) ++ values.map(v => col(s"n_$v").as(v)) ++
+      Seq(col(ChangeColumn), coalesce(col(CountColumn), lit(1L)).as(CountColumn), col(NullColumn)): _*)
   }
 
   /** Numbers duplicates of whole rows for a key-less table: ordinals continue after existing ones. */

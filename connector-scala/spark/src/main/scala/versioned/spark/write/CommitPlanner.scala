@@ -180,7 +180,9 @@ private[versioned] object CommitPlanner {
                               read: () => DataFrame, validated: Boolean = false): (TableVersion, Seq[ObjectMeta]) = {
     val marked = req.deleteColumn.map(_ => rawInput)
     val input = req.deleteColumn.fold(rawInput)(c => rawInput.select(rawInput.columns.filter(_ != c).map(col).toIndexedSeq: _*))
-    if (req.mode != WriteMode.Changes && !validated) Validation.check(input, layout)
+    // a keyed overwrite of an existing table checks the key rule while it compares ([[ChangeSets.overwrite]])
+    val checkedInComparison = req.mode == WriteMode.Overwrite && !layout.hidden && current.isDefined
+    if (req.mode != WriteMode.Changes && !validated && !checkedInComparison) Validation.check(input, layout)
     val readCurrent = () => Some(read())
     current match {
       case None =>
@@ -192,11 +194,28 @@ private[versioned] object CommitPlanner {
           case WriteMode.Append if layout.hidden => ChangeSets.appendHidden(input, readCurrent(), layout)
           case WriteMode.Append => ChangeSets.append(input, if (req.upsert) None else readCurrent(), layout, req.upsert)
           case WriteMode.Overwrite if layout.hidden => ChangeSets.overwriteHidden(input, readCurrent().get, layout)
-          case WriteMode.Overwrite => ChangeSets.overwrite(input, readCurrent().get, layout)
+          case WriteMode.Overwrite =>
+            return overwriteDiffs(target, layout, cur, ChangeSets.overwrite(input, readCurrent().get, layout), validated)
           case WriteMode.Changes => input
         }
         writeDiffs(target, layout, cur, changes)
     }
+  }
+
+  /**
+   * The DIFFs of a keyed overwrite from its flagged changes: computed once (cached, a small frame when
+   * few rows changed), checked for null and repeated keys (unless the rows were `validated` already),
+   * then written.
+   */
+  private def overwriteDiffs(target: ObjectTarget, layout: TableLayout, cur: TableVersion, flagged: DataFrame,
+                             validated: Boolean): (TableVersion, Seq[ObjectMeta]) = {
+    val cached = flagged.persist(StorageLevel.MEMORY_AND_DISK)
+    try {
+      if (!validated) Validation.marked(cached, layout.primaryKey)
+      val changes = cached.filter(col(VersionedOptions.ChangeColumn).isNotNull)
+        .select(layout.diffSchema.fieldNames.map(col).toIndexedSeq: _*)
+      writeDiffs(target, layout, cur, changes)
+    } finally cached.unpersist()
   }
 
   /** Rows of a key-less table numbered by `_vdup` (0, 1, ... per identical row); other tables as they are. */

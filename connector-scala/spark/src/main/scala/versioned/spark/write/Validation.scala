@@ -29,6 +29,18 @@ private[versioned] object Validation {
   }
 
   /**
+   * The same rule over rows flagged while they were compared with the table ([[ChangeSets.overwrite]]):
+   * [[ChangeSets.NullColumn]] for a null key, [[ChangeSets.CountColumn]] for the rows sharing a key.
+   */
+  def marked(rows: DataFrame, keys: Seq[String]): Unit = {
+    val bad = rows.filter(col(ChangeSets.NullColumn) || col(ChangeSets.CountColumn) > 1)
+      .select(keys.map(col) ++ Seq(col(ChangeSets.CountColumn), col(ChangeSets.NullColumn)): _*)
+      .orderBy(col(ChangeSets.NullColumn).desc).limit(1).collect()
+    if (bad.nonEmpty && bad.head.getAs[Boolean](ChangeSets.NullColumn)) throw nullKey(keys, None)
+    if (bad.nonEmpty) throw duplicateKey(keys, bad.head.getLong(keys.size), keys.indices.map(bad.head.get), None)
+  }
+
+  /**
    * The same rule over `(key, row)` pairs held on the driver and sorted by key with `cmp`: a null in
    * any key column, then runs of equal keys.
    */
