@@ -62,7 +62,7 @@ class SnapshotWriteSuite extends VersionedTestBase {
   }
 
   test("first load of data clustered by key: the tasks' objects are the fragments (one pass)") {
-    // input partitions hold disjoint key ranges, rows shuffled inside each (each task sorts its own)
+    // input partitions hold disjoint key ranges (multiples of the target), rows shuffled inside each
     val rows = (0 until 1000).map(i => Row(i, s"n$i", i * 0.5))
     val parts = rows.grouped(250).map(g => scala.util.Random.shuffle(g)).toSeq
     val df = spark.createDataFrame(spark.sparkContext.parallelize(parts.reverse, 4).flatMap(identity), schema)
@@ -86,11 +86,18 @@ class SnapshotWriteSuite extends VersionedTestBase {
     assert(read("r.t").collect().map(_.getInt(0)).toSeq == (0 until 1000), "a scan returns rows in key order")
   }
 
-  test("many small clustered input partitions are not kept as tiny fragments") {
+  test("clustered input whose tasks would leave short fragments is cut as the staged path cuts it") {
     val rows = (0 until 600).map(i => Row(i, s"n$i", 0.0))
     write(spark.createDataFrame(spark.sparkContext.parallelize(rows, 60), schema), "r.t", "primaryKey" -> "id")
     assertSameRows(read("r.t").collect().toSeq, rows, "first load")
-    assertFragments("r", "t", 600, 600 / 50 + 2)
+    assertFragments("r", "t", 600, 600 / 50)
+    // 4 tasks of about 197 rows: 50, 50, 50 and 47 or 48 each, more than half the target: kept as written
+    val more = (0 until 790).map(i => Row(i, s"n$i", 0.0))
+    write(spark.createDataFrame(spark.sparkContext.parallelize(more, 4), schema), "r.u", "primaryKey" -> "id")
+    assertFragments("r", "u", 790, 16)
+    // 3 tasks of 67 rows: 50 + 17 each; planned again: 4 fragments of about 50
+    write(spark.createDataFrame(spark.sparkContext.parallelize(rows.take(200), 3), schema), "r.v", "primaryKey" -> "id")
+    assertFragments("r", "v", 200, 4)
   }
 
   test("first load with adaptive execution, same guarantees") {

@@ -195,7 +195,7 @@ private[versioned] object CommitPlanner {
           case WriteMode.Append => ChangeSets.append(input, if (req.upsert) None else readCurrent(), layout, req.upsert)
           case WriteMode.Overwrite if layout.hidden => ChangeSets.overwriteHidden(input, readCurrent().get, layout)
           case WriteMode.Overwrite =>
-            return overwriteDiffs(target, layout, cur, ChangeSets.overwrite(input, readCurrent().get, layout), validated)
+            return overwriteDiffs(target, layout, cur, input, readCurrent().get, validated)
           case WriteMode.Changes => input
         }
         writeDiffs(target, layout, cur, changes)
@@ -203,19 +203,20 @@ private[versioned] object CommitPlanner {
   }
 
   /**
-   * The DIFFs of a keyed overwrite from its flagged changes: computed once (cached, a small frame when
-   * few rows changed), checked for null and repeated keys (unless the rows were `validated` already),
-   * then written.
+   * The DIFFs of a keyed overwrite: the changed keys are computed once (cached, coalesced: a small frame
+   * when few rows changed), checked for null and repeated keys (unless the rows were `validated`
+   * already), joined back to their new values and written.
    */
-  private def overwriteDiffs(target: ObjectTarget, layout: TableLayout, cur: TableVersion, flagged: DataFrame,
-                             validated: Boolean): (TableVersion, Seq[ObjectMeta]) = {
-    val cached = flagged.persist(StorageLevel.MEMORY_AND_DISK)
+  private def overwriteDiffs(target: ObjectTarget, layout: TableLayout, cur: TableVersion, input: DataFrame,
+                             current: DataFrame, validated: Boolean): (TableVersion, Seq[ObjectMeta]) = {
+    val spark = SparkSession.active
+    val keys = ChangeSets.overwriteKeys(input, current, layout)
+      .coalesce(math.max(1, spark.sparkContext.defaultParallelism)).persist(StorageLevel.MEMORY_AND_DISK)
     try {
-      if (!validated) Validation.marked(cached, layout.primaryKey)
-      val changes = cached.filter(col(VersionedOptions.ChangeColumn).isNotNull)
-        .select(layout.diffSchema.fieldNames.map(col).toIndexedSeq: _*)
-      writeDiffs(target, layout, cur, changes)
-    } finally cached.unpersist()
+      if (!validated) Validation.marked(keys, layout.primaryKey)
+      val small = keys.count() <= Warehouses.localCommitMaxRows(spark)
+      writeDiffs(target, layout, cur, ChangeSets.overwriteRows(keys, input, layout, small))
+    } finally keys.unpersist()
   }
 
   /** Rows of a key-less table numbered by `_vdup` (0, 1, ... per identical row); other tables as they are. */

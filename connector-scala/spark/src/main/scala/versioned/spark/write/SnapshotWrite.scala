@@ -24,10 +24,11 @@ private[versioned] final case class SnapshotPart(partition: Int, objects: Seq[Wr
  * [[ObjectWriter]], a new object every `spark.versioned.fragment.targetRows` rows, the key rule of
  * [[Validation]] checked on the sorted rows ([[Validation.SortedKeys]]). Nothing is staged.
  *
- * On commit the driver orders the tasks' runs by their first keys. When every task's keys were valid
- * and the runs do not overlap (data that arrives clustered by key: a range, a sorted file set, another
- * table's scan) and they are not much more numerous than `rows / targetRows`, the objects are the new
- * table's fragments: keys are then unique and non-null. Otherwise the objects are the write's staged
+ * On commit the driver orders the tasks' runs by their first keys. When every task's keys were valid,
+ * the runs do not overlap (data that arrives clustered by key: a range, a sorted file set, another
+ * table's scan) and every object but the last holds at least half the target rows (each task's last
+ * object is short unless the task's rows are close to a multiple of the target), the objects are the
+ * new table's fragments: keys are then unique and non-null, sizes as the staged path cuts them. Otherwise the objects are the write's staged
  * rows and are planned as before ([[Validation.keys]] raises a null or duplicate key with the same
  * error, or the rows are range-partitioned into fragments and written again). Either way the commit
  * goes through [[CommitPlanner.commit]], the one commit path, which also plans from the objects as
@@ -56,9 +57,8 @@ private[versioned] final class SnapshotWrite(table: VersionedTable, req: WriteRe
   override def commit(messages: Array[WriterCommitMessage]): Unit = try {
     val parts = messages.collect { case p: SnapshotPart => p }.sortBy(_.partition).toIndexedSeq
     val runs = if (parts.exists(p => p.rows > 0 && p.lastKey.isEmpty)) None else SnapshotWrite.ordered(layout, parts)
-    val rows = parts.map(_.rows).sum
-    val ideal = math.max(1L, (rows + fragmentRows - 1) / fragmentRows)
-    val direct = runs.isDefined && runs.get.size <= 2 * ideal + 1
+    // fragments as the staged path cuts them: all but the last hold between half the target and the target
+    val direct = runs.exists(r => r.dropRight(1).forall(_.meta.rowCount >= (fragmentRows + 1) / 2))
     val written = if (direct) runs.get else parts.flatMap(_.objects)
     val snapshot = PrewrittenSnapshot(layout, written, table.engine.config, direct)
     Commits.record(CommitPlanner.commit(table.engine, req, StagedInput.prewritten(snapshot), Some(lease.get)))
