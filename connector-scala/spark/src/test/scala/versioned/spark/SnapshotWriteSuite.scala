@@ -141,6 +141,9 @@ class SnapshotWriteSuite extends VersionedTestBase {
       "bad.t", "primaryKey" -> "id"))
     expectError(ErrorClass.NullPrimaryKey)(write(inTasks(clustered.patch(200, Seq(Row(null, "b", 0.0)), 1)),
       "bad.t", "primaryKey" -> "id"))
+    // every row twice, in two tasks that write identical objects
+    val twice = inTasks(clustered.take(100)).union(inTasks(clustered.take(100)))
+    expectError(ErrorClass.DuplicateKey, "2 rows")(write(twice, "bad.t", "primaryKey" -> "id"))
     assert(!engine.repositoryExists("bad"))
     attempt(base :+ Row(null, "z", 1.0), ErrorClass.NullPrimaryKey, "(id)")
     // both: the null key is reported, as the staged path does

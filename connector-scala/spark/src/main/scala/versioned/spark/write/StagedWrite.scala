@@ -156,7 +156,12 @@ private[versioned] object StagedInput {
     override lazy val frame: DataFrame = {
       val spark = SparkSession.active
       if (s.paths.isEmpty) spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], schema)
-      else spark.read.schema(schema).parquet(s.paths: _*)
+      else {
+        // tasks that wrote identical rows wrote one object: it is read once per task that wrote it
+        val copies = s.paths.groupBy(identity).map { case (p, ps) => p -> ps.size }
+        (1 to copies.values.max).map(i => copies.collect { case (p, c) if c >= i => p }.toSeq)
+          .map(ps => spark.read.schema(schema).parquet(ps: _*)).reduce(_ union _)
+      }
     }
   }
 }
