@@ -20,10 +20,13 @@ import versioned.core.{Errors, ObjectChecksum, ObjectStores, ObjectCorruptExcept
 private[versioned] object ObjectFiles {
   type Reader = PartitionedFile => Iterator[InternalRow]
 
-  /** A copy of `conf` whose Parquet readers verify page checksums. */
+  /** A copy of `conf` whose Parquet readers verify page checksums (and read without Hadoop vectored IO). */
   def verifying(conf: Configuration): Configuration = {
     val c = new Configuration(conf)
     c.setBoolean("parquet.page.verify-checksum.enabled", true)
+    // Hadoop's vectored reads open an asynchronous channel (threads) per call on local files: a key lookup,
+    // which reads many small page ranges, spent most of its time starting threads; full scans are as fast without
+    c.setBoolean("parquet.hadoop.vectored.io.enabled", false)
     c
   }
 
