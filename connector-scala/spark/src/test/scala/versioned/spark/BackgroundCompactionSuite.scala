@@ -145,7 +145,9 @@ class BackgroundCompactionSuite extends VersionedTestBase {
 
   test("compact waits for the background compaction and runs the policy on the head now") {
     withConf(Off: _*) {
-      write(frame(schema, rowsOf(0 until 100, 0)), "r.t", "primaryKey" -> "id")
+      // one input partition: the first write's fragments are cut at the target size (50 + 50), so the upsert
+      // of every row gives each fragment a 100% DIFF share (three partitions would make 33/33/34-row fragments)
+      write(frame(schema, rowsOf(0 until 100, 0), partitions = 1), "r.t", "primaryKey" -> "id")
       write(frame(schema, rowsOf(0 until 100, 1)), "r.t", "upsert" -> "true")
     }
     val head = headHash("r").get
