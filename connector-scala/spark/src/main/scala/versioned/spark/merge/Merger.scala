@@ -111,7 +111,8 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
       // the merged changes of each table, on the driver when there are few: counted there and written from there
       val (stats, local) = Jobs.described(spark, s"merge into $repo@$branch") {
         val local = held.collect { case r: TablePlan.Rows if r.target.isEmpty =>
-          LocalCommit.collectSmall(r.changes, maxLocal).map(r.table -> _) }.flatten.toMap
+          (if (r.local) Some(LocalCommit.collect(r.changes)) else LocalCommit.collectSmall(r.changes, maxLocal))
+            .map(r.table -> _) }.flatten.toMap
         (held.map(p => TableStat.of(p, local.get(p.table))), local)
       }
       val conflictCount = conflicts.count()

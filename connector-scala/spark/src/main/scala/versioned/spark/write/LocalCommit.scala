@@ -41,8 +41,15 @@ private[versioned] object LocalCommit {
 
   /** Changes of a write in `WriteMode.Changes`, on the driver when there are at most `maxRows` (the frame stays cached). */
   def collectSmall(df: DataFrame, maxRows: Long): Option[IndexedSeq[InternalRow]] =
-    if (df.count() > maxRows) None
-    else Some(df.asInstanceOf[org.apache.spark.sql.classic.Dataset[_]].queryExecution.toRdd.map(_.copy()).collect().toIndexedSeq)
+    if (df.count() > maxRows) None else Some(collect(df))
+
+  /**
+   * Every row of `df`, known to be small: a frame computed from driver-local rows by projections and filters
+   * is evaluated on the driver by Spark's planner (a local relation), without a job.
+   */
+  def collect(df: DataFrame): IndexedSeq[InternalRow] =
+    df.asInstanceOf[org.apache.spark.sql.classic.Dataset[_]].queryExecution.executedPlan.executeCollect().map(_.copy())
+      .toIndexedSeq
 
   /** `change` makes the function turning a kept row into a DIFF row, once per writing thread. */
   private def write(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
