@@ -65,66 +65,20 @@ private[versioned] object ChangeSets {
       when(isDelete, kind(ChangeKind.Delete)).otherwise(kind(ChangeKind.Upsert)).as(ChangeColumn): _*), layout)
   }
 
-  /** Columns [[overwrite]] adds to its changes for [[Validation.marked]]: rows of the key, a null key. */
-  val CountColumn = "_vcount"
-  val NullColumn = "_vnull"
-
-  /**
-   * Two 64-bit hashes of a row's value columns (xxhash64 from two starting states), with each column's
-   * null flag, so rows that differ only in where their nulls are still differ. A change is missed only if
-   * both hashes collide.
-   */
-  private def valueHashes(values: Seq[String]): Seq[Column] =
-    if (values.isEmpty) Seq(lit(0L), lit(0L))
-    else {
-      val cols = values.map(col) ++ values.map(v => col(v).isNull)
-      Seq(xxhash64(cols: _*), xxhash64(lit(0x9E3779B97F4A7C15L) +: cols: _*))
-    }
-
-  /**
-   * Keyed overwrite, first step: which keys changed, by one full outer join by key of the new rows
-   * against the current ones, both sides narrow: keys and [[valueHashes]] only (a key and two hashes per
-   * row are shuffled, not the rows). The new rows are counted per key by a window that partitions and
-   * sorts them as the join needs (no further shuffle), which checks the key rule in the same pass. The
-   * result has the key columns, `_vchange` (null for an unchanged key) and, for [[Validation.marked]],
-   * [[CountColumn]] and [[NullColumn]]; only changed keys and keys that break the rule are kept.
-   */
-  def overwriteKeys(input: DataFrame, current: DataFrame, layout: TableLayout): DataFrame = {
+  /** Keyed overwrite: full outer join by key; unchanged rows produce nothing. */
+  def overwrite(input: DataFrame, current: DataFrame, layout: TableLayout): DataFrame = {
     val keys = layout.primaryKey
     val values = layout.nonKeyColumns
-    def hashed(side: String): Seq[Column] =
-      keys.map(c => col(c).as(s"${side}_$c")) ++ valueHashes(values).zipWithIndex.map { case (h, i) => h.as(s"_v${side}h$i") }
-    val o = current.select(hashed("o") :+ lit(true).as("_vo"): _*)
-    // narrow first, then counted: the window's shuffle carries keys and hashes only
-    val n = input.select(hashed("n") :+ lit(true).as("_vn"): _*)
-      .withColumn(CountColumn, count(lit(1)).over(Window.partitionBy(keys.map(k => col(s"n_$k")): _*)))
+    val o = current.select((keys ++ values).map(c => col(c).as(s"o_$c")) :+ lit(true).as("_vo"): _*)
+    val n = input.select((keys ++ values).map(c => col(c).as(s"n_$c")) :+ lit(true).as("_vn"): _*)
     val j = o.join(n, keys.map(k => col(s"o_$k") === col(s"n_$k")).reduce(_ && _), "full_outer")
-    val same = col("_voh0") === col("_vnh0") && col("_voh1") === col("_vnh1")
+    val same = values.map(v => col(s"o_$v") <=> col(s"n_$v")).foldLeft(lit(true))(_ && _)
     val change = when(col("_vo").isNull, kind(ChangeKind.Insert))
       .when(col("_vn").isNull, kind(ChangeKind.Delete))
       .when(!same, kind(ChangeKind.Update))
-    val nullKey = col("_vn").isNotNull && keys.map(k => col(s"n_$k").isNull).reduce(_ || _)
-    val counts = coalesce(col(CountColumn), lit(1L))
-    j.withColumn(ChangeColumn, change).withColumn(NullColumn, nullKey)
-      .filter(col(ChangeColumn).isNotNull || col(NullColumn) || counts > 1)
-      .select(keys.map(k => coalesce(col(s"n_$k"), col(s"o_$k")).as(k)) ++
-        Seq(col(ChangeColumn), counts.as(CountColumn), col(NullColumn)): _*)
-  }
-
-  /**
-   * Keyed overwrite, second step: the DIFF rows of the changed keys (from [[overwriteKeys]], checked):
-   * deletes as they are, inserts and updates with their values from the new rows, joined by key (the
-   * changed keys are the small side when few rows changed, so the new rows are not shuffled again).
-   */
-  def overwriteRows(changedKeys: DataFrame, input: DataFrame, layout: TableLayout, smallChange: Boolean): DataFrame = {
-    val keys = layout.primaryKey
-    val changed = changedKeys.filter(col(ChangeColumn).isNotNull).select(keys.map(col) :+ col(ChangeColumn): _*)
-    val written = changed.filter(col(ChangeColumn) =!= kind(ChangeKind.Delete))
-    val upserts = input.join(if (smallChange) broadcast(written) else written, keys)
-    val deletes = changed.filter(col(ChangeColumn) === kind(ChangeKind.Delete))
-      .select(keys.map(col) ++ layout.nonKeyColumns.map(c => lit(null).cast(layout.physicalSchema(c).dataType).as(c)) :+
-        col(ChangeColumn): _*)
-    inDiffLayout(upserts, layout).unionByName(inDiffLayout(deletes, layout))
+    val out = j.withColumn(ChangeColumn, change).filter(col(ChangeColumn).isNotNull)
+    inDiffLayout(out.select(keys.map(k => coalesce(col(s"n_$k"), col(s"o_$k")).as(k)) ++
+      values.map(v => col(s"n_$v").as(v)) :+ col(ChangeColumn): _*), layout)
   }
 
   /** Numbers duplicates of whole rows for a key-less table: ordinals continue after existing ones. */

@@ -136,8 +136,6 @@ private[versioned] object CommitPlanner {
         LocalCommit.writeChanges(spark, target, layout, current.get, staged.schema, rows)
       case None if req.mode == WriteMode.Changes && current.isDefined && sameShape =>
         planChanges(spark, target, req, staged.frame, layout, current.get, base.read)
-      case None if staged.snapshot.isDefined =>
-        prewritten(spark, target, req, staged, layout, current.filter(_ => sameShape), base.read)
       case _ => planDistributed(spark, target, req, staged.frame, layout, current.filter(_ => sameShape), base.read)
     }
     TableUpdate.Put(version, objects)
@@ -157,33 +155,13 @@ private[versioned] object CommitPlanner {
     } finally if (owned) cached.unpersist()
   }
 
-  /**
-   * Rows the write tasks already wrote as SNAP objects ([[SnapshotWrite]]). When the objects are fragments
-   * (valid keys, runs that do not overlap) and the write still makes that SNAP (no table with the data's
-   * shape on `head`), they are the new version; otherwise the objects are the staged rows, planned as
-   * usual (and validated, unless they were found valid already).
-   */
-  private def prewritten(spark: SparkSession, target: ObjectTarget, req: WriteRequest, staged: StagedInput,
-                         layout: TableLayout, current: Option[TableVersion],
-                         read: () => DataFrame): (TableVersion, Seq[ObjectMeta]) = {
-    val s = staged.snapshot.get
-    if (s.fragments && current.isEmpty && s.layout == layout) s.version(req.ident.table)
-    else planDistributed(spark, target, req, staged.frame, layout, current, read,
-      validated = s.fragments && s.layout.keyColumns == layout.keyColumns)
-  }
-
-  /**
-   * Validation (unless the rows were `validated` already), SNAP or DIFF with Spark jobs; `current` is the
-   * table when the data has its shape.
-   */
+  /** Validation, SNAP or DIFF with Spark jobs; `current` is the table when the data has its shape. */
   private def planDistributed(spark: SparkSession, target: ObjectTarget, req: WriteRequest, rawInput: DataFrame,
                               layout: TableLayout, current: Option[TableVersion],
-                              read: () => DataFrame, validated: Boolean = false): (TableVersion, Seq[ObjectMeta]) = {
+                              read: () => DataFrame): (TableVersion, Seq[ObjectMeta]) = {
     val marked = req.deleteColumn.map(_ => rawInput)
     val input = req.deleteColumn.fold(rawInput)(c => rawInput.select(rawInput.columns.filter(_ != c).map(col).toIndexedSeq: _*))
-    // a keyed overwrite of an existing table checks the key rule while it compares ([[ChangeSets.overwrite]])
-    val checkedInComparison = req.mode == WriteMode.Overwrite && !layout.hidden && current.isDefined
-    if (req.mode != WriteMode.Changes && !validated && !checkedInComparison) Validation.check(input, layout)
+    if (req.mode != WriteMode.Changes) Validation.check(input, layout)
     val readCurrent = () => Some(read())
     current match {
       case None =>
@@ -195,29 +173,11 @@ private[versioned] object CommitPlanner {
           case WriteMode.Append if layout.hidden => ChangeSets.appendHidden(input, readCurrent(), layout)
           case WriteMode.Append => ChangeSets.append(input, if (req.upsert) None else readCurrent(), layout, req.upsert)
           case WriteMode.Overwrite if layout.hidden => ChangeSets.overwriteHidden(input, readCurrent().get, layout)
-          case WriteMode.Overwrite =>
-            return overwriteDiffs(target, layout, cur, input, readCurrent().get, validated)
+          case WriteMode.Overwrite => ChangeSets.overwrite(input, readCurrent().get, layout)
           case WriteMode.Changes => input
         }
         writeDiffs(target, layout, cur, changes)
     }
-  }
-
-  /**
-   * The DIFFs of a keyed overwrite: the changed keys are computed once (cached, coalesced: a small frame
-   * when few rows changed), checked for null and repeated keys (unless the rows were `validated`
-   * already), joined back to their new values and written.
-   */
-  private def overwriteDiffs(target: ObjectTarget, layout: TableLayout, cur: TableVersion, input: DataFrame,
-                             current: DataFrame, validated: Boolean): (TableVersion, Seq[ObjectMeta]) = {
-    val spark = SparkSession.active
-    val keys = ChangeSets.overwriteKeys(input, current, layout)
-      .coalesce(math.max(1, spark.sparkContext.defaultParallelism)).persist(StorageLevel.MEMORY_AND_DISK)
-    try {
-      if (!validated) Validation.marked(keys, layout.primaryKey)
-      val small = keys.count() <= Warehouses.localCommitMaxRows(spark)
-      writeDiffs(target, layout, cur, ChangeSets.overwriteRows(keys, input, layout, small))
-    } finally keys.unpersist()
   }
 
   /** Rows of a key-less table numbered by `_vdup` (0, 1, ... per identical row); other tables as they are. */

@@ -29,18 +29,6 @@ private[versioned] object Validation {
   }
 
   /**
-   * The same rule over rows flagged while they were compared with the table ([[ChangeSets.overwrite]]):
-   * [[ChangeSets.NullColumn]] for a null key, [[ChangeSets.CountColumn]] for the rows sharing a key.
-   */
-  def marked(rows: DataFrame, keys: Seq[String]): Unit = {
-    val bad = rows.filter(col(ChangeSets.NullColumn) || col(ChangeSets.CountColumn) > 1)
-      .select(keys.map(col) ++ Seq(col(ChangeSets.CountColumn), col(ChangeSets.NullColumn)): _*)
-      .orderBy(col(ChangeSets.NullColumn).desc).limit(1).collect()
-    if (bad.nonEmpty && bad.head.getAs[Boolean](ChangeSets.NullColumn)) throw nullKey(keys, None)
-    if (bad.nonEmpty) throw duplicateKey(keys, bad.head.getLong(keys.size), keys.indices.map(bad.head.get), None)
-  }
-
-  /**
    * The same rule over `(key, row)` pairs held on the driver and sorted by key with `cmp`: a null in
    * any key column, then runs of equal keys.
    */
@@ -55,34 +43,6 @@ private[versioned] object Validation {
         types.indices.map(c => CatalystTypeConverters.convertToScala(keyed(i)._1.get(c, types(c)), types(c))), None)
       i = j
     }
-  }
-
-  /**
-   * The same rule checked in one pass over rows that arrive sorted by key (the write tasks of a new
-   * SNAP, [[SnapshotWrite]]): the rows obey it while each key is non-null and greater than the previous
-   * one (Spark's sort compares keys as [[KeyComparator]] does, so -0.0 and 0.0 meet). Rows that break it
-   * are not reported here: the write is then planned from its staged rows and [[keys]] raises the error
-   * over all of them.
-   */
-  final class SortedKeys(keyOrdinals: Seq[Int], types: Seq[DataType]) {
-    private val project = org.apache.spark.sql.catalyst.expressions.UnsafeProjection.create(
-      keyOrdinals.zip(types).map { case (o, dt) =>
-        org.apache.spark.sql.catalyst.expressions.BoundReference(o, dt, nullable = true) })
-    private val cmp = new KeyComparator(types)
-    private var prev: InternalRow = _
-    private var ok = true
-
-    /** Adds the next row; whether every row so far had a non-null key greater than the one before. */
-    def add(row: InternalRow): Boolean = {
-      if (!ok) return false
-      val key = project(row)
-      if (types.indices.exists(key.isNullAt) || (prev != null && cmp.compare(prev, key) >= 0)) ok = false
-      else prev = key.copy()
-      ok
-    }
-
-    /** The key of the last row (key columns at ordinals 0 until n), while the rule holds. */
-    def lastKey: Option[InternalRow] = if (ok) Option(prev) else None
   }
 
   /** The error for rows with a null primary key. */
