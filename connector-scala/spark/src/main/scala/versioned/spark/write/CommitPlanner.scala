@@ -136,6 +136,8 @@ private[versioned] object CommitPlanner {
         LocalCommit.writeChanges(spark, target, layout, current.get, staged.schema, rows)
       case None if req.mode == WriteMode.Changes && current.isDefined && sameShape =>
         planChanges(spark, target, req, staged.frame, layout, current.get, base.read)
+      case None if staged.snapshot.isDefined =>
+        prewritten(spark, target, req, staged, layout, current.filter(_ => sameShape), base.read)
       case _ => planDistributed(spark, target, req, staged.frame, layout, current.filter(_ => sameShape), base.read)
     }
     TableUpdate.Put(version, objects)
@@ -155,13 +157,31 @@ private[versioned] object CommitPlanner {
     } finally if (owned) cached.unpersist()
   }
 
-  /** Validation, SNAP or DIFF with Spark jobs; `current` is the table when the data has its shape. */
+  /**
+   * Rows the write tasks already wrote as SNAP objects ([[SnapshotWrite]]). When the objects are fragments
+   * (valid keys, runs that do not overlap) and the write still makes that SNAP (no table with the data's
+   * shape on `head`), they are the new version; otherwise the objects are the staged rows, planned as
+   * usual (and validated, unless they were found valid already).
+   */
+  private def prewritten(spark: SparkSession, target: ObjectTarget, req: WriteRequest, staged: StagedInput,
+                         layout: TableLayout, current: Option[TableVersion],
+                         read: () => DataFrame): (TableVersion, Seq[ObjectMeta]) = {
+    val s = staged.snapshot.get
+    if (s.fragments && current.isEmpty && s.layout == layout) s.version(req.ident.table)
+    else planDistributed(spark, target, req, staged.frame, layout, current, read,
+      validated = s.fragments && s.layout.keyColumns == layout.keyColumns)
+  }
+
+  /**
+   * Validation (unless the rows were `validated` already), SNAP or DIFF with Spark jobs; `current` is the
+   * table when the data has its shape.
+   */
   private def planDistributed(spark: SparkSession, target: ObjectTarget, req: WriteRequest, rawInput: DataFrame,
                               layout: TableLayout, current: Option[TableVersion],
-                              read: () => DataFrame): (TableVersion, Seq[ObjectMeta]) = {
+                              read: () => DataFrame, validated: Boolean = false): (TableVersion, Seq[ObjectMeta]) = {
     val marked = req.deleteColumn.map(_ => rawInput)
     val input = req.deleteColumn.fold(rawInput)(c => rawInput.select(rawInput.columns.filter(_ != c).map(col).toIndexedSeq: _*))
-    if (req.mode != WriteMode.Changes) Validation.check(input, layout)
+    if (req.mode != WriteMode.Changes && !validated) Validation.check(input, layout)
     val readCurrent = () => Some(read())
     current match {
       case None =>

@@ -13,9 +13,12 @@ import versioned.spark.Values
 
 /**
  * Where a writer puts objects: the warehouse, and the write lease its staging files live under
- * (`_staging/<lease>/`, see docs/FORMAT.md, "Garbage collection").
+ * (`_staging/<lease>/`, see docs/FORMAT.md, "Garbage collection"). With `held`, every object stays in
+ * the lease's staging area (where a writer keeps an object it found stored already) and only the commit
+ * that references it moves it into the store ([[versioned.core.WarehouseStore.restore]]): objects that
+ * may never be committed (a first pass whose rows are planned again) never reach the store.
  */
-private[versioned] final case class ObjectTarget(config: WarehouseConfig, lease: String) {
+private[versioned] final case class ObjectTarget(config: WarehouseConfig, lease: String, held: Boolean = false) {
   def stagingUri(name: String): String = config.stagingUri(s"$lease/$name")
   /** Where a writer keeps its copy of an object it found already stored. */
   def reusedUri(id: String): String = stagingUri(s"${WarehouseStore.Reused}/$id.parquet")
@@ -25,8 +28,9 @@ private[versioned] final case class ObjectTarget(config: WarehouseConfig, lease:
  * Writes one object (rows already sorted by key) on an executor: Parquet through Spark's writer (with
  * page checksums), a SHA-256 content hash over the rows, per-column min/max/null-count statistics, and
  * the file's [[ObjectChecksum]]. On close the file is moved to its content-addressed name; identical
- * content yields the identical object. When the object is stored already, the new file is kept in the
- * lease's staging area until the commit has checked that the stored one is still there.
+ * content yields the identical object. When the object is stored already, or the target is `held`, the
+ * new file is kept in the lease's staging area until the commit has checked that the stored one is still
+ * there (or moved it into place).
  */
 private[versioned] final class ObjectWriter(sink: ParquetSink, target: ObjectTarget, kind: String) {
   private val config = target.config
@@ -96,7 +100,7 @@ private[versioned] final class ObjectWriter(sink: ParquetSink, target: ObjectTar
         fs.mkdirs(copy.getParent)
         if (!fs.rename(src, copy)) fs.delete(src, false)
       }
-      if (fs.exists(dst)) keep()
+      if (target.held || fs.exists(dst)) keep()
       else {
         fs.mkdirs(dst.getParent)
         if (!fs.rename(src, dst)) { if (fs.exists(dst)) keep() else throw new java.io.IOException(s"rename $src -> $dst failed") }

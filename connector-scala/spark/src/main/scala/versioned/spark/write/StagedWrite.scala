@@ -137,6 +137,8 @@ private[versioned] trait StagedInput {
   /** The rows, in `schema`, when they are on the driver. */
   def localRows: Option[IndexedSeq[InternalRow]]
   def frame: DataFrame
+  /** The rows already written as the fragments of a new SNAP by the write tasks ([[SnapshotWrite]]). */
+  def snapshot: Option[PrewrittenSnapshot] = None
 }
 
 private[versioned] object StagedInput {
@@ -144,6 +146,23 @@ private[versioned] object StagedInput {
     override val schema: StructType = df.schema
     override def localRows: Option[IndexedSeq[InternalRow]] = rows
     override def frame: DataFrame = df
+  }
+
+  /** Rows the write tasks wrote as SNAP fragments; as a DataFrame, the objects read back. */
+  def prewritten(s: PrewrittenSnapshot): StagedInput = new StagedInput {
+    override val schema: StructType = s.layout.physicalSchema
+    override def localRows: Option[IndexedSeq[InternalRow]] = None
+    override def snapshot: Option[PrewrittenSnapshot] = Some(s)
+    override lazy val frame: DataFrame = {
+      val spark = SparkSession.active
+      if (s.paths.isEmpty) spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], schema)
+      else {
+        // tasks that wrote identical rows wrote one object: it is read once per task that wrote it
+        val copies = s.paths.groupBy(identity).map { case (p, ps) => p -> ps.size }
+        (1 to copies.values.max).map(i => copies.collect { case (p, c) if c >= i => p }.toSeq)
+          .map(ps => spark.read.schema(schema).parquet(ps: _*)).reduce(_ union _)
+      }
+    }
   }
 }
 

@@ -45,6 +45,34 @@ private[versioned] object Validation {
     }
   }
 
+  /**
+   * The same rule checked in one pass over rows that arrive sorted by key (the write tasks of a new
+   * SNAP, [[SnapshotWrite]]): the rows obey it while each key is non-null and greater than the previous
+   * one (Spark's sort compares keys as [[KeyComparator]] does, so -0.0 and 0.0 meet). Rows that break it
+   * are not reported here: the write is then planned from its staged rows and [[keys]] raises the error
+   * over all of them.
+   */
+  final class SortedKeys(keyOrdinals: Seq[Int], types: Seq[DataType]) {
+    private val project = org.apache.spark.sql.catalyst.expressions.UnsafeProjection.create(
+      keyOrdinals.zip(types).map { case (o, dt) =>
+        org.apache.spark.sql.catalyst.expressions.BoundReference(o, dt, nullable = true) })
+    private val cmp = new KeyComparator(types)
+    private var prev: InternalRow = _
+    private var ok = true
+
+    /** Adds the next row; whether every row so far had a non-null key greater than the one before. */
+    def add(row: InternalRow): Boolean = {
+      if (!ok) return false
+      val key = project(row)
+      if (types.indices.exists(key.isNullAt) || (prev != null && cmp.compare(prev, key) >= 0)) ok = false
+      else prev = key.copy()
+      ok
+    }
+
+    /** The key of the last row (key columns at ordinals 0 until n), while the rule holds. */
+    def lastKey: Option[InternalRow] = if (ok) Option(prev) else None
+  }
+
   /** The error for rows with a null primary key. */
   def nullKey(keys: Seq[String], operation: Option[String]): DataValidationException =
     new DataValidationException(ErrorClass.NullPrimaryKey, operation.map(op => s"$op would write a row")

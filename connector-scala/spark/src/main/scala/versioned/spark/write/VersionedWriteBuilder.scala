@@ -4,7 +4,10 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
 import versioned.spark.VersionedTable
 
-/** Append by default; `truncate()` (DataFrame mode "overwrite", INSERT OVERWRITE) makes the data the new content. */
+/**
+ * Append by default; `truncate()` (DataFrame mode "overwrite", INSERT OVERWRITE) makes the data the new content.
+ * A write that makes a new SNAP is a [[SnapshotWrite]]; every other a [[StagedWrite]].
+ */
 private[versioned] final class VersionedWriteBuilder(table: VersionedTable, info: LogicalWriteInfo)
   extends WriteBuilder with SupportsTruncate {
   private var mode: WriteMode = WriteMode.Append
@@ -13,6 +16,10 @@ private[versioned] final class VersionedWriteBuilder(table: VersionedTable, info
 
   override def build(): Write = {
     val options = table.options ++ info.options().asCaseSensitiveMap().asScala
-    new StagedWrite(table, WriteRequests.from(table, options, mode), info.schema())
+    val req = WriteRequests.from(table, options, mode)
+    SnapshotWrite.layoutFor(table, req, info.schema()) match {
+      case Some(layout) => new SnapshotWrite(table, req, layout) // a new SNAP: written in one pass by the tasks
+      case None => new StagedWrite(table, req, info.schema())
+    }
   }
 }

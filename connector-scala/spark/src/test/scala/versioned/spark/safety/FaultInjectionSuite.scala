@@ -69,6 +69,16 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
       _ => data(k).collect().toSet)
   }
 
+  test("overwrite that changes the schema: a SNAP written in one pass by the write tasks") {
+    val s = spark; import s.implicits._
+    write((1 to 120).map(i => (i, s"v$i")).toDF("id", "v"), "r.t", "primaryKey" -> "id")
+    var k = 0
+    // each attempt names a new column, so every attempt changes the schema and takes the SNAP path
+    def data(k: Int): DataFrame = scala.util.Random.shuffle((1 to 150).map(i => (i, s"w$k-$i"))).toDF("id", s"c$k").repartition(3)
+    allOrNothing("r", "t", () => { k += 1; overwrite(data(k), "r.t", "primaryKey" -> "id") }, () => read("r.t").collect().toSet,
+      _ => data(k).collect().toSet)
+  }
+
   test("appends to a table without a primary key never duplicate rows on failure") {
     val s = spark; import s.implicits._
     write((1 to 60).map(i => (s"k${i % 7}", i % 3)).toDF("k", "n"), "r.nk")
