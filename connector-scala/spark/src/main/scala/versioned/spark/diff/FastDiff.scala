@@ -31,6 +31,27 @@ private[versioned] object FastDiff {
   def run(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, schema: StructType,
           fast: Seq[DiffPlan.Fast], lookedUp: Seq[DiffPlan.Fast], metas: Map[String, ObjectMeta])(
       rows: (FragmentDiffReaders, FragmentTask) => Iterator[org.apache.spark.sql.Row]): DataFrame = {
+    val (readers, tasks) = prepare(spark, config, layout, schema, fast, lookedUp, metas)
+    val slices = math.max(1, math.min(tasks.size, 4 * spark.sparkContext.defaultParallelism))
+    val rdd = spark.sparkContext.parallelize(tasks, slices).mapPartitions(_.flatMap(rows(readers, _)))
+    spark.createDataFrame(rdd, schema)
+  }
+
+  /**
+   * The same rows as [[run]], computed on the driver (a few fragment tasks at a time, no Spark job): for a
+   * diff known to be small, whose job would cost more to schedule than its work.
+   */
+  def runOnDriver(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, schema: StructType,
+                  fast: Seq[DiffPlan.Fast], lookedUp: Seq[DiffPlan.Fast], metas: Map[String, ObjectMeta])(
+      rows: (FragmentDiffReaders, FragmentTask) => Iterator[org.apache.spark.sql.Row]): Seq[org.apache.spark.sql.Row] = {
+    val (readers, tasks) = prepare(spark, config, layout, schema, fast, lookedUp, metas)
+    versioned.spark.Jobs.onDriver(tasks)(t => rows(readers, t).toVector).flatten
+  }
+
+  /** The readers and the per-fragment tasks of a diff. */
+  private def prepare(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, schema: StructType,
+                      fast: Seq[DiffPlan.Fast], lookedUp: Seq[DiffPlan.Fast],
+                      metas: Map[String, ObjectMeta]): (FragmentDiffReaders, Seq[FragmentTask]) = {
     val nonKey = layout.nonKeyColumns
     val rowSchema = layout.keyFirst(nonKey)
     val conf = ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration)
@@ -57,8 +78,6 @@ private[versioned] object FastDiff {
       Option.when(lookups.exists(_.prefixSnap.isDefined))(reader(layout.physicalSchema, rowSchema, filter.toSeq, snapBatches)),
       snapBatches, schema,
       spark.sparkContext.broadcast(new org.apache.spark.util.SerializableConfiguration(conf)))
-    val slices = math.max(1, math.min(tasks.size, 4 * spark.sparkContext.defaultParallelism))
-    val rdd = spark.sparkContext.parallelize(tasks, slices).mapPartitions(_.flatMap(rows(readers, _)))
-    spark.createDataFrame(rdd, schema)
+    (readers, tasks)
   }
 }

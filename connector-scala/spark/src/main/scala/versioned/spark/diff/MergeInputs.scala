@@ -20,11 +20,11 @@ private[versioned] object MergeInputs {
 
   /**
    * The joined sides of the merge (`ThreeWay.joinedSchema` of `layout`, one row per key theirs changed), read in one
-   * pass over the DIFFs both sides appended, and an upper bound of its rows (theirs' DIFF rows); None when the
-   * chains do not allow it.
+   * pass over the DIFFs both sides appended; None when the chains do not allow it. When theirs' DIFF rows
+   * are at most `localMaxRows`, the pass runs on the driver and the frame holds its rows (`local`).
    */
   def apply(spark: SparkSession, location: Map[String, String], ident: TableIdent, base: Image, ours: Image,
-            theirs: Image, layout: TableLayout): Option[(DataFrame, Long)] = {
+            theirs: Image, layout: TableLayout, localMaxRows: Long): Option[Joined] = {
     val engine = Warehouses.engine(spark, location)
     val snaps = Seq(base, ours, theirs).map(i => engine.tableOption(ident.repo, i.hash, ident.table)
       .map(_ => TableSnapshot.load(engine, ident.repo, ident.table, i)))
@@ -37,10 +37,18 @@ private[versioned] object MergeInputs {
     plan(b.version, o.version, t.version, metas).map { fast =>
       followedFragments.addAndGet(fast.size)
       val lookedUp = fast.map(_.copy(extraTo = Nil)) // only keys ours changed are looked up in the base
-      (FastDiff.run(spark, t.config, t.layout, versioned.spark.merge.ThreeWay.joinedSchema(layout), fast, lookedUp,
-        metas)(FragmentDiff.mergeJoined), fast.flatMap(_.extraTo).map(id => metas(id).rowCount).sum)
+      val schema = versioned.spark.merge.ThreeWay.joinedSchema(layout)
+      val local = fast.flatMap(_.extraTo).map(id => metas(id).rowCount).sum <= localMaxRows
+      if (local) Joined(spark.createDataFrame(scala.jdk.CollectionConverters.SeqHasAsJava(
+        FastDiff.runOnDriver(spark, t.config, t.layout, schema, fast, lookedUp, metas)(FragmentDiff.mergeJoined)).asJava,
+        schema), local = true)
+      else Joined(FastDiff.run(spark, t.config, t.layout, schema, fast, lookedUp, metas)(FragmentDiff.mergeJoined),
+        local = false)
     }
   }
+
+  /** The joined sides of a merge; `local`: its rows are on the driver (a local relation). */
+  final case class Joined(frame: DataFrame, local: Boolean)
 
   /**
    * Per fragment theirs changed: the base's chain and the DIFFs ours and theirs appended to it, over

@@ -106,7 +106,10 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
     }
     val release = () => held.foreach { case r: TablePlan.Rows => (r.changes +: r.cached).foreach(_.unpersist()); case _ => () }
     try {
-      val conflicts = TablePlans.publicConflicts(spark, held).persist(StorageLevel.MEMORY_AND_DISK)
+      // a merge whose every table plan is on the driver counts its conflicts there too (no job)
+      val onDriver = held.forall { case r: TablePlan.Rows => r.local; case _ => true }
+      val conflicts = if (onDriver) TablePlans.publicConflicts(spark, held)
+        else TablePlans.publicConflicts(spark, held).persist(StorageLevel.MEMORY_AND_DISK)
       val maxLocal = Settings.of(spark).localCommitMaxRows
       // the merged changes of each table, on the driver when there are few: counted there and written from there
       val (stats, local) = Jobs.described(spark, s"merge into $repo@$branch") {
@@ -115,7 +118,7 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
             .map(r.table -> _) }.flatten.toMap
         (held.map(p => TableStat.of(p, local.get(p.table))), local)
       }
-      val conflictCount = conflicts.count()
+      val conflictCount = if (onDriver) LocalCommit.collect(conflicts).size.toLong else conflicts.count()
       val baseHash = base.map(_.hash)
       if (conflictCount > 0 && opts.strategy == Strategy.Fail)
         return MergeOutcome(MergeOutcome.Conflicts, None, fastForward = false, baseHash, stats, conflicts, conflictCount)

@@ -1,6 +1,5 @@
 package versioned.spark.merge
 
-import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types.StringType
@@ -114,15 +113,13 @@ private[merge] final class TablePlans(spark: SparkSession, engine: Engine, locat
     }
     // the usual case: both sides appended DIFFs to the base's chains; read only what they appended
     val inputs = base.filter(_ => !layout.hidden).flatMap(b => MergeInputs(spark, location, TableIdent(repo, name), b, ours,
-      theirs.get, layout))
+      theirs.get, layout, versioned.spark.Warehouses.localCommitMaxRows(spark)))
     inputs match {
-      case Some((frame, bound)) =>
-        // a small merge's joined sides come to the driver once; the changes and conflicts then derive from local rows
-        val local = bound <= versioned.spark.Warehouses.localCommitMaxRows(spark)
-        val joined = if (local) spark.createDataFrame(frame.collect().toSeq.asJava, frame.schema)
-          else frame.persist(StorageLevel.MEMORY_AND_DISK)
+      case Some(in) =>
+        // a small merge's joined sides are on the driver; the changes and conflicts then derive from local rows
+        val joined = if (in.local) in.frame else in.frame.persist(StorageLevel.MEMORY_AND_DISK)
         val (changes, conflicts) = ThreeWay.merged(layout, joined, strategy)
-        TablePlan.Rows(name, layout, changes, Some(conflicts), if (local) Nil else Seq(joined), local = local)
+        TablePlan.Rows(name, layout, changes, Some(conflicts), if (in.local) Nil else Seq(joined), local = in.local)
       case None =>
         // each diff is read once: the changes, the conflicts and the counts all derive from both
         val (dOurs, dTheirs) = (diff(base, ours).persist(StorageLevel.MEMORY_AND_DISK),

@@ -1,6 +1,5 @@
 package versioned.spark.write
 
-import java.util.concurrent.{Callable, ExecutionException, Executors}
 import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
@@ -60,7 +59,7 @@ private[versioned] object LocalCommit {
     val sink = ParquetSink.forObjects(spark, layout.diffSchema, ObjectKind.Diff)
     // one object per touched fragment, rows in key order
     val runs = keyed.map { case (key, row) => fragmentOf(key) -> row }.groupBy(_._1).toSeq.sortBy(_._1)
-    val written = inParallel(runs) { case (frag, changes) =>
+    val written = versioned.spark.Jobs.onDriver(runs) { case (frag, changes) =>
       val objects = new ObjectRuns(sink, target, ObjectKind.Diff, layout.keyColumns)
       val toDiff = change()
       try changes.foreach { case (_, row) => objects.write(frag, toDiff(row)) }
@@ -69,20 +68,6 @@ private[versioned] object LocalCommit {
     }
     CommitPlanner.withDiffs(cur, base, written.flatten)
   }
-
-  /** Object files are written concurrently: creating a file costs more latency than CPU (local file systems fork chmod). */
-  private val Threads = 8
-
-  private def inParallel[A, B](items: Seq[A])(f: A => B): Seq[B] =
-    if (items.size <= 1) items.map(f)
-    else {
-      val pool = Executors.newFixedThreadPool(math.min(Threads, items.size), (r: Runnable) => {
-        val t = new Thread(r, "versioned-local-commit"); t.setDaemon(true); t
-      })
-      try pool.invokeAll(items.map(a => (() => f(a)): Callable[B]).asJava).asScala.toSeq.map { fut =>
-        try fut.get() catch { case e: ExecutionException => throw e.getCause }
-      } finally pool.shutdownNow()
-    }
 
   /**
    * (key, row) pairs in key order; with `validate`, checked by [[Validation.sortedKeys]] (computed changes
