@@ -94,7 +94,9 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
 
   private def threeWay(repo: String, branch: String, ours: Image, base: Option[Image], theirs: Option[Image],
                        opts: MergeOptions, message: String, mergeParents: Seq[String]): MergeOutcome = {
-    val plans = new TablePlans(spark, engine, location, repo, base, ours, theirs, opts.strategy).plans()
+    val settings = Settings.of(spark)
+    val plans = new TablePlans(spark, engine, location, repo, base, ours, theirs, opts.strategy,
+      settings.localCommitMaxRows).plans()
     val resolved = Resolutions.apply(spark, plans, opts.resolutions)
     // the changes in the DIFF layout, kept (unless they derive from rows on the driver): counted here, then
     // written by the commit without computing them again
@@ -110,7 +112,7 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
       val onDriver = held.forall { case r: TablePlan.Rows => r.local; case _ => true }
       val conflicts = if (onDriver) TablePlans.publicConflicts(spark, held)
         else TablePlans.publicConflicts(spark, held).persist(StorageLevel.MEMORY_AND_DISK)
-      val maxLocal = Settings.of(spark).localCommitMaxRows
+      val maxLocal = settings.localCommitMaxRows
       // the merged changes of each table, on the driver when there are few: counted there and written from there
       val (stats, local) = Jobs.described(spark, s"merge into $repo@$branch") {
         val local = held.collect { case r: TablePlan.Rows if r.target.isEmpty =>
@@ -131,7 +133,6 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
         else MergeOutcome.Merged, None, fastForward = false, baseHash, stats, conflicts, conflictCount)
       if (!work && mergeParents.isEmpty)
         return MergeOutcome(MergeOutcome.UpToDate, None, fastForward = false, baseHash, stats, conflicts, conflictCount)
-      val settings = Settings.of(spark)
       val author = opts.author
       val result = engine.leases.withLease(repo, "merge") { lease =>
         val target = ObjectTarget(engine.config, lease.id)

@@ -38,10 +38,12 @@ private[merge] object TablePlan {
  * Decides, per table, what a three-way merge does, from the table versions at the base, the target
  * (ours) and the source (theirs): a table changed on one side only takes that side's version as it is
  * (compared by content hash, so it costs nothing); a table changed on both sides is merged row by row
- * ([[ThreeWay]]) from the two diffs against the base.
+ * ([[ThreeWay]]) from the two diffs against the base. A row merge whose theirs' DIFF rows are at most
+ * `localMaxRows` is planned on the driver.
  */
 private[merge] final class TablePlans(spark: SparkSession, engine: Engine, location: Map[String, String], repo: String,
-                                      base: Option[Image], ours: Image, theirs: Option[Image], strategy: Strategy) {
+                                      base: Option[Image], ours: Image, theirs: Option[Image], strategy: Strategy,
+                                      localMaxRows: Long) {
   private val log = org.slf4j.LoggerFactory.getLogger(getClass)
   private def tables(i: Option[Image]): Map[String, TableVersion] =
     i.map(img => engine.tables(repo, img.hash).map(t => t.name -> t).toMap).getOrElse(Map.empty)
@@ -113,7 +115,7 @@ private[merge] final class TablePlans(spark: SparkSession, engine: Engine, locat
     }
     // the usual case: both sides appended DIFFs to the base's chains; read only what they appended
     val inputs = base.filter(_ => !layout.hidden).flatMap(b => MergeInputs(spark, location, TableIdent(repo, name), b, ours,
-      theirs.get, layout, versioned.spark.Warehouses.localCommitMaxRows(spark)))
+      theirs.get, layout, localMaxRows))
     inputs match {
       case Some(in) =>
         // a small merge's joined sides are on the driver; the changes and conflicts then derive from local rows

@@ -99,6 +99,9 @@ private[versioned] object Compactions {
   private def runLogged(r: Request): Unit =
     try { Compactor.maybeCompact(r.spark, r.engine, r.req, r.image, r.settings); () }
     catch {
+      // the table (or its repository) was dropped after the commit: nothing left to compact
+      case e @ (_: versioned.core.TableNotFoundException | _: versioned.core.RepositoryNotFoundException) =>
+        log.info(s"versioned: no compaction after commit ${r.image.shortHash} of ${r.req.ident}: ${e.getMessage}")
       case e @ (scala.util.control.NonFatal(_) | _: InterruptedException) =>
         log.warn(s"versioned: compaction after commit ${r.image.shortHash} of ${r.req.ident} failed; the commit " +
           s"stands and the next commit of the table (or compact) retries it: $e", e)
