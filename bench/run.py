@@ -5,6 +5,7 @@ environment (bench/peers/, skipped with --no-peers).
 
     python3 bench/run.py              # N = 10,000,000 rows (< 20 min on 2 cores)
     python3 bench/run.py --quick      # N = 200,000 rows, shorter histories (smoke run)
+    python3 bench/run.py --scale      # N = 100,000,000 rows: the steps whose growth with N is reported
     python3 bench/run.py --rows 2000000 --hist-commits 50
 
 Writes bench/results/results.json and bench/results/results.md (see bench/README.md for the method).
@@ -73,10 +74,17 @@ class Bench(CommitWorkloads, CompactionWorkloads, ScanWorkloads, HistoryWorkload
         print(self.markdown())
 
 
+# what a --scale run measures: loads and scans (linear in N), commits, merge, lookups and diffs (following k)
+SCALE_STEPS = ("warm-up", "load N rows", "k-row commit", "merge", "churn commits", "head scan", "lookups", "diff")
+
+
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=None, help="N, rows of the main table (default 10,000,000)")
     ap.add_argument("--quick", action="store_true", help="smoke run: N = 200,000 and shorter histories")
+    ap.add_argument("--scale", action="store_true",
+                    help="growth run: N = 100,000,000, no peers, the steps " + ",".join(SCALE_STEPS) +
+                         " with 3 churn commits (compare with a default run to see how each grows with N)")
     ap.add_argument("--k", type=int, default=1000, help="changed rows of the k-row commit (default 1,000)")
     ap.add_argument("--churn-commits", type=int, default=10, help="DIFF commits of 1%% churn before the head scan")
     ap.add_argument("--hist-rows", type=int, default=None,
@@ -102,6 +110,11 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--peers-python", default=None, help="python of the peers' environment (default bench/work/peers-venv)")
     ap.add_argument("--only", default=None, help="comma-separated step numbers or names (debugging)")
     a = ap.parse_args(argv)
+    if a.scale:
+        a.rows = a.rows or 100_000_000
+        a.no_peers = True
+        a.only = a.only or ",".join(SCALE_STEPS)
+        a.churn_commits = min(a.churn_commits, 3)
     if a.rows is None:
         a.rows = 200_000 if a.quick else 10_000_000
     if a.hist_rows is None:
