@@ -19,9 +19,19 @@ private[versioned] object FastDiff {
   /** Whether the fast path can compare values of this shape (every value type supports equality). */
   def supports(shape: DiffShape): Boolean = shape.exact && shape.values.forall(f => RowOrdering.isOrderable(f.dataType))
 
+  /**
+   * The diff rows of `fast`. When the DIFF rows both sides added are at most `localCommitMaxRows`, they
+   * are computed now, on the driver ([[runOnDriver]]: a small diff costs less than a job's scheduling),
+   * and the frame holds them; otherwise it is computed by Spark tasks when it is used.
+   */
   def frame(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, shape: DiffShape, fast: Seq[DiffPlan.Fast],
-            metas: Map[String, ObjectMeta]): DataFrame =
-    run(spark, config, layout, shape.resultSchema, fast, fast, metas)(FragmentDiff.rows)
+            metas: Map[String, ObjectMeta]): DataFrame = {
+    val bound = fast.flatMap(f => f.extraFrom ++ f.extraTo).map(id => metas(id).rowCount).sum
+    if (bound <= versioned.spark.Settings.of(spark).localCommitMaxRows)
+      spark.createDataFrame(scala.jdk.CollectionConverters.SeqHasAsJava(
+        runOnDriver(spark, config, layout, shape.resultSchema, fast, fast, metas)(FragmentDiff.rows)).asJava, shape.resultSchema)
+    else run(spark, config, layout, shape.resultSchema, fast, fast, metas)(FragmentDiff.rows)
+  }
 
   /**
    * One Spark task per few fragments of `fast` runs `rows` over [[FragmentDiffReaders]] built here; the
