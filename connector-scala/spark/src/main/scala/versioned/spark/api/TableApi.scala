@@ -7,7 +7,9 @@ import org.apache.spark.sql.types.ByteType
 import versioned.core._
 import versioned.spark.{TableIdent, TableLayout, VersionedOptions}
 import versioned.spark.api.ApiSupport._
-import versioned.spark.write.{CommitPlanner, Commits, WriteMode, WriteRequest}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
+import versioned.spark.write.{CommitPlanner, Commits, LocalCommit, StagedInput, WriteMode, WriteRequest}
 
 /** Row-level writes that are not plain appends: delete by condition and upsert by primary key. */
 object TableApi {
@@ -48,13 +50,17 @@ object TableApi {
       }: _*)
     val matched = deletes.persist(StorageLevel.MEMORY_AND_DISK)
     try {
-      val deleted = versioned.spark.Jobs.described(spark, s"delete from $ident where $condition")(matched.count())
+      // One job finds the rows (and caches them); few are committed by the driver with no further job.
+      val found = versioned.spark.Jobs.described(spark, s"delete from $ident where $condition")(
+        LocalCommit.collectOrCount(matched, versioned.spark.Warehouses.localCommitMaxRows(spark)))
+      val deleted = found.fold(identity, _.size.toLong)
       if (deleted == 0) return 0L
       val changes = matched.withColumn(VersionedOptions.ChangeColumn, lit(ChangeKind.Delete).cast(ByteType))
+      val rows = found.toOption.map(_.map(r => new GenericInternalRow((r.toSeq(matched.schema) :+ ChangeKind.Delete).toArray): InternalRow))
       val msg = Option(message).filter(_.nonEmpty).getOrElse(s"delete from ${ident.table} where $condition")
       val req = WriteRequest(ident, Some(b), WriteMode.Changes, None, upsert = false, ApiSupport.author(spark, author),
         msg, location, expectedHead = Some(head.hash))
-      CommitPlanner.commit(e, req, changes)
+      CommitPlanner.commit(e, req, StagedInput(changes, rows))
       deleted
     } finally matched.unpersist()
   }

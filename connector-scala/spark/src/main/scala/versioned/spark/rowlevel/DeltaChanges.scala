@@ -1,9 +1,10 @@
 package versioned.spark.rowlevel
 
-import org.apache.spark.sql.{Column, DataFrame}
+import scala.jdk.CollectionConverters._
+import org.apache.spark.sql.{Column, DataFrame, Row, SparkSession}
 import org.apache.spark.sql.connector.write.RowLevelOperation.Command
 import org.apache.spark.sql.functions._
-import org.apache.spark.sql.types.ByteType
+import org.apache.spark.sql.types._
 import versioned.core.{ChangeKind, DataValidationException, ErrorClass}
 import versioned.spark.TableLayout
 import versioned.spark.VersionedOptions.{ChangeColumn, DupColumn, RowIdColumn}
@@ -105,17 +106,77 @@ private[rowlevel] object DeltaChanges {
       .select(keys.map(k => coalesce(c(s"w_$k"), c(s"r_$k")).as(k)) ++ values.map(v => c(s"w_$v")) ++
         Seq(col("_vw"), col("_vr")): _*)
     val cur = current.select(keys.map(k => c(k).as(s"c_$k")) ++ values.map(v => c(v).as(s"c_$v")) :+ lit(true).as("_vc"): _*)
-    val j = touched.join(cur, keys.map(k => c(k) === c(s"c_$k")).reduce(_ && _), "left_outer")
+    resolve(touched.join(cur, keys.map(k => c(k) === c(s"c_$k")).reduce(_ && _), "left_outer"), layout)
+  }
+
+  /**
+   * The change of each touched key of a keyed table, from the key (`keys`), what the operation writes
+   * there (`w_*` values, `_vw` true when it writes a row) and what the table holds (`c_*` values, `_vc`
+   * true when it has a row): a delete, an insert, an update, or nothing when the values are unchanged.
+   */
+  private def resolve(touched: DataFrame, layout: TableLayout): DataFrame = {
+    val keys = layout.primaryKey
+    val values = layout.nonKeyColumns
     val same = values.map(v => c(s"w_$v") <=> c(s"c_$v")).foldLeft(lit(true))(_ && _)
     val change = when(col("_vw").isNull && col("_vc").isNotNull, kind(ChangeKind.Delete))
       .when(col("_vw").isNotNull && col("_vc").isNull, kind(ChangeKind.Insert))
       .when(col("_vw").isNotNull && !same, kind(ChangeKind.Update))
-    inDiffLayout(j.select(keys.map(c) ++ values.map(v => c(s"w_$v").as(v)) :+ change.as(ChangeColumn): _*)
+    inDiffLayout(touched.select(keys.map(c) ++ values.map(v => c(s"w_$v").as(v)) :+ change.as(ChangeColumn): _*)
       .filter(c(ChangeColumn).isNotNull), layout)
   }
 
-  private def render(keys: Seq[String], row: org.apache.spark.sql.Row): String =
-    keys.zipWithIndex.map { case (k, i) => s"$k=${row.get(i)}" }.mkString(", ")
+  /**
+   * Whether [[computeLocal]] applies to a keyed table: its key values compare as external objects the way
+   * Spark compares them (integral, string of the default collation, date, timestamp, boolean, decimal).
+   */
+  def local(layout: TableLayout): Boolean = !layout.hidden && layout.keyTypes.forall {
+    case ByteType | ShortType | IntegerType | LongType | DateType | TimestampType | TimestampNTZType | BooleanType => true
+    case _: DecimalType => true
+    case s: StringType => s == StringType
+    case _ => false
+  }
+
+  /**
+   * [[compute]] of an UPDATE or MERGE on a keyed table ([[local]]) whose staged rows (`stagedSchema`) and the
+   * table rows of their keys (`current`, in the table's columns) are on the driver: the same validation and
+   * the same [[resolve]], with the rows paired by key in hash maps instead of joins, so no Spark job runs.
+   * The result is a frame over local rows.
+   */
+  def computeLocal(spark: SparkSession, staged: Seq[Row], stagedSchema: StructType, current: Seq[Row],
+                   layout: TableLayout, cmd: Command): DataFrame = {
+    val keys = layout.primaryKey
+    val values = layout.nonKeyColumns
+    def at(r: Row, names: Seq[String]): Seq[Any] = names.map(n => r.get(r.fieldIndex(n)))
+    final case class Written(key: Seq[Any], values: Seq[Any], inPlace: Boolean)
+    val removed = scala.collection.mutable.LinkedHashSet.empty[Seq[Any]]
+    val written = Seq.newBuilder[Written]
+    staged.foreach { r =>
+      val op = r.getAs[Byte](OpColumn)
+      val (oldKey, newKey) = (at(r, keys.map(Old + _)), at(r, keys.map(New + _)))
+      val moved = oldKey != newKey // null-safe, as `<=>`
+      if (op == ChangeKind.Delete || (op == ChangeKind.Update && moved)) removed += oldKey
+      if (op != ChangeKind.Delete) written += Written(newKey, at(r, values.map(New + _)), op == ChangeKind.Update && !moved)
+    }
+    val writes = written.result()
+    val what = verb(cmd).split(' ').head.toUpperCase
+    if (writes.exists(_.key.contains(null))) throw Validation.nullKey(keys, Some(what))
+    writes.groupBy(_.key).find(_._2.size > 1).foreach { case (k, ws) => throw Validation.duplicateKey(keys, ws.size, k, Some(what)) }
+    val table = current.map(r => at(r, keys) -> at(r, values)).toMap
+    writes.find(w => !w.inPlace && table.contains(w.key) && !removed.contains(w.key))
+      .foreach(w => throw keyExists(what, keys, w.key))
+    val byKey = writes.map(w => w.key -> w.values).toMap
+    val nulls: Seq[Any] = values.map(_ => null)
+    def present(o: Option[_]): Any = if (o.isDefined) true else null
+    val touched: Seq[Row] = (writes.map(_.key) ++ removed.filterNot(byKey.contains)).map { k =>
+      val (w, t) = (byKey.get(k), table.get(k))
+      Row.fromSeq(k ++ w.getOrElse(nulls) ++ Seq(present(w)) ++ t.getOrElse(nulls) ++ Seq(present(t)))
+    }
+    val schema = layout.physicalSchema
+    def valueFields(prefix: String) = values.map(v => StructField(prefix + v, schema(v).dataType, nullable = true))
+    val touchedSchema = StructType(keys.map(schema(_)) ++ valueFields("w_") ++ Seq(StructField("_vw", BooleanType)) ++
+      valueFields("c_") :+ StructField("_vc", BooleanType))
+    resolve(spark.createDataFrame(touched.asJava, touchedSchema), layout)
+  }
 
   private def validate(written: DataFrame, removed: DataFrame, current: DataFrame, keys: Seq[String], cmd: Command): Unit = {
     val what = verb(cmd).split(' ').head.toUpperCase
@@ -123,10 +184,14 @@ private[rowlevel] object DeltaChanges {
     val clash = written.filter(!col("_vinplace")).select(keys.map(c): _*)
       .join(current.select(keys.map(c): _*), keys, "left_semi")
       .join(removed, keys, "left_anti").limit(1).collect()
-    if (clash.nonEmpty) throw new DataValidationException(ErrorClass.KeyExists,
-      s"$what would write key (${render(keys, clash.head)}), which another row of the table already has. " +
-        "Nothing was committed.")
+    if (clash.nonEmpty) throw keyExists(what, keys, keys.indices.map(clash.head.get))
   }
+
+  /** The error for an operation that would write a key another row of the table keeps. */
+  private def keyExists(what: String, keys: Seq[String], values: Seq[Any]): DataValidationException =
+    new DataValidationException(ErrorClass.KeyExists, s"$what would write key (" +
+      keys.zip(values).map { case (k, v) => s"$k=$v" }.mkString(", ") + "), which another row of the table already has. " +
+      "Nothing was committed.")
 
   private def keyless(staged: DataFrame, current: DataFrame, layout: TableLayout): DataFrame = {
     val cols = layout.schema.fieldNames.toSeq

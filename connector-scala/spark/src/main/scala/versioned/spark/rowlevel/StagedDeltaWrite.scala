@@ -11,7 +11,8 @@ import versioned.spark.write._
 
 /**
  * The write of a DELETE / UPDATE / MERGE. Tasks stage the delta rows Spark sends (delete, update,
- * insert, each with the old row id) as Parquet; on commit the driver turns them into conflated DIFF
+ * insert, each with the old row id) as Parquet, or keep them in memory when the operation may be small
+ * enough to commit from the driver ([[commitLocally]]); on commit the driver turns them into conflated DIFF
  * rows ([[DeltaChanges]]), validates them, and hands them to [[CommitPlanner]] in `Changes` mode: one
  * DIFF object per touched fragment, one image whose parent must be the image the operation read.
  * Only changed rows are written; an operation that changes nothing records no image. Staging files
@@ -44,20 +45,32 @@ private[rowlevel] final class StagedDeltaWrite(
   override def description(): String = s"versioned $cmd on ${table.ident}"
   override def toBatch: DeltaBatchWrite = this
 
-  override def createBatchWriterFactory(pinfo: PhysicalWriteInfo): DeltaWriterFactory =
-    new StagingDeltaWriterFactory(ParquetSink.prepare(SparkSession.active, stagedSchema), stagingDir, idSchema, rowSchema,
-      rowOrdinals)
+  private lazy val sink = ParquetSink.prepare(SparkSession.active, stagedSchema)
+  /** Whether few staged rows are committed from the driver ([[commitLocally]]): UPDATE and MERGE of keyed tables. */
+  private val localKind = cmd != RowLevelOperation.Command.DELETE && !snapshot.layout.hidden &&
+    versioned.spark.read.KeyLookup.keyField(snapshot.layout).isDefined
+
+  override def createBatchWriterFactory(pinfo: PhysicalWriteInfo): DeltaWriterFactory = {
+    val spark = SparkSession.active
+    // tasks of an operation that may be committed from the driver keep their share of its rows in memory
+    val tasks = math.max(1, pinfo.numPartitions())
+    val maxRows = if (localKind) (Warehouses.localCommitMaxRows(spark) + tasks - 1) / tasks else 0L
+    new StagingDeltaWriterFactory(sink, stagingDir, idSchema, rowSchema, rowOrdinals, maxRows,
+      Warehouses.localCommitMaxBytes(spark) / tasks)
+  }
 
   override def commit(messages: Array[WriterCommitMessage]): Unit = try {
     val spark = SparkSession.active
-    val files = messages.collect { case f: StagedFile if f.rows > 0 => f.path }
-    val stagedRows = messages.collect { case f: StagedFile => f.rows }.sum
+    val kept = messages.collect { case r: StagedRows => r }.toIndexedSeq
+    val stagedRows = messages.collect { case f: StagedFile => f.rows; case r: StagedRows => r.rows.toLong }.sum
+    val local = localKind && stagedRows <= Warehouses.localCommitMaxRows(spark)
+    val files = messages.collect { case f: StagedFile if f.rows > 0 => f.path }.toIndexedSeq
     val layout = snapshot.layout
-    val local = cmd != RowLevelOperation.Command.DELETE && !layout.hidden &&
-      versioned.spark.read.KeyLookup.keyField(layout).isDefined && stagedRows <= Warehouses.localCommitMaxRows(spark)
-    if (files.nonEmpty && local) commitLocally(spark, files)
-    else if (files.nonEmpty) {
-      val staged = spark.read.schema(stagedSchema).parquet(files.toIndexedSeq: _*).persist(StorageLevel.MEMORY_AND_DISK)
+    if (stagedRows > 0 && local) commitLocally(spark, kept, files)
+    else if (stagedRows > 0) {
+      // rows kept in memory go to a staging file for the distributed path
+      val all = files ++ StagedRows.stage(kept, sink, s"$stagingDir/driver-${java.util.UUID.randomUUID()}.parquet")
+      val staged = spark.read.schema(stagedSchema).parquet(all: _*).persist(StorageLevel.MEMORY_AND_DISK)
       // The operation's rows name their keys: only what may hold them is read (a key lookup).
       val keys = if (cmd == RowLevelOperation.Command.DELETE || stagedRows > StagedDeltaWrite.LookupRows) None
         else DeltaChanges.stagedKeys(staged, layout)
@@ -71,20 +84,23 @@ private[rowlevel] final class StagedDeltaWrite(
       val changes = DeltaChanges.compute(staged, current, layout, cmd).coalesce(parts)
         .persist(StorageLevel.MEMORY_AND_DISK)
       try {
-        if (!changes.isEmpty) record(req, changes)
+        if (!changes.isEmpty) record(req, StagedInput(changes))
       } finally { changes.unpersist(); if (cmd != RowLevelOperation.Command.DELETE) current.unpersist(); staged.unpersist() }
     }
   } finally lease.close()
 
   /**
    * Few staged rows of a keyed table (at most `localCommitMaxRows`): they and the table rows of their keys
-   * (a key lookup, then the exact keys) are collected, and [[DeltaChanges]] computes the changes from
-   * those local rows (small Spark jobs over driver data, the same rules and errors), committed as a local
-   * frame (written by the driver, [[LocalCommit]]).
+   * (a key lookup, then the exact keys) are collected, and [[DeltaChanges.computeLocal]] computes the changes
+   * from those local rows on the driver (the same rules and errors, no Spark job; key types it cannot pair
+   * by value go through [[DeltaChanges.compute]] over the local rows), committed as local rows (written by
+   * the driver, [[LocalCommit]]).
    */
-  private def commitLocally(spark: SparkSession, files: Seq[String]): Unit = {
+  private def commitLocally(spark: SparkSession, kept: Seq[StagedRows], files: Seq[String]): Unit = {
     val layout = snapshot.layout
-    val stagedRows = spark.read.schema(stagedSchema).parquet(files: _*).collect().toSeq
+    val toRow = org.apache.spark.sql.catalyst.CatalystTypeConverters.createToScalaConverter(stagedSchema)
+    val stagedRows = kept.flatMap(_.unsafeRows(stagedSchema.length)).map(toRow(_).asInstanceOf[Row]) ++
+      (if (files.isEmpty) Seq.empty else spark.read.schema(stagedSchema).parquet(files: _*).collect().toSeq)
     val first = layout.keyFields.head
     val firstKeys = stagedRows.flatMap { r =>
       Seq(r.get(stagedSchema.fieldIndex(DeltaChanges.Old + first.name)), r.get(stagedSchema.fieldIndex(DeltaChanges.New + first.name)))
@@ -97,18 +113,21 @@ private[rowlevel] final class StagedDeltaWrite(
       (if (lookup.isDefined && versioned.spark.read.LookupReaders.supports(first.dataType)) rows
        else rows.filter(org.apache.spark.sql.functions.col("`" + first.name.replace("`", "``") + "`").isInCollection(firstKeys)))
         .collect().toSeq
-    val staged = spark.createDataFrame(stagedRows.asJava, stagedSchema)
-    val current = spark.createDataFrame(currentRows.asJava, rows.schema)
-    val changes = DeltaChanges.compute(staged, current, layout, cmd).collect().toSeq
-    if (changes.nonEmpty) record(req, spark.createDataFrame(changes.asJava, layout.diffSchema))
+    val changes =
+      if (DeltaChanges.local(layout)) DeltaChanges.computeLocal(spark, stagedRows, stagedSchema, currentRows, layout, cmd)
+      else DeltaChanges.compute(spark.createDataFrame(stagedRows.asJava, stagedSchema),
+        spark.createDataFrame(currentRows.asJava, rows.schema), layout, cmd)
+    // a frame of local rows: collected by the planner, without a job
+    val local = LocalCommit.collect(changes)
+    if (local.nonEmpty) record(req, StagedInput(changes, Some(local)))
   }
 
   /** One DIFF commit through the shared commit path, moving the branch only from the image that was read. */
-  private def record(req: WriteRequest, changes: DataFrame): CommitResult = {
+  private def record(req: WriteRequest, changes: StagedInput): CommitResult = {
     val message = req.options.collectFirst { case (k, v) if k.equalsIgnoreCase(VersionedOptions.Message) => v }
       .getOrElse(s"${DeltaChanges.verb(cmd)} ${table.ident.table}")
     CommitPlanner.commit(table.engine, req.copy(message = message, expectedHead = Some(snapshot.image.hash)),
-      StagedInput(changes), Some(lease.get))
+      changes, Some(lease.get))
   }
 
   override def abort(messages: Array[WriterCommitMessage]): Unit = lease.close()

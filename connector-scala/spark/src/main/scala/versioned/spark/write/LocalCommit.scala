@@ -38,9 +38,31 @@ private[versioned] object LocalCommit {
     write(spark, target, layout, cur, sortedByKey(rows, schema, layout, validate = false), () => UnsafeProjection.create(refs))
   }
 
-  /** Changes of a write in `WriteMode.Changes`, on the driver when there are at most `maxRows` (the frame stays cached). */
-  def collectSmall(df: DataFrame, maxRows: Long): Option[IndexedSeq[InternalRow]] =
-    if (df.count() > maxRows) None else Some(collect(df))
+  /** Changes of a write in `WriteMode.Changes`, on the driver when there are at most `maxRows` (one job; the frame stays cached). */
+  def collectSmall(df: DataFrame, maxRows: Long): Option[IndexedSeq[InternalRow]] = collectOrCount(df, maxRows).toOption
+
+  /**
+   * One job over `df` (cached by the caller when it is used again): its rows when there are at most `maxRows`,
+   * else only how many there are. A partition sends its rows only when it holds at most `maxRows`.
+   */
+  def collectOrCount(df: DataFrame, maxRows: Long): Either[Long, IndexedSeq[InternalRow]] = {
+    val qe = df.asInstanceOf[org.apache.spark.sql.classic.Dataset[_]].queryExecution
+    // a SQL execution of its own, as a Dataset action is: its scans' metrics and listeners see it
+    val parts = org.apache.spark.sql.execution.SQLExecution.withNewExecutionId(qe, Some("collect")) {
+      qe.toRdd.mapPartitions { it =>
+        val kept = scala.collection.mutable.ArrayBuffer.empty[InternalRow]
+        var n = 0L
+        while (it.hasNext) {
+          val row = it.next()
+          n += 1
+          if (n <= maxRows) kept += row.copy() else if (kept.nonEmpty) kept.clear()
+        }
+        Iterator.single((n, kept.toArray))
+      }.collect()
+    }
+    val total = parts.map(_._1).sum
+    if (total <= maxRows) Right(parts.iterator.flatMap(_._2).toIndexedSeq) else Left(total)
+  }
 
   /**
    * Every row of `df`, known to be small: a frame computed from driver-local rows by projections and filters

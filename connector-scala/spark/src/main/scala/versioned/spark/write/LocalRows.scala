@@ -30,6 +30,20 @@ private[versioned] final case class StagedRows(bytes: Array[Byte], rows: Int) ex
   }
 }
 
+private[versioned] object StagedRows {
+  /**
+   * Writes the rows tasks kept in memory to one staging file at `path` (on the driver, through `sink`), for
+   * a write that plans from staged files after all; the path, if there were rows.
+   */
+  def stage(kept: Seq[StagedRows], sink: ParquetSink, path: String): Option[String] =
+    if (kept.forall(_.rows == 0)) None
+    else {
+      val out = sink.open(path)
+      try kept.foreach(_.unsafeRows(sink.schema.length).foreach(out.write)) finally out.close()
+      Some(path)
+    }
+}
+
 /** Accumulates rows of `schema` up to `maxRows` rows and `maxBytes` bytes, as one [[StagedRows]] message. */
 private[versioned] final class RowBuffer(schema: StructType, maxRows: Long, maxBytes: Long) {
   private lazy val unsafe = UnsafeProjection.create(schema)

@@ -61,13 +61,7 @@ private[versioned] final class StagedWrite(table: VersionedTable, req: WriteRequ
 
   /** Writes rows that tasks kept in memory to one staging file on the driver; its path, if any rows. */
   private def stage(kept: Seq[StagedRows]): Seq[String] =
-    if (kept.forall(_.rows == 0)) Seq.empty
-    else {
-      val path = s"$stagingDir/driver-${UUID.randomUUID()}.parquet"
-      val out = sink.open(path)
-      try kept.foreach(_.unsafeRows(schema.length).foreach(out.write)) finally out.close()
-      Seq(path)
-    }
+    StagedRows.stage(kept, sink, s"$stagingDir/driver-${UUID.randomUUID()}.parquet").toSeq
 
   /** Rows on the driver; as a DataFrame (for the distributed path) they are staged first. */
   private final class LocalInput(kept: Seq[StagedRows]) extends StagedInput {

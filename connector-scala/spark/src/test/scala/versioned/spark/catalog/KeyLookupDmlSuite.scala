@@ -73,12 +73,12 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
   private def frame(schema: StructType, rows: Seq[Row]): DataFrame =
     spark.createDataFrame(spark.sparkContext.parallelize(rows, 2), schema)
 
-  private def content(): Map[Long, (Int, String)] =
-    spark.table("c.r.t").collect().map(r => r.getLong(0) -> (if (r.isNullAt(1)) null.asInstanceOf[Int] else r.getInt(1),
+  private def content(table: String = "c.r.t"): Map[Long, (Int, String)] =
+    spark.table(table).collect().map(r => r.getLong(0) -> (if (r.isNullAt(1)) null.asInstanceOf[Int] else r.getInt(1),
       r.getString(2))).toMap
 
-  private def check(oracle: collection.Map[Long, (Int, String)], clue: String): Unit = {
-    val got = content()
+  private def check(oracle: collection.Map[Long, (Int, String)], clue: String, table: String = "c.r.t"): Unit = {
+    val got = content(table)
     assert(got.size == oracle.size, s"$clue: ${got.size} rows, expected ${oracle.size}")
     oracle.foreach { case (k, v) => assert(got.get(k).contains(v), s"$clue: key $k is ${got.get(k)}, expected $v") }
   }
@@ -91,7 +91,7 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
   }
 
   /** The bench's MERGE: delete where op = 1, update the other matches, insert new keys where op = 3. */
-  private def merge(source: String): Unit = sql(s"""MERGE INTO c.r.t AS t USING $source AS s ON t.id = s.id
+  private def merge(source: String, table: String = "c.r.t"): Unit = sql(s"""MERGE INTO $table AS t USING $source AS s ON t.id = s.id
       WHEN MATCHED AND s.op = 1 THEN DELETE
       WHEN MATCHED THEN UPDATE SET a = s.a, s = s.s
       WHEN NOT MATCHED AND s.op = 3 THEN INSERT (id, a, s) VALUES (s.id, s.a, s.s)""")
@@ -237,6 +237,52 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
     assert(n4 == gone4.size); oracle --= gone4
     assert(!s4.exists(_._3), s"a condition that is not a key set got a lookup: $s4")
     check(oracle, "after deleteWhere")
+  }
+
+  test("random MERGEs and UPDATEs: the driver's change computation and the distributed one give the oracle's content and errors") {
+    val oracle = setup()
+    write(spark.table("c.r.t"), "r.d", "primaryKey" -> "id") // the same rows, changed by the distributed computation
+    val srcSchema = new StructType().add("id", LongType).add("a", IntegerType).add("s", StringType).add("op", IntegerType)
+    val rnd = new scala.util.Random(42)
+    /** Runs `statement` (`%t` = the table) on both tables; the error class both raised, or None. */
+    def both(statement: String): Option[String] = {
+      def run(table: String) = try { sql(statement.replace("%t", table)); None } catch {
+        case e: Throwable => Some(versionedCause(e).map(_.errorClass.toString).getOrElse(throw e))
+      }
+      val local = run("c.r.t")
+      val distributed = withConf(VersionedOptions.ConfLocalCommitMaxRows -> "0")(run("c.r.d"))
+      assert(local == distributed, s"$statement: on the driver $local, distributed $distributed")
+      local
+    }
+    (0 until 6).foreach { round =>
+      val keys = rnd.shuffle((0L until 4100L).toList).take(25)
+      val src = keys.map(k => (java.lang.Long.valueOf(k), rnd.nextInt(50), s"r$round-$k", 1 + rnd.nextInt(3)))
+      spark.createDataFrame(spark.sparkContext.parallelize(src.map { case (k, a, v, op) => Row(k, a, v, op) }, 2), srcSchema)
+        .createOrReplaceTempView("rsrc")
+      assert(both(s"""MERGE INTO %t AS t USING rsrc AS s ON t.id = s.id
+        WHEN MATCHED AND s.op = 1 THEN DELETE
+        WHEN MATCHED THEN UPDATE SET a = s.a, s = s.s
+        WHEN NOT MATCHED AND s.op = 3 THEN INSERT (id, a, s) VALUES (s.id, s.a, s.s)""").isEmpty)
+      applyMerge(oracle, src)
+      // moving two keys up by one: refused when a moved key lands on a row that stays
+      val x = 2L * rnd.nextInt(2000)
+      val moved = Seq(x, x + 2).filter(oracle.contains)
+      val clash = moved.exists(k => oracle.contains(k + 1))
+      val err = both(s"UPDATE %t SET id = id + 1 WHERE id IN ($x, ${x + 2})")
+      assert(err == Option.when(clash)(versioned.core.ErrorClass.KeyExists.toString), s"round $round: moving $moved gave $err")
+      if (!clash) moved.map(k => k -> oracle(k)).foreach { case (k, v) => oracle -= k; oracle(k + 1) = v }
+      // two rows given one key
+      val y = 2L * rnd.nextInt(2000)
+      val dup = Seq(y, y + 2).count(oracle.contains) == 2
+      val err2 = both(s"UPDATE %t SET id = 100001 WHERE id IN ($y, ${y + 2})")
+      val taken = oracle.contains(100001L) && Seq(y, y + 2).exists(oracle.contains)
+      val expected = if (dup) Some(versioned.core.ErrorClass.DuplicateKey.toString)
+        else Option.when(taken)(versioned.core.ErrorClass.KeyExists.toString)
+      assert(err2 == expected, s"round $round: giving ${Seq(y, y + 2)} one key gave $err2")
+      if (expected.isEmpty) Seq(y, y + 2).filter(oracle.contains).foreach { k => val v = oracle(k); oracle -= k; oracle(100001L) = v }
+      check(oracle, s"round $round, changed on the driver")
+      check(oracle, s"round $round, changed by Spark jobs", "c.r.d")
+    }
   }
 
   test("key lookups from filters: sets of values on the first key column only") {
