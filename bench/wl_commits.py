@@ -194,6 +194,45 @@ class CommitWorkloads:
                  f"{', '.join(fmt_s(x) for x in t_direct)}" + ("" if same is None else
                                                                f"; content {'equal' if same else 'MISMATCH'}"),
                  merge_all=t_merge, direct_all=t_direct, content_equal=same)
+        self.transaction_k(r)
+
+    def transaction_k(self, r) -> None:
+        """One transaction writing k changed rows (change feed: upserts + deletes) into each of 3 tables vs the
+        same 3 writes as separate commits. Tables: the N-row table and two copies of its first N/10 rows (the
+        writes do not read the tables, so their size matters little). Median of 3, each on fresh branches."""
+        if not hasattr(r, "transaction"):
+            self.add("transaction_3", "transaction", None, None, None, "n/a", None, "no transaction in the python package")
+            return
+        sp, n, k = self.spark, self.n, self.args.k
+        small = max(1000, n // 10)
+        for t in ("t2", "t3"):
+            self.write_versioned(G.base(sp, small), f"bench.{t}", pk="id", message=f"load {t}")
+        ks = G.Stream(small, k)
+        feeds = {t: ks.changes(sp, j) for j, t in enumerate(("t", "t2", "t3"))}
+        t_tx, t_sep = [], []
+        for i in range(3):
+            for b in (f"tx{i}", f"ts{i}"):
+                self.create_branch("bench", b, "main")
+
+            def in_tx():
+                with r.transaction(branch=f"tx{i}", message="3 tables") as tx:
+                    for t, df in feeds.items():
+                        tx.upsert(df.withColumn("_del", G.F.col("_vchange") == G.DELETE).drop("_vchange"), t,
+                                  delete_column="_del")
+
+            def separate():
+                for t, df in feeds.items():
+                    self.upsert_feed(df, f"bench.{t}", branch=f"ts{i}", message=f"{t} alone")
+            t_tx.append(timed(in_tx)[0])
+            t_sep.append(timed(separate)[0])
+        same = all(G.checksum(self.read(f"bench.{t}", ref="tx0")) == G.checksum(self.read(f"bench.{t}", ref="ts0"))
+                   for t in feeds) if self.full_verify else None
+        tt, ts = median(t_tx), median(t_sep)
+        self.add("transaction_3", f"one transaction writing k={k:,} changed rows into each of 3 tables vs the same 3 "
+                 "writes as separate commits", tt, ts, tt / ts, "— (context: one image instead of three)", None,
+                 f"transaction all {', '.join(fmt_s(x) for x in t_tx)}; separate all {', '.join(fmt_s(x) for x in t_sep)}"
+                 + ("" if same is None else f"; content {'equal' if same else 'MISMATCH'}"),
+                 tx_all=t_tx, separate_all=t_sep, content_equal=same)
 
     def main_churn(self) -> None:
         """10 DIFF commits of 1% churn on the N-row table. The compaction threshold is raised for this table
