@@ -39,7 +39,8 @@ private[versioned] object ChainRows {
   def of(spark: SparkSession, snapshot: TableSnapshot): ChainRows = {
     val layout = snapshot.layout
     val merged = layout.keyFirst(layout.nonKeyColumns)
-    val conf = ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration)
+    // each reader writes its requested schema into the configuration it is given: one copy per reader
+    def conf = ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration)
     val format = new ParquetFileFormat()
     def reader(schema: StructType, read: StructType) = format.buildReaderWithPartitionValues(
       spark, schema, new StructType(), read, Nil, Map(FileFormat.OPTION_RETURNING_BATCH -> "false"), conf)

@@ -25,17 +25,16 @@ private[versioned] object OverwriteCommit {
   def input(spark: SparkSession, t: OverwriteTask, base: TableVersion, parts: Seq[OverwritePart]): StagedInput = {
     val keys = t.layout.keyColumns
     if (parts.exists(_.nullKey)) throw Validation.nullKey(keys, None)
-    parts.flatMap(_.duplicate).headOption.foreach { case (values, _) =>
-      // a key twice in one task: its rows in every task that reported it (ranges of valid tasks hold it once at most)
-      val rows = parts.flatMap(_.duplicate).filter(_._1 == values).map(_._2).sum
-      throw Validation.duplicateKey(keys, rows, values.zip(t.layout.keyTypes).map { case (v, dt) => Values.toExternal(v, dt) }, None)
-    }
     val types = t.layout.keyTypes
     val cmp = new KeyComparator(types)
     def row(values: Seq[Any]): InternalRow =
       new GenericInternalRow(values.zip(types).map { case (v, dt) => Values.toInternal(v, dt) }.toArray)
     val runs = parts.filter(_.rows > 0).map(p => Run(p, row(p.firstKey.get), row(p.lastKey.get)))
       .sortWith((a, b) => cmp.compare(a.first, b.first) < 0)
+    parts.flatMap(_.repeated).headOption.foreach { case (values, _) =>
+      val n = rowsWith(t, runs, row(values), cmp) + parts.flatMap(_.repeated).filter(_._1 == values).map(_._2).sum
+      throw Validation.duplicateKey(keys, n, values.zip(types).map { case (v, dt) => Values.toExternal(v, dt) }, None)
+    }
     val disjoint = runs.zip(runs.drop(1)).forall { case (a, b) => cmp.compare(a.last, b.first) < 0 }
     val update = if (disjoint) complete(spark, t, base, runs, cmp, row) else None
     if (update.isEmpty) {
@@ -73,7 +72,7 @@ private[versioned] object OverwriteCommit {
       }
     val gapFragments = gaps.map { case (lo, hi) => (lo, hi, lo.fold(0)(route) to hi.fold(lastFragment)(route)) }
     val toRead = gapFragments.flatMap(_._3).distinct.map(t.chain.storedRows).sum
-    if (toRead > math.max(Warehouses.localCommitMaxRows(spark), 1000L)) return None
+    if (toRead > Warehouses.localCommitMaxRows(spark)) return None
     val diff = t.rules.evaluator()
     val deletes = gapFragments.flatMap { case (lo, hi, frags) =>
       frags.flatMap { f =>
@@ -110,6 +109,20 @@ private[versioned] object OverwriteCommit {
       try sorted.foreach { case (_, r) => out.write(f, r) } catch { case e: Throwable => out.abort(); throw e }
       out.close()
     }
+  }
+
+  /**
+   * The tasks that have `key` (a task reports only the rows of a key beyond its first): those whose range
+   * holds it and whose rows, the base version's with the task's DIFFs, have it (read on the driver).
+   */
+  private def rowsWith(t: OverwriteTask, runs: Seq[Run], key: InternalRow, cmp: KeyComparator): Long = {
+    val f = Routing.local(t.fragments, t.layout)(key)
+    runs.count { r =>
+      cmp.compare(r.first, key) <= 0 && cmp.compare(key, r.last) <= 0 && {
+        val it = t.chain.rows(f, r.part.objects.filter(_.fragment == f).map(w => file(t, w.meta)))
+        try it.exists(cmp.compare(_, key) == 0) finally ObjectFiles.close(Seq(it))
+      }
+    }.toLong
   }
 
   /** A held object in the write lease's staging area. */

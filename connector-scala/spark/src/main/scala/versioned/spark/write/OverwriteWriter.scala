@@ -15,13 +15,14 @@ import versioned.spark.read.{ChainRows, KeyComparator}
  * What one task of an [[OverwriteWrite]] wrote: its DIFF objects (held, one per touched fragment, in key
  * order) and, when its keys were valid, its first and last keys, whether the current version has rows
  * below its first key in the fragment that key falls in (`before`) and the first current key after its
- * last key (`after`): what the driver needs to find current keys no task saw. Bad keys: `nullKey`, or the
- * first key that came twice and how many rows have it in this task.
+ * last key (`after`): what the driver needs to find current keys no task saw. Bad keys: `nullKey` (nothing
+ * else is reported), or `repeated` keys (the first few) with the rows each had beyond its first: only the
+ * first row of a key is compared, so the DIFFs still give back the task's distinct keys.
  */
 private[versioned] final case class OverwritePart(partition: Int, objects: Seq[WrittenObject], rows: Long,
                                                   firstKey: Option[Seq[Any]], lastKey: Option[Seq[Any]],
                                                   before: Boolean, after: Option[Seq[Any]], nullKey: Boolean,
-                                                  duplicate: Option[(Seq[Any], Long)]) extends WriterCommitMessage
+                                                  repeated: Seq[(Seq[Any], Long)]) extends WriterCommitMessage
 
 /**
  * The DIFF rows of an overwrite for a current row and a new row (either absent), evaluated row by row: the
@@ -67,6 +68,11 @@ private[versioned] object OverwriteRules {
 private[versioned] final case class OverwriteTask(sink: ParquetSink, target: ObjectTarget, layout: TableLayout,
                                                   fragments: Seq[Fragment], chain: ChainRows, rules: OverwriteRules)
 
+private[versioned] object OverwriteWriter {
+  /** Repeated keys a task counts (the error names one of them). */
+  val MaxRepeated = 1000
+}
+
 private[versioned] final class OverwriteWriterFactory(t: OverwriteTask) extends DataWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] = new OverwriteWriter(t, partitionId)
 }
@@ -93,11 +99,10 @@ private[versioned] final class OverwriteWriter(t: OverwriteTask, partition: Int)
   private var rows = 0L
   private var first: InternalRow = _
   private var before = false
-  private var valid = true
   private var nullKey = false
-  private var dupKey: InternalRow = _
-  private var dupRows = 0L
-  private var dupOpen = false
+  // after the first repeated key (the check then fails for good): the previous key, and the rows each repeated key had beyond its first
+  private var prev: InternalRow = _
+  private val repeated = scala.collection.mutable.LinkedHashMap.empty[InternalRow, Long]
   // the current version's rows from the first key's fragment on: `head` is the next one not passed yet
   private var fragment = 0
   private var source: Iterator[InternalRow] = Iterator.empty
@@ -115,13 +120,18 @@ private[versioned] final class OverwriteWriter(t: OverwriteTask, partition: Int)
 
   override def write(row: InternalRow): Unit = {
     rows += 1
+    if (nullKey) return
     val n = toMerged(row)
-    if (!valid) {
-      if ((0 until keyCount).exists(n.isNullAt)) nullKey = true // a null key is reported before any duplicate
-      else if (dupOpen && cmp.compare(dupKey, n) == 0) dupRows += 1 else dupOpen = false
-      return
+    if (!check.add(n)) {
+      if ((0 until keyCount).exists(n.isNullAt)) { nullKey = true; runs.abort(); close(); return }
+      // rows arrive sorted: a key that is not above the previous one repeats it (only its first row is compared)
+      if (prev == null || cmp.compare(prev, n) == 0) {
+        if (prev == null) prev = n.copy()
+        if (repeated.size < OverwriteWriter.MaxRepeated || repeated.contains(prev)) repeated(prev) = repeated.getOrElse(prev, 0L) + 1
+        return
+      }
+      prev = n.copy()
     }
-    if (!check.add(n)) return invalid(n)
     if (first == null) {
       first = n.copy()
       fragment = route(n)
@@ -134,25 +144,16 @@ private[versioned] final class OverwriteWriter(t: OverwriteTask, partition: Int)
     else emit(null, n)
   }
 
-  /** Bad keys: nothing more is written; the driver raises the error (a null key before any duplicate). */
-  private def invalid(n: InternalRow): Unit = {
-    valid = false
-    runs.abort()
-    close()
-    if ((0 until keyCount).exists(n.isNullAt)) nullKey = true
-    else { dupKey = n.copy(); dupRows = 2; dupOpen = true }
-  }
-
   private def canonical(k: InternalRow): Seq[Any] = types.indices.map(i => Values.fromInternal(k, i, types(i)))
 
   override def commit(): WriterCommitMessage = {
-    if (!valid) return OverwritePart(partition, Nil, rows, None, None, before = false, None, nullKey,
-      Option(dupKey).map(k => (canonical(k), dupRows)))
+    if (nullKey) return OverwritePart(partition, Nil, rows, None, None, before = false, None, nullKey = true, Nil)
     val objects = runs.close()
     val after = Option(head).map(canonical)
     close()
-    OverwritePart(partition, objects, rows, Option(first).map(canonical), check.lastKey.map(canonical), before, after,
-      nullKey = false, None)
+    val last = if (prev != null) Some(prev) else check.lastKey
+    OverwritePart(partition, objects, rows, Option(first).map(canonical), last.map(canonical), before, after,
+      nullKey = false, repeated.toSeq.map { case (k, n) => (canonical(k), n) })
   }
 
   override def abort(): Unit = { runs.abort(); close() }
