@@ -57,6 +57,8 @@ private[versioned] final class OverwriteWrite(table: VersionedTable, req: WriteR
 }
 
 private[versioned] object OverwriteWrite {
+  private[write] val log = org.slf4j.LoggerFactory.getLogger(getClass)
+
   /**
    * The table version a write of `schema` overwrites in one pass, judged on the branch head now: an
    * overwrite of an existing keyed table with the same columns and key, not part of a transaction, without
@@ -83,5 +85,11 @@ private[versioned] object OverwriteWrite {
  * when it could be completed (disjoint key ranges); it applies to a head whose table is still `base`.
  */
 private[versioned] final case class PrewrittenOverwrite(base: TableVersion, update: Option[(TableVersion, Seq[ObjectMeta])]) {
-  def on(current: TableVersion): Option[(TableVersion, Seq[ObjectMeta])] = update.filter(_ => current == base)
+  def on(current: TableVersion): Option[(TableVersion, Seq[ObjectMeta])] =
+    if (update.isEmpty || current == base) update
+    else {
+      OverwriteCommit.fallbacks.incrementAndGet()
+      OverwriteWrite.log.info(s"Overwrite of ${base.name}: the table changed since the write compared with it; planned from the rows")
+      None
+    }
 }
