@@ -158,4 +158,16 @@ class OverwriteOnePassSuite extends VersionedTestBase {
     overwrite(frame(schema, rows.take(10), 1), "r.t")
     assertSameRows(read("r.t").collect().toSeq, rows.take(10), "refilled")
   }
+
+  test("a one-pass result applies only to the table version it was compared with") {
+    load((0 until 100).map(i => r(i)))
+    val base = head()
+    val moved = base.copy(fragments = base.fragments.map(f => f.copy(objects = f.objects.reverse)), compacted = None)
+    val update = Some((base, Seq.empty[versioned.core.ObjectMeta]))
+    assert(PrewrittenOverwrite(base, update).on(base) == update)
+    val fallbacks = OverwriteCommit.fallbacks.get()
+    assert(PrewrittenOverwrite(base, update).on(moved.copy(name = "other")).isEmpty, "a moved table is planned from the rows")
+    assert(OverwriteCommit.fallbacks.get() == fallbacks + 1)
+    assert(PrewrittenOverwrite(base, None).on(base).isEmpty)
+  }
 }
