@@ -68,17 +68,39 @@ private[versioned] object ChangeSets {
   /** Keyed overwrite: full outer join by key; unchanged rows produce nothing. */
   def overwrite(input: DataFrame, current: DataFrame, layout: TableLayout): DataFrame = {
     val keys = layout.primaryKey
-    val values = layout.nonKeyColumns
-    val o = current.select((keys ++ values).map(c => col(c).as(s"o_$c")) :+ lit(true).as("_vo"): _*)
-    val n = input.select((keys ++ values).map(c => col(c).as(s"n_$c")) :+ lit(true).as("_vn"): _*)
+    val cols = keys ++ layout.nonKeyColumns
+    val o = current.select(cols.map(c => col(c).as(s"o_$c")) :+ lit(true).as("_vo"): _*)
+    val n = input.select(cols.map(c => col(c).as(s"n_$c")) :+ lit(true).as("_vn"): _*)
     val j = o.join(n, keys.map(k => col(s"o_$k") === col(s"n_$k")).reduce(_ && _), "full_outer")
+    overwriteChanges(j, layout).filter(col(ChangeColumn).isNotNull)
+  }
+
+  /**
+   * The columns [[overwriteChanges]] reads, in the order the one-pass overwrite ([[OverwriteWrite]]) binds
+   * them: `o_<c>` for the key and other columns of the current row, `_vo` (true: the key is current),
+   * then the same for the new row (`n_<c>`, `_vn`).
+   */
+  def overwriteJoinedSchema(layout: TableLayout): StructType = {
+    val cols = layout.keyFirst(layout.nonKeyColumns)
+    def side(p: String, flag: String) = cols.fields.map(f => f.copy(name = p + f.name, nullable = true)) :+
+      org.apache.spark.sql.types.StructField(flag, org.apache.spark.sql.types.BooleanType, nullable = true)
+    StructType(side("o_", "_vo") ++ side("n_", "_vn"))
+  }
+
+  /**
+   * The DIFF row of each key of the pairs of current and new rows (the layout of [[overwriteJoinedSchema]]):
+   * an insert, a delete, an update when a value differs (`<=>`), and `_vchange` null when nothing changed.
+   * The one definition of an overwrite's DIFF rows: the join above and the one-pass overwrite apply it.
+   */
+  def overwriteChanges(joined: DataFrame, layout: TableLayout): DataFrame = {
+    val keys = layout.primaryKey
+    val values = layout.nonKeyColumns
     val same = values.map(v => col(s"o_$v") <=> col(s"n_$v")).foldLeft(lit(true))(_ && _)
     val change = when(col("_vo").isNull, kind(ChangeKind.Insert))
       .when(col("_vn").isNull, kind(ChangeKind.Delete))
       .when(!same, kind(ChangeKind.Update))
-    val out = j.withColumn(ChangeColumn, change).filter(col(ChangeColumn).isNotNull)
-    inDiffLayout(out.select(keys.map(k => coalesce(col(s"n_$k"), col(s"o_$k")).as(k)) ++
-      values.map(v => col(s"n_$v").as(v)) :+ col(ChangeColumn): _*), layout)
+    inDiffLayout(joined.select(keys.map(k => coalesce(col(s"n_$k"), col(s"o_$k")).as(k)) ++
+      values.map(v => col(s"n_$v").as(v)) :+ change.as(ChangeColumn): _*), layout)
   }
 
   /** Numbers duplicates of whole rows for a key-less table: ordinals continue after existing ones. */

@@ -136,6 +136,10 @@ private[versioned] object CommitPlanner {
         LocalCommit.writeChanges(spark, target, layout, current.get, staged.schema, rows)
       case None if req.mode == WriteMode.Changes && current.isDefined && sameShape =>
         planChanges(spark, target, req, staged.frame, layout, current.get, base.read)
+      // a keyed overwrite whose tasks computed its DIFFs over the version on `head`, else planned from its rows
+      case None if staged.overwrite.isDefined && current.isDefined && sameShape && req.mode == WriteMode.Overwrite =>
+        staged.overwrite.get.on(current.get)
+          .getOrElse(planDistributed(spark, target, req, staged.frame, layout, current, base.read))
       case None if staged.snapshot.isDefined =>
         prewritten(spark, target, req, staged, layout, current.filter(_ => sameShape), base.read)
       case _ => planDistributed(spark, target, req, staged.frame, layout, current.filter(_ => sameShape), base.read)

@@ -133,6 +133,8 @@ private[versioned] trait StagedInput {
   def frame: DataFrame
   /** The rows already written as the fragments of a new SNAP by the write tasks ([[SnapshotWrite]]). */
   def snapshot: Option[PrewrittenSnapshot] = None
+  /** The rows already compared with the table by the write tasks of a keyed overwrite ([[OverwriteWrite]]). */
+  def overwrite: Option[PrewrittenOverwrite] = None
 }
 
 private[versioned] object StagedInput {

@@ -79,6 +79,21 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
       _ => data(k).collect().toSet)
   }
 
+  test("keyed overwrite in one pass: the write tasks write the changed rows as held DIFFs") {
+    val s = spark; import s.implicits._
+    write((1 to 300).map(i => (i, s"v$i")).toDF("id", "v"), "r.t", "primaryKey" -> "id")
+    var k = 0
+    // input clustered by key in 2 tasks; keys 101-110 (between the tasks' ranges) deleted on the driver, the
+    // fragment holding them gets one DIFF merged from a task's and the driver's rows
+    def rows(k: Int): Seq[(Int, String)] = (1 to 300).filterNot(i => i > 100 && i <= 110)
+      .map(i => (i, if (i % 25 == k % 25) s"o$k" else s"v$i")) :+ (300 + k, s"n$k")
+    def data(k: Int): DataFrame =
+      spark.sparkContext.parallelize(rows(k).partition(_._1 <= 100).productIterator.toSeq.map(_.asInstanceOf[Seq[(Int, String)]]), 2)
+        .flatMap(identity).toDF("id", "v")
+    allOrNothing("r", "t", () => { k += 1; overwrite(data(k), "r.t") }, () => read("r.t").collect().toSet,
+      _ => rows(k).map { case (i, v) => Row(i, v) }.toSet)
+  }
+
   test("appends to a table without a primary key never duplicate rows on failure") {
     val s = spark; import s.implicits._
     write((1 to 60).map(i => (s"k${i % 7}", i % 3)).toDF("k", "n"), "r.nk")
