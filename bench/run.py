@@ -94,6 +94,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--ref-reps", type=int, default=20, help="repetitions of each ref operation")
     ap.add_argument("--scan-reps", type=int, default=None, help="timed repetitions per scan (default by table size: 5 up to 500k rows, 3 up to 2M, else 2)")
     ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--master", default=None,
+                    help="Spark master URL (default local[--cores]); on a cluster, --work must be storage every executor sees")
     ap.add_argument("--driver-memory", default="6g")
     ap.add_argument("--shuffle-partitions", type=int, default=200)
     ap.add_argument("--work", default=os.path.join(HERE, "work"), help="scratch directory (deleted first)")

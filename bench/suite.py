@@ -35,6 +35,11 @@ class Suite:
         self.state: Dict[str, Any] = {}
 
     # ---- session
+    @property
+    def master(self) -> str:
+        """The Spark master: ``--master`` (a cluster URL), else ``local[--cores]``."""
+        return self.args.master or f"local[{self.args.cores}]"
+
     def start(self) -> None:
         os.makedirs(self.work, exist_ok=True)
         for name in os.listdir(self.work):  # everything but the peers' environment (bin/bench creates it once)
@@ -48,7 +53,7 @@ class Suite:
         from pyspark.sql import SparkSession
         import pyspark
 
-        self.spark = (SparkSession.builder.master(f"local[{self.args.cores}]")
+        self.spark = (SparkSession.builder.master(self.master)
                       .appName("versioned-bench")
                       .config("spark.driver.memory", self.args.driver_memory)
                       .config("spark.jars", jar)
@@ -80,7 +85,7 @@ class Suite:
             "jar_mtime": _dt.datetime.fromtimestamp(os.path.getmtime(src)).isoformat(timespec="seconds"),
             "spark": pyspark.__version__,
             "python": platform.python_version(),
-            "master": f"local[{self.args.cores}]",
+            "master": self.master,
             "driver_memory": self.args.driver_memory,
             "host_cpus": os.cpu_count(),
             "rows": self.n,
@@ -93,7 +98,7 @@ class Suite:
             "scan_reps": self.scan_reps,
             "python_package": self.vpkg is not None,
         })
-        log(f"Spark {pyspark.__version__} local[{self.args.cores}], N={self.n:,}, N_h={n_h:,}, jar {self.meta['jar']}")
+        log(f"Spark {pyspark.__version__} {self.master}, N={self.n:,}, N_h={n_h:,}, jar {self.meta['jar']}")
 
     @staticmethod
     def frag_rows(n: int) -> int:
