@@ -143,6 +143,36 @@ class BackgroundCompactionSuite extends VersionedTestBase {
     assert(logSize("r") == all.size + 1)
   }
 
+  test("a background consolidation of many fragments leaves task slots to the commits (half the parallelism)") {
+    val tasks = new java.util.concurrent.ConcurrentLinkedQueue[Integer]()
+    val listener = new org.apache.spark.scheduler.SparkListener {
+      override def onJobStart(job: org.apache.spark.scheduler.SparkListenerJobStart): Unit =
+        if (Option(job.properties).flatMap(p => Option(p.getProperty("spark.jobGroup.id"))).exists(_.startsWith("versioned-compaction-")))
+          tasks.add(job.stageInfos.map(_.numTasks).sum)
+    }
+    // 8 fragments of 50 rows, each with 2 commit DIFFs: consolidateDiffs = 2 merges all 8 chains at once
+    write(frame(schema, rowsOf(0 until 400, 0), partitions = 1), "r.t", "primaryKey" -> "id")
+    awaitCompaction()
+    var expected = rowsOf(0 until 400, 0).map(r => r.getInt(0) -> r).toMap
+    spark.sparkContext.addSparkListener(listener)
+    try withConf(VersionedOptions.ConfConsolidateAfter -> "2") {
+      (1 to 2).foreach { v =>
+        val rows = rowsOf((0 until 8).map(_ * 50 + v), v)
+        append(frame(schema, rows), "r.t", "upsert" -> "true")
+        expected ++= rows.map(r => r.getInt(0) -> r)
+      }
+      awaitCompaction()
+      val deadline = System.currentTimeMillis() + 30000 // listener events arrive asynchronously
+      while (tasks.isEmpty && System.currentTimeMillis() < deadline) Thread.sleep(20)
+    } finally spark.sparkContext.removeSparkListener(listener)
+    val c = table(headHash("r").get).compacted.getOrElse(fail("no compacted form"))
+    assert(c.size == 8 && c.forall(_.objects.size == 2), s"8 chains of SNAP + one merged DIFF: $c")
+    val slots = math.max(1, spark.sparkContext.defaultParallelism / 2)
+    assert(!tasks.isEmpty, "the background compaction ran a job")
+    tasks.forEach(n => assert(n <= slots, s"a compaction job of $n tasks (at most $slots)"))
+    assertReads(read("r.t"), expected.values.toSeq, "content after the consolidation")
+  }
+
   test("compact waits for the background compaction and runs the policy on the head now") {
     withConf(Off: _*) {
       // one input partition: the first write's fragments are cut at the target size (50 + 50), so the upsert

@@ -48,8 +48,14 @@ private[versioned] object Compactions {
 
   /** Compaction of `req`'s table after the commit of `image`, in the background or inline per `settings`. */
   def afterCommit(spark: SparkSession, engine: Engine, req: WriteRequest, image: Image, settings: Settings): Unit =
-    if (!settings.backgroundCompaction) runLogged(Request(spark, engine, req, image, settings))
+    if (!settings.backgroundCompaction) runLogged(Request(spark, engine, req, image, settings), Int.MaxValue)
     else submit(Request(spark, engine, req, image, settings))
+
+  /**
+   * Task slots a background compaction's DIFF merges may take: half the session's default parallelism (at
+   * least one), so that commits running meanwhile are not queued behind it in Spark's FIFO scheduler.
+   */
+  private def backgroundSlots(sc: SparkContext): Int = math.max(1, sc.defaultParallelism / 2)
 
   private def submit(r: Request): Unit = lock.synchronized {
     val sc = r.spark.sparkContext
@@ -91,13 +97,13 @@ private[versioned] object Compactions {
     sc.clearJobTags()
     SparkSession.setActiveSession(r.spark)
     sc.setJobGroup(group, s"versioned: compaction of ${r.req.ident}@${r.image.shortHash}", interruptOnCancel = true)
-    try runLogged(r)
+    try runLogged(r, backgroundSlots(sc))
     finally { sc.clearJobGroup(); SparkSession.clearActiveSession() }
   }
 
   /** The policy and the compaction it selects; a failure is logged, never raised (the commit stands). */
-  private def runLogged(r: Request): Unit =
-    try { Compactor.maybeCompact(r.spark, r.engine, r.req, r.image, r.settings); () }
+  private def runLogged(r: Request, slots: Int): Unit =
+    try { Compactor.maybeCompact(r.spark, r.engine, r.req, r.image, r.settings, slots); () }
     catch {
       // the table (or its repository) was dropped after the commit: nothing left to compact
       case e @ (_: versioned.core.TableNotFoundException | _: versioned.core.RepositoryNotFoundException) =>

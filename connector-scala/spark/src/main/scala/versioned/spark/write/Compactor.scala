@@ -141,12 +141,13 @@ private[versioned] object Compactor {
    * Evaluates [[plan]] on `req`'s table at `image` (with its parent's compacted chains carried forward)
    * and runs it; a carried form alone is recorded as it is. Returns the number of objects written.
    */
-  def maybeCompact(spark: SparkSession, engine: Engine, req: WriteRequest, image: Image, settings: Settings): Int = {
+  def maybeCompact(spark: SparkSession, engine: Engine, req: WriteRequest, image: Image, settings: Settings,
+                   slots: Int = Int.MaxValue): Int = {
     val loaded = TableSnapshot.load(engine, req.ident.repo, req.ident.table, image)
     val carry = carried(engine, loaded)
     val snap = carry.getOrElse(loaded)
     val p = plan(snap, settings)
-    if (!p.isEmpty) compact(spark, engine, snap, p.resnapshot, req.locationOptions, p.runs, p.splits).size
+    if (!p.isEmpty) compact(spark, engine, snap, p.resnapshot, req.locationOptions, p.runs, p.splits, slots).size
     else {
       // no object to write: one metastore transaction (which checks that the objects still exist)
       carry.foreach(c => engine.setCompacted(c.repo, image.hash, c.table, c.version.compacted.get, Seq.empty))
@@ -158,14 +159,15 @@ private[versioned] object Compactor {
    * Compacts `fragments` (indexes into the effective representation) of one table version to one
    * SNAP each, merges each of `runs` (fragment -> consecutive DIFF ids) into one DIFF, and tries a tail
    * split first for the fragments in `splits` (those whose split is refused get the SNAP); all of it
-   * is recorded together as the version's compacted representation.
+   * is recorded together as the version's compacted representation. `slots` caps the tasks of the DIFF
+   * merges (background compaction leaves task slots to the commits that run meanwhile).
    */
   def compact(spark: SparkSession, engine: Engine, snap: TableSnapshot, fragments: Set[Int],
               options: Map[String, String], runs: Map[Int, Seq[String]] = Map.empty,
-              splits: Map[Int, DiffConsolidation.Split] = Map.empty): Seq[ObjectMeta] =
+              splits: Map[Int, DiffConsolidation.Split] = Map.empty, slots: Int = Int.MaxValue): Seq[ObjectMeta] =
     Jobs.described(spark, s"compact ${snap.repo}.${snap.table}@${snap.image.shortHash}") {
       engine.leases.withLease(snap.repo, "compaction") { lease =>
-      val metas = rewrite(spark, engine, snap, fragments, options, runs, splits, lease)
+      val metas = rewrite(spark, engine, snap, fragments, options, runs, splits, lease, slots)
       log.info(s"versioned: compaction ${snap.repo}.${snap.table}@${snap.image.shortHash} rewrote ${fragments.size} " +
         s"fragment(s), consolidated ${runs.size}, split ${splits.size}: ${metas.size} new object(s)")
         metas
@@ -176,13 +178,13 @@ private[versioned] object Compactor {
 
   private def rewrite(spark: SparkSession, engine: Engine, snap: TableSnapshot, fragments: Set[Int],
                       options: Map[String, String], runs: Map[Int, Seq[String]], splits: Map[Int, DiffConsolidation.Split],
-                      lease: Lease): Seq[ObjectMeta] = {
+                      lease: Lease, slots: Int): Seq[ObjectMeta] = {
     val target = ObjectTarget(engine.config, lease.id)
     val layout = snap.layout
     val base = snap.version.effectiveFragments
     val tasks = runs.toSeq.map { case (i, ids) => DiffConsolidation.Task(i, ids) } ++
       splits.toSeq.map { case (i, s) => DiffConsolidation.Task(i, base(i).objects.tail, Some(s)) }
-    val merged = if (tasks.isEmpty) Map.empty[Int, DiffConsolidation.Result] else DiffConsolidation.run(spark, snap, tasks, target)
+    val merged = if (tasks.isEmpty) Map.empty[Int, DiffConsolidation.Result] else DiffConsolidation.run(spark, snap, tasks, target, slots)
     val split = merged.filter { case (i, r) => splits.contains(i) && !r.rewrite }
     val rewrite = fragments -- split.keySet
     val written =

@@ -126,8 +126,11 @@ private[versioned] object ObjectWriter {
    * tail its checksum covers separately).
    */
   def dataEnd(path: Path, conf: org.apache.hadoop.conf.Configuration): Long = {
+    // read options from `conf`: the options' default constructor loads a new Hadoop Configuration (its XML
+    // resources parsed again) for every object written
     val reader = org.apache.parquet.hadoop.ParquetFileReader.open(
-      org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(path, conf))
+      org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(path, conf),
+      org.apache.parquet.HadoopReadOptions.builder(conf, path).build())
     try {
       val ends = for {
         block <- scala.jdk.CollectionConverters.ListHasAsScala(reader.getFooter.getBlocks).asScala
