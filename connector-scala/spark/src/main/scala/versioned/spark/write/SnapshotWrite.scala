@@ -7,7 +7,7 @@ import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference, 
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.types.StructType
 import versioned.core.{Fragment, ObjectKind, ObjectMeta, TableVersion}
-import versioned.spark.{TableLayout, VersionedTable, Warehouses}
+import versioned.spark.{TableLayout, Values, VersionedTable, Warehouses}
 
 /**
  * What one write task of a [[SnapshotWrite]] wrote: its objects in key order, its row count and the
@@ -104,8 +104,7 @@ private[versioned] object SnapshotWrite {
   def ordered(layout: TableLayout, parts: Seq[SnapshotPart]): Option[Seq[WrittenObject]] = {
     val types = layout.keyTypes
     val cmp = new versioned.spark.read.KeyComparator(types)
-    def row(values: Seq[Any]): InternalRow = new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(
-      values.zip(types).map { case (v, dt) => versioned.spark.Values.toInternal(v, dt) }.toArray)
+    def row(values: Seq[Any]): InternalRow = Values.internalRow(values, types)
     val runs = parts.filter(_.objects.nonEmpty).map(p => (row(p.objects.head.firstKey), row(p.lastKey.get), p))
       .sortWith((a, b) => cmp.compare(a._1, b._1) < 0)
     val disjoint = runs.zip(runs.drop(1)).forall { case (a, b) => cmp.compare(a._2, b._1) < 0 }
@@ -159,7 +158,7 @@ private[versioned] final class SnapshotWriter(sink: ParquetSink, target: ObjectT
 
   override def commit(): WriterCommitMessage = {
     val objects = runs.close()
-    val last = check.lastKey.map(k => layout.keyTypes.indices.map(i => versioned.spark.Values.fromInternal(k, i, layout.keyTypes(i))))
+    val last = check.lastKey.map(Values.canonical(_, layout.keyTypes))
     SnapshotPart(partition, objects, rows, last)
   }
 
