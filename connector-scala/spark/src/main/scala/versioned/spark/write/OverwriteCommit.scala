@@ -34,8 +34,7 @@ private[versioned] object OverwriteCommit {
       val n = rowsWith(t, runs, row(values), cmp) + parts.flatMap(_.repeated).filter(_._1 == values).map(_._2).sum
       throw Validation.duplicateKey(keys, n, values.zip(types).map { case (v, dt) => Values.toExternal(v, dt) }, None)
     }
-    val disjoint = runs.zip(runs.drop(1)).forall { case (a, b) => cmp.compare(a.last, b.first) < 0 }
-    val update = if (disjoint) complete(spark, t, base, runs, cmp, row) else None
+    val update = if (SnapshotWrite.disjoint(runs, cmp)(_.first, _.last)) complete(spark, t, base, runs, cmp, row) else None
     if (update.isEmpty) {
       fallbacks.incrementAndGet()
       log.info(s"Overwrite of ${base.name}: the tasks' key ranges overlap or leave many current rows outside them; " +
