@@ -2,6 +2,7 @@ package versioned.spark
 
 import java.time.{Instant, LocalDate, LocalDateTime, ZoneOffset}
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
@@ -33,6 +34,13 @@ private[versioned] object Values {
       case d: DecimalType => row.getDecimal(i, d.precision, d.scale).toJavaBigDecimal.toPlainString
       case other => throw new IllegalArgumentException(s"No canonical value for $other")
     }
+
+  /** The canonical values of the fields of `row`, of types `types` (e.g. a key row's, for a fragment bound). */
+  def canonical(row: InternalRow, types: Seq[DataType]): Seq[Any] = types.indices.map(i => fromInternal(row, i, types(i)))
+
+  /** Canonical values of types `types` (e.g. a fragment bound) as an internal row ([[toInternal]]). */
+  def internalRow(values: Seq[Any], types: Seq[DataType]): InternalRow =
+    new GenericInternalRow(values.zip(types).map { case (v, dt) => toInternal(v, dt) }.toArray)
 
   /** Canonical value of a JSON-decoded metastore value of type `dt`. */
   def fromJson(v: Any, dt: DataType): Any = if (v == null) null else dt match {

@@ -29,8 +29,7 @@ class SnapshotWriteSuite extends VersionedTestBase {
     val layout = TableLayout.of(t)
     val types = layout.keyTypes
     val cmp = new KeyComparator(types)
-    def row(values: Seq[Any]) = new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(
-      values.zip(types).map { case (v, dt) => Values.toInternal(v, dt) }.toArray)
+    def row(values: Seq[Any]) = Values.internalRow(values, types)
     val metas = e.objects(t.fragments.flatMap(_.objects))
     assert(t.fragments.forall(_.objects.size == 1), "a new SNAP: one object per fragment")
     assert(t.fragments.headOption.forall(_.lower.isEmpty), "the first fragment has no lower bound")

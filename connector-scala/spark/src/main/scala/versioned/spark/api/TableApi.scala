@@ -41,16 +41,17 @@ object TableApi {
     val location = locationOptions(opts)
     // The head version, pinned by hash, with the hidden duplicate ordinal of key-less tables.
     val current = versioned.spark.read.PinnedRead.table(spark, location, ident, head.hash)
-    // The matching rows are kept after counting them, so the table is scanned once, not twice.
     val filtered = current.filter(expr(condition))
     def quoted(n: String) = col("`" + n.replace("`", "``") + "`")
     val deletes = if (layout.hidden) filtered // a key-less row's identity is all of its columns
       else filtered.select(layout.physicalSchema.fields.toSeq.map { f =>
         if (layout.keyColumns.contains(f.name)) quoted(f.name) else lit(null).cast(f.dataType).as(f.name)
       }: _*)
+    // One job finds the matching rows and caches them (LocalCommit.collectOrCount): up to localCommitMaxRows
+    // of them come back to the driver, which commits them with no further job; beyond that only their count
+    // does, and the commit plans from the cached rows instead of scanning the table again.
     val matched = deletes.persist(StorageLevel.MEMORY_AND_DISK)
     try {
-      // One job finds the rows (and caches them); few are committed by the driver with no further job.
       val found = versioned.spark.Jobs.described(spark, s"delete from $ident where $condition")(
         LocalCommit.collectOrCount(matched, versioned.spark.Warehouses.localCommitMaxRows(spark)))
       val deleted = found.fold(identity, _.size.toLong)

@@ -33,6 +33,9 @@ private[rowlevel] object DeltaChanges {
     case other => other.toString.toLowerCase
   }
 
+  /** The statement's keyword, as errors name it: DELETE, UPDATE, MERGE. */
+  private def keyword(cmd: Command): String = verb(cmd).split(' ').head.toUpperCase
+
   private def kind(k: Byte): Column = lit(k).cast(ByteType)
   /** A top-level column, whatever characters its name has. */
   private def c(name: String): Column = col("`" + name.replace("`", "``") + "`")
@@ -158,7 +161,7 @@ private[rowlevel] object DeltaChanges {
       if (op != ChangeKind.Delete) written += Written(newKey, at(r, values.map(New + _)), op == ChangeKind.Update && !moved)
     }
     val writes = written.result()
-    val what = verb(cmd).split(' ').head.toUpperCase
+    val what = keyword(cmd)
     if (writes.exists(_.key.contains(null))) throw Validation.nullKey(keys, Some(what))
     writes.groupBy(_.key).find(_._2.size > 1).foreach { case (k, ws) => throw Validation.duplicateKey(keys, ws.size, k, Some(what)) }
     val table = current.map(r => at(r, keys) -> at(r, values)).toMap
@@ -179,7 +182,7 @@ private[rowlevel] object DeltaChanges {
   }
 
   private def validate(written: DataFrame, removed: DataFrame, current: DataFrame, keys: Seq[String], cmd: Command): Unit = {
-    val what = verb(cmd).split(' ').head.toUpperCase
+    val what = keyword(cmd)
     Validation.keys(written, keys, Some(what))
     val clash = written.filter(!col("_vinplace")).select(keys.map(c): _*)
       .join(current.select(keys.map(c): _*), keys, "left_semi")

@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
 import org.apache.spark.sql.connector.write.{DeltaWriter, DeltaWriterFactory, WriterCommitMessage}
 import org.apache.spark.sql.types.StructType
 import versioned.core.ChangeKind
-import versioned.spark.write.{ParquetSink, RowBuffer, StagedFile}
+import versioned.spark.write.{ParquetSink, TaskStaging}
 
 /** Tasks keep up to `maxRows` delta rows and `maxBytes` bytes in memory (0: none), else stage a Parquet file. */
 private[rowlevel] final class StagingDeltaWriterFactory(sink: ParquetSink, dir: String, idSchema: StructType,
@@ -20,8 +20,9 @@ private[rowlevel] final class StagingDeltaWriterFactory(sink: ParquetSink, dir: 
 
 /**
  * Stages each delta row as (operation, old row id, new row): kept in memory and returned in the commit
- * message while the task's share of a small operation allows ([[RowBuffer]]), else in one Parquet file per
- * task. Nothing is interpreted here; [[DeltaChanges]] does that on the driver over all staged rows at once.
+ * message while the task's share of a small operation allows, else in one Parquet file per task
+ * ([[TaskStaging]]). Nothing is interpreted here; [[DeltaChanges]] does that on the driver over all
+ * staged rows at once.
  *
  * @param rowOrdinals for each staged user column, its ordinal in the rows Spark passes (-1: absent)
  */
@@ -29,9 +30,7 @@ private[rowlevel] final class StagingDeltaWriter(sink: ParquetSink, path: String
                                                  rowSchema: StructType, rowOrdinals: Array[Int],
                                                  maxRows: Long, maxBytes: Long)
   extends DeltaWriter[InternalRow] {
-  private lazy val out = sink.open(path)
-  private var kept = if (maxRows > 0) new RowBuffer(sink.schema, maxRows, maxBytes) else null
-  private var rows = 0L
+  private val staging = new TaskStaging(sink, path, maxRows, maxBytes)
   private val idTypes = idSchema.fields.map(_.dataType)
   private val rowTypes = rowSchema.fields.map(_.dataType)
   private val buffer = new GenericInternalRow(1 + idTypes.length + rowTypes.length)
@@ -45,13 +44,7 @@ private[rowlevel] final class StagingDeltaWriter(sink: ParquetSink, path: String
       val o = rowOrdinals(i)
       buffer.update(1 + idTypes.length + i, if (row == null || o < 0) null else row.get(o, rowTypes(i))); i += 1
     }
-    if (kept != null && !kept.add(buffer)) {
-      // over the in-memory share: stage everything in the file from now on
-      kept.message.unsafeRows(sink.schema.length).foreach(out.write)
-      kept = null
-    }
-    if (kept == null) out.write(buffer)
-    rows += 1
+    staging.write(buffer)
   }
 
   override def delete(metadata: InternalRow, id: InternalRow): Unit = stage(ChangeKind.Delete, id, null)
@@ -59,9 +52,7 @@ private[rowlevel] final class StagingDeltaWriter(sink: ParquetSink, path: String
   override def insert(row: InternalRow): Unit = stage(ChangeKind.Insert, null, row)
   override def reinsert(metadata: InternalRow, row: InternalRow): Unit = stage(ChangeKind.Insert, null, row)
 
-  override def commit(): WriterCommitMessage =
-    if (kept != null) kept.message
-    else { if (rows > 0) out.close(); StagedFile(path, rows) }
-  override def abort(): Unit = if (kept == null && rows > 0) out.close()
+  override def commit(): WriterCommitMessage = staging.commit()
+  override def abort(): Unit = staging.abort()
   override def close(): Unit = ()
 }

@@ -65,3 +65,31 @@ private[versioned] final class RowBuffer(schema: StructType, maxRows: Long, maxB
 
   def message: StagedRows = { out.flush(); StagedRows(buffer.toByteArray, rows) }
 }
+
+/**
+ * What one staging task does with its rows: keeps them in memory ([[RowBuffer]], up to `maxRows` rows and
+ * `maxBytes` bytes; 0 rows: none) and returns them in its commit message, or, once over that share, writes
+ * every row (the ones kept so far first) to one Parquet file at `path` through `sink`.
+ */
+private[versioned] final class TaskStaging(sink: ParquetSink, path: String, maxRows: Long, maxBytes: Long) {
+  private lazy val out = sink.open(path)
+  private var kept = if (maxRows > 0) new RowBuffer(sink.schema, maxRows, maxBytes) else null
+  private var rows = 0L
+
+  def write(row: InternalRow): Unit = {
+    if (kept != null && !kept.add(row)) {
+      // over the in-memory share: stage everything in the file from now on
+      kept.message.unsafeRows(sink.schema.length).foreach(out.write)
+      kept = null
+    }
+    if (kept == null) out.write(row)
+    rows += 1
+  }
+
+  /** The kept rows ([[StagedRows]]), or the staged file ([[StagedFile]], closed when it has rows). */
+  def commit(): WriterCommitMessage =
+    if (kept != null) kept.message
+    else { if (rows > 0) out.close(); StagedFile(path, rows) }
+
+  def abort(): Unit = if (kept == null && rows > 0) out.close()
+}

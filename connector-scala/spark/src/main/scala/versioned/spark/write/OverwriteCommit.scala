@@ -2,7 +2,7 @@ package versioned.spark.write
 
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjection}
 import org.apache.spark.sql.execution.datasources.FileFormat
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.StructType
@@ -27,16 +27,14 @@ private[versioned] object OverwriteCommit {
     if (parts.exists(_.nullKey)) throw Validation.nullKey(keys, None)
     val types = t.layout.keyTypes
     val cmp = new KeyComparator(types)
-    def row(values: Seq[Any]): InternalRow =
-      new GenericInternalRow(values.zip(types).map { case (v, dt) => Values.toInternal(v, dt) }.toArray)
+    def row(values: Seq[Any]): InternalRow = Values.internalRow(values, types)
     val runs = parts.filter(_.rows > 0).map(p => Run(p, row(p.firstKey.get), row(p.lastKey.get)))
       .sortWith((a, b) => cmp.compare(a.first, b.first) < 0)
     parts.flatMap(_.repeated).headOption.foreach { case (values, _) =>
       val n = rowsWith(t, runs, row(values), cmp) + parts.flatMap(_.repeated).filter(_._1 == values).map(_._2).sum
       throw Validation.duplicateKey(keys, n, values.zip(types).map { case (v, dt) => Values.toExternal(v, dt) }, None)
     }
-    val disjoint = runs.zip(runs.drop(1)).forall { case (a, b) => cmp.compare(a.last, b.first) < 0 }
-    val update = if (disjoint) complete(spark, t, base, runs, cmp, row) else None
+    val update = if (SnapshotWrite.disjoint(runs, cmp)(_.first, _.last)) complete(spark, t, base, runs, cmp, row) else None
     if (update.isEmpty) {
       fallbacks.incrementAndGet()
       log.info(s"Overwrite of ${base.name}: the tasks' key ranges overlap or leave many current rows outside them; " +
@@ -147,10 +145,8 @@ private[versioned] object OverwriteCommit {
     val rdd = spark.sparkContext.parallelize(specs, specs.size).mapPartitions { it =>
       val cmp = new KeyComparator(types)
       val toRow = CatalystTypeConverters.createToScalaConverter(merged)
-      def row(values: Seq[Any]): InternalRow =
-        new GenericInternalRow(values.zip(types).map { case (v, dt) => Values.toInternal(v, dt) }.toArray)
       it.flatMap { case (first, last, from, to, objects) =>
-        val (lo, hi) = (row(first), row(last))
+        val (lo, hi) = (Values.internalRow(first, types), Values.internalRow(last, types))
         (from to to).iterator.flatMap { f =>
           chain.rows(f, objects.filter(_._1 == f).map(_._2))
             .filter(k => cmp.compare(lo, k) <= 0 && cmp.compare(k, hi) <= 0).map(r => toRow(r).asInstanceOf[Row])

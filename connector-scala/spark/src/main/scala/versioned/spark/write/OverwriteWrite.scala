@@ -2,7 +2,7 @@ package versioned.spark.write
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.distributions.{Distribution, Distributions}
-import org.apache.spark.sql.connector.expressions.{Expressions, NullOrdering, SortDirection, SortOrder}
+import org.apache.spark.sql.connector.expressions.SortOrder
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.types.StructType
 import versioned.core.{ObjectKind, ObjectMeta, TableVersion}
@@ -34,9 +34,7 @@ private[versioned] final class OverwriteWrite(table: VersionedTable, req: WriteR
 
   override def description(): String = s"versioned one-pass overwrite of ${req.ident}"
   override def requiredDistribution(): Distribution = Distributions.unspecified()
-  override def requiredOrdering(): Array[SortOrder] = layout.keyColumns.map { k =>
-    Expressions.sort(SnapshotWrite.column(k), SortDirection.ASCENDING, NullOrdering.NULLS_FIRST)
-  }.toArray
+  override def requiredOrdering(): Array[SortOrder] = SnapshotWrite.keyOrder(layout)
 
   override def toBatch: BatchWrite = this
 

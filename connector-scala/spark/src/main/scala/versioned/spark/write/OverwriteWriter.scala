@@ -144,7 +144,7 @@ private[versioned] final class OverwriteWriter(t: OverwriteTask, partition: Int)
     else emit(null, n)
   }
 
-  private def canonical(k: InternalRow): Seq[Any] = types.indices.map(i => Values.fromInternal(k, i, types(i)))
+  private def canonical(k: InternalRow): Seq[Any] = Values.canonical(k, types)
 
   override def commit(): WriterCommitMessage = {
     if (nullKey) return OverwritePart(partition, Nil, rows, None, None, before = false, None, nullKey = true, Nil)

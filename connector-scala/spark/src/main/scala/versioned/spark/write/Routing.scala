@@ -2,7 +2,6 @@ package versioned.spark.write
 
 import org.apache.spark.sql.Column
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
 import org.apache.spark.sql.functions.{col => _, _}
 import versioned.core.Fragment
 import versioned.spark.Columns.col
@@ -32,10 +31,7 @@ private[versioned] object Routing {
   def local(frags: Seq[Fragment], layout: TableLayout): InternalRow => Int = {
     val types = layout.keyTypes
     val cmp = new KeyComparator(types)
-    val bounds = frags.zipWithIndex.collect { case (Fragment(Some(lower), _), i) =>
-      val row: InternalRow = new GenericInternalRow(lower.zip(types).map { case (v, dt) => Values.toInternal(v, dt) }.toArray)
-      (row, i)
-    }.toArray
+    val bounds = frags.zipWithIndex.collect { case (Fragment(Some(lower), _), i) => (Values.internalRow(lower, types), i) }.toArray
     key => {
       // binary search for the last bound <= key; none: fragment 0
       var lo = 0

@@ -7,7 +7,8 @@ import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference, 
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.types.StructType
 import versioned.core.{Fragment, ObjectKind, ObjectMeta, TableVersion}
-import versioned.spark.{TableLayout, VersionedTable, Warehouses}
+import versioned.spark.{TableLayout, Values, VersionedTable, Warehouses}
+import versioned.spark.read.KeyComparator
 
 /**
  * What one write task of a [[SnapshotWrite]] wrote: its objects in key order, its row count and the
@@ -43,9 +44,7 @@ private[versioned] final class SnapshotWrite(table: VersionedTable, req: WriteRe
   private val fragmentRows = Warehouses.fragmentRows(SparkSession.active)
   // held: the objects stay in the lease's staging area until a commit that references them stores them
   private lazy val target = ObjectTarget(table.engine.config, lease.get.id, held = true)
-  private val order: Array[SortOrder] = layout.keyColumns.map { k =>
-    Expressions.sort(SnapshotWrite.column(k), SortDirection.ASCENDING, NullOrdering.NULLS_FIRST)
-  }.toArray
+  private val order: Array[SortOrder] = SnapshotWrite.keyOrder(layout)
 
   override def description(): String = s"versioned SNAP write of ${req.ident}"
   override def requiredDistribution(): Distribution = Distributions.unspecified()
@@ -103,14 +102,24 @@ private[versioned] object SnapshotWrite {
    */
   def ordered(layout: TableLayout, parts: Seq[SnapshotPart]): Option[Seq[WrittenObject]] = {
     val types = layout.keyTypes
-    val cmp = new versioned.spark.read.KeyComparator(types)
-    def row(values: Seq[Any]): InternalRow = new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(
-      values.zip(types).map { case (v, dt) => versioned.spark.Values.toInternal(v, dt) }.toArray)
+    val cmp = new KeyComparator(types)
+    def row(values: Seq[Any]): InternalRow = Values.internalRow(values, types)
     val runs = parts.filter(_.objects.nonEmpty).map(p => (row(p.objects.head.firstKey), row(p.lastKey.get), p))
       .sortWith((a, b) => cmp.compare(a._1, b._1) < 0)
-    val disjoint = runs.zip(runs.drop(1)).forall { case (a, b) => cmp.compare(a._2, b._1) < 0 }
-    if (disjoint) Some(runs.flatMap(_._3.objects.sortBy(_.fragment))) else None
+    if (disjoint(runs, cmp)(_._1, _._2)) Some(runs.flatMap(_._3.objects.sortBy(_.fragment))) else None
   }
+
+  /**
+   * Whether runs of keys in the order of their `first` keys do not overlap: each ends (`last`, inclusive)
+   * below the next one's first key.
+   */
+  def disjoint[R](runs: Seq[R], cmp: KeyComparator)(first: R => InternalRow, last: R => InternalRow): Boolean =
+    runs.zip(runs.drop(1)).forall { case (a, b) => cmp.compare(last(a), first(b)) < 0 }
+
+  /** Ascending by the key columns, nulls first: how Spark sorts each write task's rows for a one-pass write. */
+  def keyOrder(layout: TableLayout): Array[SortOrder] = layout.keyColumns.map { k =>
+    Expressions.sort(column(k), SortDirection.ASCENDING, NullOrdering.NULLS_FIRST)
+  }.toArray
 
   /** A column by its exact name (quoted, so a dot in it is not a path). */
   def column(name: String): NamedReference = Expressions.column("`" + name.replace("`", "``") + "`")
@@ -159,7 +168,7 @@ private[versioned] final class SnapshotWriter(sink: ParquetSink, target: ObjectT
 
   override def commit(): WriterCommitMessage = {
     val objects = runs.close()
-    val last = check.lastKey.map(k => layout.keyTypes.indices.map(i => versioned.spark.Values.fromInternal(k, i, layout.keyTypes(i))))
+    val last = check.lastKey.map(Values.canonical(_, layout.keyTypes))
     SnapshotPart(partition, objects, rows, last)
   }
 

@@ -171,24 +171,10 @@ private[versioned] final class StagingWriterFactory(sink: ParquetSink, dir: Stri
 
 private[versioned] final class StagingWriter(sink: ParquetSink, path: String, maxRows: Long, maxBytes: Long)
   extends DataWriter[InternalRow] {
-  private lazy val out = sink.open(path)
-  private var kept = if (maxRows > 0) new RowBuffer(sink.schema, maxRows, maxBytes) else null
-  private var rows = 0L
+  private val staging = new TaskStaging(sink, path, maxRows, maxBytes)
 
-  override def write(row: InternalRow): Unit = {
-    if (kept != null && !kept.add(row)) {
-      // over the in-memory share: stage everything in the file from now on
-      kept.message.unsafeRows(sink.schema.length).foreach(out.write)
-      kept = null
-    }
-    if (kept == null) out.write(row)
-    rows += 1
-  }
-
-  override def commit(): WriterCommitMessage =
-    if (kept != null) kept.message
-    else { if (rows > 0) out.close(); StagedFile(path, rows) }
-
-  override def abort(): Unit = if (kept == null && rows > 0) out.close()
+  override def write(row: InternalRow): Unit = staging.write(row)
+  override def commit(): WriterCommitMessage = staging.commit()
+  override def abort(): Unit = staging.abort()
   override def close(): Unit = ()
 }

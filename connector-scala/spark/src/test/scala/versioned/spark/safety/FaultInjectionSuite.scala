@@ -1,5 +1,6 @@
 package versioned.spark.safety
 
+import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, Row}
 import versioned.core._
 
@@ -10,7 +11,15 @@ import versioned.core._
  * the table equal the oracle, and every acknowledged version stays readable.
  */
 class FaultInjectionSuite extends FaultyWarehouseSuite {
+  /** A SQL catalog as well, for row-level statements. */
+  override protected def extraConf: Map[String, String] =
+    super.extraConf + ("spark.sql.catalog.c" -> classOf[versioned.spark.catalog.VersionedCatalog].getName)
+
   private def head(repo: String): Option[String] = eng.branchHeadOption(repo, "main").map(_.hash)
+
+  /** Operations to fail out of `ops`: the first ten, then spread over the rest, and the last. */
+  private def faultPoints(ops: Long): Seq[Long] =
+    ((1L to math.min(ops, 10L)) ++ (0 until 14).map(i => 10 + (ops - 10) * i / 14) :+ ops).filter(_ >= 1).distinct
 
   /**
    * Runs `attempt` with the n-th file operation failing, for n spread over the operations it makes; each
@@ -24,7 +33,7 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
     val ops = Faults.operations
     assert(ops > 3, s"the write made only $ops file operations")
     val acknowledged = scala.collection.mutable.ArrayBuffer(head(repo).get -> after(start))
-    val points = ((1L to math.min(ops, 10L)) ++ (0 until 14).map(i => 10 + (ops - 10) * i / 14) :+ ops).filter(_ >= 1).distinct
+    val points = faultPoints(ops)
     points.foreach { n =>
       val current = read(s"$repo.$table").collect().toSet
       val h0 = head(repo)
@@ -49,6 +58,77 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
     info(s"$ops file operations; faults at ${points.size} of them: ${points.size - acknowledged.size + 1} writes raised " +
       s"and committed nothing, ${acknowledged.size - 1} returned their commit")
     assert(probeHead.isEmpty || acknowledged.nonEmpty)
+  }
+
+  /** The injected fault among `t`'s causes: the operation that failed and its path. */
+  private def injected(t: Throwable): Option[String] =
+    Iterator.iterate(t)(_.getCause).takeWhile(_ != null).take(64).flatMap(e => Option(e.getMessage)).collectFirst {
+      case m if m.contains("injected fault: ") => m.substring(m.indexOf("injected fault: ") + "injected fault: ".length)
+    }
+
+  /**
+   * A small row-level statement on the driver-side path (no Spark task creates a file: its rows stay on the
+   * driver, which writes the DIFFs), with the n-th file operation failing for n spread over the operations it
+   * makes. Each time it raises it committed nothing (branch head and table content as before, no unreferenced
+   * object in the store) and the same statement then succeeds without the fault; a fault that does not make it
+   * raise must leave its commit. `statement(k)` runs the k-th statement, `after(k, rows)` is the table it leaves.
+   */
+  private def raisesOrCommits(repo: String, table: String, statement: Int => Unit, after: (Int, Set[Row]) => Set[Row]): Unit = {
+    def rows: Set[Row] = read(s"$repo.$table").collect().toSet
+    var k = 1
+    val start = rows
+    Faults.arm(0)
+    Faults.created.clear()
+    statement(k)
+    val ops = Faults.operations
+    assert(rows == after(k, start), "the statement without faults")
+    val byTasks = Faults.created.asScala.collect { case (p, thread) if thread.startsWith("Executor task launch worker") => p }
+    assert(byTasks.isEmpty, s"expected the driver-side path, but Spark tasks created ${byTasks.mkString(", ")}")
+    val failed = scala.collection.mutable.ArrayBuffer.empty[String]
+    faultPoints(ops).foreach { n =>
+      k += 1
+      awaitCompaction()
+      val (h0, before) = (head(repo), rows)
+      Faults.arm(n)
+      val outcome = try { statement(k); None } catch { case t: Throwable => Some(t) }
+      Faults.disarm()
+      outcome match {
+        case Some(t) =>
+          failed += injected(t).getOrElse(fail(s"fault at operation $n: the statement raised without an injected fault", t))
+          assert(head(repo) == h0, s"fault at operation $n: the statement raised ($t) but the branch moved")
+          assert(rows == before, s"fault at operation $n: the statement raised but the table changed")
+          val left = eng.maintenance.unreferencedObjects()
+          assert(left.isEmpty, s"fault at operation $n: the statement raised but left unreferenced objects ${left.mkString(", ")}")
+          statement(k)
+          assert(head(repo) != h0, s"fault at operation $n: the retry without the fault committed nothing")
+          assert(rows == after(k, before), s"fault at operation $n: the retry without the fault left a wrong table")
+        case None =>
+          assert(head(repo) != h0, s"fault at operation $n: the statement returned without a commit")
+          assert(rows == after(k, before), s"fault at operation $n: the statement returned but the table is wrong")
+      }
+    }
+    info(s"$ops file operations; faults at ${failed.size} of them made the statement raise " +
+      s"(${failed.map(_.takeWhile(_ != ' ')).distinct.mkString(", ")} failed)")
+    // the write itself: a new object moved from the write's staging area into the store
+    assert(failed.exists(f => f.startsWith("rename ") && f.contains("/_staging/")),
+      s"no fault in writing the statement's objects made it raise: ${failed.mkString("; ")}")
+  }
+
+  test("a small UPDATE (driver-side path) that fails commits nothing, and succeeds when retried") {
+    val s = spark; import s.implicits._
+    write((1 to 120).map(i => (i, s"v$i")).toDF("id", "v"), "r.t", "primaryKey" -> "id")
+    def ids(k: Int) = Set(k, 60 + k)
+    raisesOrCommits("r", "t", k => spark.sql(s"UPDATE c.r.t SET v = 'u$k' WHERE id = $k OR id = ${60 + k}"),
+      (k, cur) => cur.map(r => if (ids(k)(r.getInt(0))) Row(r.getInt(0), s"u$k") else r))
+  }
+
+  test("a small delete_where (driver-side path) that fails commits nothing, and succeeds when retried") {
+    val s = spark; import s.implicits._
+    write((1 to 120).map(i => (i, s"v$i")).toDF("id", "v"), "r.t", "primaryKey" -> "id")
+    def ids(k: Int) = Set(k, 60 + k)
+    raisesOrCommits("r", "t",
+      k => assert(versioned.spark.api.TableApi.deleteWhere(spark, null, "r.t", s"id = $k OR id = ${60 + k}", null, null, null) == 2),
+      (k, cur) => cur.filterNot(r => ids(k)(r.getInt(0))))
   }
 
   test("keyed upserts (driver-written DIFFs, commit-time compaction)") {

@@ -9,7 +9,9 @@ import org.apache.hadoop.util.Progressable
 /**
  * A local file system under scheme `faulty:` (no checksum side files, like an object store) whose Nth
  * mutating or reading operation (create, open, rename, delete, mkdirs), counted from [[Faults.arm]],
- * fails with an IOException, and which records the paths it opens. Register with `spark.hadoop.fs.faulty.impl`.
+ * fails with an IOException, and which records the paths it opens and creates. Register with
+ * `spark.hadoop.fs.faulty.impl`. A create without a permission (the one Parquet writers use) is recorded but
+ * neither counted nor failed.
  */
 class FaultyFileSystem extends RawLocalFileSystem {
   override def getUri: URI = URI.create("faulty:///")
@@ -17,7 +19,13 @@ class FaultyFileSystem extends RawLocalFileSystem {
 
   override def create(f: Path, permission: FsPermission, overwrite: Boolean, bufferSize: Int, replication: Short,
                       blockSize: Long, progress: Progressable): FSDataOutputStream = {
-    Faults.check("create", f); super.create(f, permission, overwrite, bufferSize, replication, blockSize, progress)
+    Faults.check("create", f); Faults.created.add(f.toUri.getPath -> Thread.currentThread.getName)
+    super.create(f, permission, overwrite, bufferSize, replication, blockSize, progress)
+  }
+  override def create(f: Path, overwrite: Boolean, bufferSize: Int, replication: Short, blockSize: Long,
+                      progress: Progressable): FSDataOutputStream = {
+    Faults.created.add(f.toUri.getPath -> Thread.currentThread.getName)
+    super.create(f, overwrite, bufferSize, replication, blockSize, progress)
   }
   override def open(f: Path, bufferSize: Int): FSDataInputStream = {
     Faults.check("open", f); Faults.opened.add(f.toUri.getPath); super.open(f, bufferSize)
@@ -33,6 +41,8 @@ object Faults {
   val failures = new AtomicInteger()
   /** Paths opened for reading (every open, faults armed or not), for suites that count what a read touches. */
   val opened = new java.util.concurrent.ConcurrentLinkedQueue[String]()
+  /** Paths created, with the thread that created each (every create, faults armed or not), for suites that ask who wrote. */
+  val created = new java.util.concurrent.ConcurrentLinkedQueue[(String, String)]()
 
   /** Counts operations from now; the `n`-th fails (n <= 0: none fails). */
   def arm(n: Long): Unit = { count.set(0); failures.set(0); failAt.set(if (n <= 0) -1 else n) }
