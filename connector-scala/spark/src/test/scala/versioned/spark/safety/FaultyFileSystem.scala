@@ -10,8 +10,8 @@ import org.apache.hadoop.util.Progressable
  * A local file system under scheme `faulty:` (no checksum side files, like an object store) whose Nth
  * mutating or reading operation (create, open, rename, delete, mkdirs), counted from [[Faults.arm]],
  * fails with an IOException, and which records the paths it opens and creates. Register with
- * `spark.hadoop.fs.faulty.impl`. A create without a permission (the one Parquet writers use) is recorded but
- * neither counted nor failed.
+ * `spark.hadoop.fs.faulty.impl`. Both creates (with a permission, and without: the one Parquet writers use)
+ * are counted and may fail.
  */
 class FaultyFileSystem extends RawLocalFileSystem {
   override def getUri: URI = URI.create("faulty:///")
@@ -24,7 +24,7 @@ class FaultyFileSystem extends RawLocalFileSystem {
   }
   override def create(f: Path, overwrite: Boolean, bufferSize: Int, replication: Short, blockSize: Long,
                       progress: Progressable): FSDataOutputStream = {
-    Faults.created.add(f.toUri.getPath -> Thread.currentThread.getName)
+    Faults.check("create", f); Faults.created.add(f.toUri.getPath -> Thread.currentThread.getName)
     super.create(f, overwrite, bufferSize, replication, blockSize, progress)
   }
   override def open(f: Path, bufferSize: Int): FSDataInputStream = {
