@@ -107,6 +107,31 @@ class CompactionPolicySuite extends VersionedTestBase {
     engine.clearCompacted("r", child.hash, "t")
     assertReads(read("r.t"), cur.values.toSeq, "child through its logical chains")
   }
+
+  test("a compaction that fell behind several commits carries the nearest compacted ancestor's chains forward") {
+    var cur = rowsOf(0 until 200, 0).map(r => r.getInt(0) -> r).toMap
+    def upsert(ids: Seq[Int], v: Int): Unit = {
+      withConf(Off: _*)(write(frame(schema, rowsOf(ids, v)), "r.t", "upsert" -> "true")); cur ++= rowsOf(ids, v).map(r => r.getInt(0) -> r)
+    }
+    withConf(Off: _*)(write(frame(schema, cur.values.toSeq), "r.t", "primaryKey" -> "id"))
+    (1 to 10).foreach(i => upsert(Seq(i, 60 + i), i))
+    val ancestor = engine.resolve("r", Revision.DefaultBranch)
+    // four commits planned on logical chains while the ancestor's compaction has not been recorded yet
+    (11 to 14).foreach(i => upsert(Seq(i, 150 + i), i))
+    val head = engine.resolve("r", Revision.DefaultBranch)
+    val req = versioned.spark.write.WriteRequest(TableIdent("r", "t"), None, versioned.spark.write.WriteMode.Changes, None,
+      upsert = false, "t", "t", Map.empty)
+    assert(Compactor.maybeCompact(spark, engine, req, ancestor, defaults) > 0, "the ancestor's 10 commit DIFFs are consolidated")
+    val ac = engine.table("r", ancestor, "t").compacted.get
+    assert(Compactor.maybeCompact(spark, engine, req, head, defaults) == 0, "carrying from 4 commits back writes no object")
+    val hc = engine.table("r", head, "t").compacted.getOrElse(fail("the carried chains were not recorded"))
+    val logical = engine.table("r", head, "t").fragments
+    assert(hc.indices.forall(i => hc(i).objects.startsWith(ac(i).objects)), hc)
+    assert(hc(0).objects.size == 2 + 4 && logical(0).objects.size == 1 + 14, s"$hc / $logical") // SNAP + merged + 4 DIFFs
+    assertReads(read("r.t"), cur.values.toSeq, "head through the carried chains")
+    engine.clearCompacted("r", head.hash, "t")
+    assertReads(read("r.t"), cur.values.toSeq, "head through its logical chains")
+  }
 }
 
 /**
@@ -143,7 +168,7 @@ class BackgroundCompactionSuite extends VersionedTestBase {
     assert(logSize("r") == all.size + 1)
   }
 
-  test("a background consolidation of many fragments leaves task slots to the commits (half the parallelism)") {
+  test("background compaction of many fragments (DIFF merges, then SNAP rewrites) leaves task slots to commits") {
     val tasks = new java.util.concurrent.ConcurrentLinkedQueue[Integer]()
     val listener = new org.apache.spark.scheduler.SparkListener {
       override def onJobStart(job: org.apache.spark.scheduler.SparkListenerJobStart): Unit =
@@ -164,9 +189,26 @@ class BackgroundCompactionSuite extends VersionedTestBase {
       awaitCompaction()
       val deadline = System.currentTimeMillis() + 30000 // listener events arrive asynchronously
       while (tasks.isEmpty && System.currentTimeMillis() < deadline) Thread.sleep(20)
+      val c = table(headHash("r").get).compacted.getOrElse(fail("no compacted form"))
+      assert(c.size == 8 && c.forall(_.objects.size == 2), s"8 chains of SNAP + one merged DIFF: $c")
+      // then every fragment over a tiny DIFF ratio: 8 SNAP rewrites, in groups of at most `slots` fragments
+      withConf(VersionedOptions.ConfMaxDiffRatio -> "0.01") {
+        val rows = rowsOf((0 until 8).map(_ * 50 + 3), 3)
+        append(frame(schema, rows), "r.t", "upsert" -> "true")
+        expected ++= rows.map(r => r.getInt(0) -> r)
+        awaitCompaction()
+      }
+      val snaps = table(headHash("r").get).compacted.getOrElse(fail("no compacted form after the rewrite"))
+      assert(snaps.size == 8 && snaps.forall(_.objects.size == 1), s"8 rewritten SNAPs: $snaps")
+      // listener events arrive asynchronously: wait until no new job was seen for a second (at most 30 s)
+      val deadline2 = System.currentTimeMillis() + 30000
+      var (seen, quietSince) = (tasks.size, System.currentTimeMillis())
+      while (System.currentTimeMillis() - quietSince < 1000 && System.currentTimeMillis() < deadline2) {
+        Thread.sleep(50)
+        if (tasks.size != seen) { seen = tasks.size; quietSince = System.currentTimeMillis() }
+      }
+      assert(tasks.size >= 1 + 8 / math.max(1, spark.sparkContext.defaultParallelism / 2), s"compaction jobs seen: $tasks")
     } finally spark.sparkContext.removeSparkListener(listener)
-    val c = table(headHash("r").get).compacted.getOrElse(fail("no compacted form"))
-    assert(c.size == 8 && c.forall(_.objects.size == 2), s"8 chains of SNAP + one merged DIFF: $c")
     val slots = math.max(1, spark.sparkContext.defaultParallelism / 2)
     assert(!tasks.isEmpty, "the background compaction ran a job")
     tasks.forEach(n => assert(n <= slots, s"a compaction job of $n tasks (at most $slots)"))

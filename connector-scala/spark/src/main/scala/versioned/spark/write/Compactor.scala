@@ -107,33 +107,43 @@ private[versioned] object Compactor {
     Plan(resnapshot, runs, splits)
   }
 
+  /** How many first parents [[carried]] looks back for a compacted form. */
+  val CarryDepth = 64
+
   /**
-   * `snap` (a version without a compacted form) with its parent's compacted chains carried forward: a
-   * fragment whose chain is the parent's logical chain plus DIFFs this image added gets the parent's
-   * compacted chain plus those DIFFs (the same rows: a compacted chain is equivalent to the logical one).
-   * Only when both versions have the same schema, key and fragment bounds and the parent's compacted form
-   * keeps those bounds (no tail split). A commit planned while its parent was still being compacted (in
-   * the background) so starts from the shorter chains, and the consolidation is not done twice.
+   * `snap` (a version without a compacted form) with the compacted chains of its nearest first-parent
+   * ancestor that has them carried forward: a fragment whose chain is the ancestor's logical chain plus DIFFs
+   * the commits since added gets the ancestor's compacted chain plus those DIFFs (the same rows: a compacted
+   * chain is equivalent to the logical one). Ancestors are searched up to [[CarryDepth]] first parents, while
+   * the table keeps its schema, key and fragment bounds, and the compacted form must keep those bounds (no
+   * tail split). Commits planned while an ancestor was still being compacted (in the background) so start
+   * from the shorter chains, the consolidation is not done twice, and a compaction that fell behind several
+   * commits does not leave their chains to grow to the re-snapshot limit.
    */
   def carried(engine: Engine, snap: TableSnapshot): Option[TableSnapshot] = {
     val v = snap.version
-    val parent = if (v.compacted.isDefined) None else snap.image.parents.headOption
-      .flatMap(p => engine.tableOption(snap.repo, p, snap.table)).filter(_.compacted.isDefined)
-    parent.flatMap { pv =>
-      val pc = pv.compacted.get
-      val bounds = v.fragments.map(_.lower)
-      if (pv.fragments.map(_.lower) != bounds || pc.map(_.lower) != bounds || pv.schemaJson != v.schemaJson ||
-        pv.primaryKey != v.primaryKey || pv.hiddenKey != v.hiddenKey) None
-      else {
-        val next = v.fragments.indices.map { i =>
-          val logical = pv.fragments(i).objects
-          val own = v.fragments(i).objects
-          if (own.startsWith(logical) && logical != pc(i).objects) v.fragments(i).copy(objects = pc(i).objects ++ own.drop(logical.size))
-          else v.fragments(i)
-        }
-        Option.when(next != v.fragments)(snap.copy(version = v.copy(compacted = Some(next)),
-          objects = snap.objects ++ engine.objects(pc.flatMap(_.objects))))
+    val bounds = v.fragments.map(_.lower)
+    def sameShape(t: TableVersion) = t.fragments.map(_.lower) == bounds && t.schemaJson == v.schemaJson &&
+      t.primaryKey == v.primaryKey && t.hiddenKey == v.hiddenKey
+    @scala.annotation.tailrec
+    def nearest(parents: Seq[String], depth: Int): Option[TableVersion] =
+      parents.headOption.filter(_ => depth < CarryDepth).flatMap(p => engine.tableOption(snap.repo, p, snap.table).map(p -> _)) match {
+        case Some((_, t)) if !sameShape(t) => None
+        case Some((_, t)) if t.compacted.isDefined => Some(t)
+        case Some((p, _)) => nearest(engine.image(snap.repo, p).parents, depth + 1)
+        case None => None
       }
+    val ancestor = if (v.compacted.isDefined) None else nearest(snap.image.parents, 0)
+    ancestor.filter(_.compacted.get.map(_.lower) == bounds).flatMap { pv =>
+      val pc = pv.compacted.get
+      val next = v.fragments.indices.map { i =>
+        val logical = pv.fragments(i).objects
+        val own = v.fragments(i).objects
+        if (own.startsWith(logical) && logical != pc(i).objects) v.fragments(i).copy(objects = pc(i).objects ++ own.drop(logical.size))
+        else v.fragments(i)
+      }
+      Option.when(next != v.fragments)(snap.copy(version = v.copy(compacted = Some(next)),
+        objects = snap.objects ++ engine.objects(pc.flatMap(_.objects))))
     }
   }
 
@@ -159,8 +169,9 @@ private[versioned] object Compactor {
    * Compacts `fragments` (indexes into the effective representation) of one table version to one
    * SNAP each, merges each of `runs` (fragment -> consecutive DIFF ids) into one DIFF, and tries a tail
    * split first for the fragments in `splits` (those whose split is refused get the SNAP); all of it
-   * is recorded together as the version's compacted representation. `slots` caps the tasks of the DIFF
-   * merges (background compaction leaves task slots to the commits that run meanwhile).
+   * is recorded together as the version's compacted representation. `slots` caps the tasks of each job (DIFF
+   * merges; SNAP rewrites in groups of `slots` fragments): background compaction leaves task slots to the
+   * commits that run meanwhile.
    */
   def compact(spark: SparkSession, engine: Engine, snap: TableSnapshot, fragments: Set[Int],
               options: Map[String, String], runs: Map[Int, Seq[String]] = Map.empty,
@@ -189,11 +200,12 @@ private[versioned] object Compactor {
     val rewrite = fragments -- split.keySet
     val written =
       if (rewrite.isEmpty) Seq.empty
-      else {
-        val restricted = snap.restrictedTo(rewrite)
+      // in groups of at most `slots` fragments, one job each (a fragment is read by one task)
+      else rewrite.toSeq.sorted.grouped(math.max(1, math.min(slots, rewrite.size))).toSeq.flatMap { group =>
+        val restricted = snap.restrictedTo(group.toSet)
         val planned = new VersionedScan(restricted, layout.physicalSchema, Nil).partitions.map(_.index)
         val df = versioned.spark.read.PinnedRead.table(spark, options, TableIdent(snap.repo, snap.table),
-          snap.image.hash, Some(rewrite.toSeq.sorted))
+          snap.image.hash, Some(group))
         FragmentWriter.write(df, layout.physicalSchema, layout.keyColumns, ObjectKind.Snap, target, Some(planned))
       }
     val byFrag = written.map(w => w.fragment -> w).toMap
