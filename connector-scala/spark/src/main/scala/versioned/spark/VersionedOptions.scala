@@ -160,7 +160,8 @@ object VersionedOptions {
   val DefaultMaxDiffRatio = 1.0
   val DefaultConsolidateAfter = 10
   val DefaultMaxOverlayRows = 2000000L
-  val DefaultDiffCacheBytes: Long = 256L << 20
+  /** Negative: a fifth of each executor's heap ([[versioned.spark.read.DiffCache.defaultBudget]]). */
+  val DefaultDiffCacheBytes: Long = -1L
   val DefaultLocalCommitMaxRows = 100000L
   val DefaultLocalCommitMaxBytes: Long = 64L << 20
   val DefaultDiffCompression = "zstd"

@@ -198,7 +198,8 @@ class OptionsSuite extends VersionedTestBase {
     assert(declared.toSet == VersionedOptions.ConfKeys.toSet)
     val defaults = Settings.of(Map.empty[String, String])
     assert(defaults.fragmentRows == VersionedOptions.DefaultFragmentRows && defaults.diffCompression == "zstd")
-    val byteDefaults = Map(VersionedOptions.ConfDiffCacheBytes -> "256m", VersionedOptions.ConfLocalCommitMaxBytes -> "64m")
+    assert(defaults.diffCacheBytes < 0, "default DIFF cache: a fifth of each executor's heap, decided there")
+    val byteDefaults = Map(VersionedOptions.ConfLocalCommitMaxBytes -> "64m")
     assert(Settings.of(byteDefaults) == defaults)
   }
 }

@@ -3,9 +3,11 @@ package versioned.spark.read
 /**
  * Executor-wide cache of conflated DIFF chains. Objects are immutable and content-addressed, so a
  * chain (its object URIs, oldest first) read with one column layout always conflates to the same rows:
- * repeated scans of a version skip re-reading its DIFFs and reuse the [[Overlay]]'s column batches.
- * Least recently used chains are dropped first once the cached overlays exceed the byte budget the
- * scan passes (0 disables the cache).
+ * repeated scans of a version skip re-reading its DIFFs and reuse the [[Overlay]]'s column batches, and
+ * a chain that extends a cached one (the next commit's chain: the same objects plus its own DIFFs) is
+ * conflated from the cached rows and only the new DIFFs ([[longestPrefix]]). Least recently used chains
+ * are dropped first once the cached overlays exceed the byte budget the scan passes (0 disables the
+ * cache; a negative budget means the default, [[defaultBudget]] of this JVM's heap).
  */
 private[read] object DiffCache {
   final case class Key(objects: Seq[String], layout: String)
@@ -14,7 +16,17 @@ private[read] object DiffCache {
   private val entries = new java.util.LinkedHashMap[Key, Entry](16, 0.75f, true)
   private var total = 0L
 
-  def getOrLoad(key: Key, budget: Long)(load: => Overlay): Overlay = {
+  /** The default budget: a fifth of the JVM's maximum heap (user memory, outside Spark's unified memory). */
+  def defaultBudget: Long = Runtime.getRuntime.maxMemory / 5
+
+  /** The cached overlay of the longest proper prefix of `key`'s chain (same layout), with its length. */
+  def longestPrefix(key: Key): Option[(Overlay, Int)] = synchronized {
+    (key.objects.length - 1 to 1 by -1).iterator
+      .flatMap(n => Option(entries.get(Key(key.objects.take(n), key.layout))).map(e => (e.overlay, n))).nextOption()
+  }
+
+  def getOrLoad(key: Key, budget0: Long)(load: => Overlay): Overlay = {
+    val budget = if (budget0 < 0) defaultBudget else budget0
     if (budget <= 0) return load
     synchronized { Option(entries.get(key)).map(_.overlay) }.getOrElse {
       val overlay = load

@@ -69,10 +69,14 @@ private[read] final class FragmentReaderFactory(
         override def close(): Unit = ObjectFiles.close(Seq(it))
       }
     } else {
-      val overlay = DiffCache.getOrLoad(DiffCache.Key(p.diffs.map(_.uri), mergedSchema.catalogString), readers.diffCacheBytes) {
+      val key = DiffCache.Key(p.diffs.map(_.uri), mergedSchema.catalogString)
+      val overlay = DiffCache.getOrLoad(key, readers.diffCacheBytes) {
         val copy = identity()
-        new Overlay(Conflation(p.diffs.map(ObjectFiles.load(readers.diffRows.get, _, copy, readers.conf)).toArray, keyTypes), keyTypes,
-          mergedSchema.length)
+        // the conflated rows of a cached prefix of the chain stand for its DIFFs (conflation is associative)
+        val (cached, from) = (if (readers.diffCacheBytes == 0) None else DiffCache.longestPrefix(key))
+          .fold((Array.empty[Array[InternalRow]], 0)) { case (o, n) => (Array(o.rows), n) }
+        new Overlay(Conflation(cached ++ p.diffs.drop(from).map(ObjectFiles.load(readers.diffRows.get, _, copy, readers.conf)),
+          keyTypes), keyTypes, mergedSchema.length)
       }
       val snap = p.snap.fold(Iterator.empty[ColumnarBatch])(batches(readers.mergedBatches.get, _))
       new OverlayBatchReader(snap, overlay, keyTypes, outputOrdinals, outputOrdinals.map(mergedSchema(_).dataType),

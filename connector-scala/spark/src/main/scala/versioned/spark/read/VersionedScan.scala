@@ -146,7 +146,8 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
       diffRows = Option.when(withDiffs)(reader(layout.diffSchema, diffRead, parquetKeyFilters, batch = false)),
       snapBatches = Option.when(columnar && snapOnly)(reader(layout.physicalSchema, readSchema0, parquetFilters, batch = true)),
       mergedBatches = Option.when(columnar && snapUnderDiffs)(reader(layout.physicalSchema, merged, parquetFilters, batch = true)),
-      diffCacheBytes = versioned.spark.Warehouses.diffCacheBytes(spark),
+      // DIFF reads with key filters may skip pages: their conflated rows are not the whole chain, never cached
+      diffCacheBytes = if (parquetKeyFilters.isEmpty) versioned.spark.Warehouses.diffCacheBytes(spark) else 0L,
       hadoopConf = spark.sparkContext.broadcast(new org.apache.spark.util.SerializableConfiguration(conf)))
     // Runtime filters arrive after the factory is built: every scan of a keyed table whose output has an
     // integral first key can apply the lookup values its partitions carry.
