@@ -3,7 +3,7 @@ package versioned.spark
 import scala.util.Random
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.types._
-import versioned.core.{ObjectKind, Revision, TableVersion}
+import versioned.core.{Fragment, ObjectKind, Revision, TableVersion}
 import versioned.spark.api.{MaintenanceApi, VersionedApi}
 import versioned.spark.safety.{Faults, FaultyWarehouseSuite}
 import versioned.spark.write.{Compactions, Compactor, WriteMode, WriteRequest}
@@ -26,6 +26,7 @@ class CompactionPolicySuite extends VersionedTestBase {
 
   private def snapshot(): TableSnapshot = TableSnapshot.load(engine, "r", "t", engine.resolve("r", Revision.DefaultBranch))
   private def defaults: Settings = Settings.of(spark)
+  private def table(hash: String): TableVersion = engine.tableOption("r", hash, "t").get
 
   /** Fragments 0..3 of 50 rows each, then upserts touching the first `shares(i)` keys of fragment i. */
   private def withShares(shares: Seq[Int]): Unit = withConf(Off: _*) {
@@ -81,34 +82,12 @@ class CompactionPolicySuite extends VersionedTestBase {
       assert(ids.map(objs).count(_.kind == ObjectKind.Snap) == 1, "no SNAP was rewritten")
     }
   }
-  test("a commit planned on its parent's logical chains gets the parent's compacted chains carried forward") {
-    var cur = rowsOf(0 until 200, 0).map(r => r.getInt(0) -> r).toMap
-    withConf(Off: _*) {
-      write(frame(schema, cur.values.toSeq), "r.t", "primaryKey" -> "id")
-      (1 to 10).foreach { i =>
-        val upd = rowsOf(Seq(i, 60 + i), i); write(frame(schema, upd), "r.t", "upsert" -> "true"); cur ++= upd.map(r => r.getInt(0) -> r)
-      }
-    }
-    val parent = engine.resolve("r", Revision.DefaultBranch)
-    // the child is planned before the parent's compaction is recorded (as when the compaction runs in the background)
-    withConf(Off: _*)(write(frame(schema, rowsOf(Seq(3, 150), 11)), "r.t", "upsert" -> "true"))
-    cur ++= rowsOf(Seq(3, 150), 11).map(r => r.getInt(0) -> r)
-    val child = engine.resolve("r", Revision.DefaultBranch)
-    val req = versioned.spark.write.WriteRequest(TableIdent("r", "t"), None, versioned.spark.write.WriteMode.Changes, None,
-      upsert = false, "t", "t", Map.empty)
-    assert(Compactor.maybeCompact(spark, engine, req, parent, defaults) > 0, "the parent's 10 commit DIFFs are consolidated")
-    val pc = engine.table("r", parent, "t").compacted.get
-    assert(Compactor.maybeCompact(spark, engine, req, child, defaults) == 0, "carrying writes no object")
-    val c = engine.table("r", child, "t")
-    val cc = c.compacted.getOrElse(fail("the carried chains were not recorded"))
-    assert(cc.indices.forall(i => cc(i).objects.startsWith(pc(i).objects) && cc(i).objects.size <= pc(i).objects.size + 1), cc)
-    assert(cc(0).objects.size == 3 && cc(3).objects.size == 2, cc) // SNAP + consolidated + the child's DIFF; SNAP + DIFF
-    assertReads(read("r.t"), cur.values.toSeq, "child through the carried chains")
-    engine.clearCompacted("r", child.hash, "t")
-    assertReads(read("r.t"), cur.values.toSeq, "child through its logical chains")
-  }
-
-  test("a compaction that fell behind several commits carries the nearest compacted ancestor's chains forward") {
+  /**
+   * 10 commits of 2 rows, then `behind` commits planned on logical chains (as while the compaction of that
+   * 10th commit is still running in the background), then the compactions of the 10th commit and of the head.
+   * Returns the 10th commit's compacted chains, the head's, and the head's logical chains.
+   */
+  private def carry(behind: Int): (Seq[Fragment], Seq[Fragment], Seq[Fragment]) = {
     var cur = rowsOf(0 until 200, 0).map(r => r.getInt(0) -> r).toMap
     def upsert(ids: Seq[Int], v: Int): Unit = {
       withConf(Off: _*)(write(frame(schema, rowsOf(ids, v)), "r.t", "upsert" -> "true")); cur ++= rowsOf(ids, v).map(r => r.getInt(0) -> r)
@@ -116,21 +95,29 @@ class CompactionPolicySuite extends VersionedTestBase {
     withConf(Off: _*)(write(frame(schema, cur.values.toSeq), "r.t", "primaryKey" -> "id"))
     (1 to 10).foreach(i => upsert(Seq(i, 60 + i), i))
     val ancestor = engine.resolve("r", Revision.DefaultBranch)
-    // four commits planned on logical chains while the ancestor's compaction has not been recorded yet
-    (11 to 14).foreach(i => upsert(Seq(i, 150 + i), i))
+    (1 to behind).foreach(j => upsert(Seq(10 + j, 150 + j), 10 + j))
     val head = engine.resolve("r", Revision.DefaultBranch)
-    val req = versioned.spark.write.WriteRequest(TableIdent("r", "t"), None, versioned.spark.write.WriteMode.Changes, None,
-      upsert = false, "t", "t", Map.empty)
-    assert(Compactor.maybeCompact(spark, engine, req, ancestor, defaults) > 0, "the ancestor's 10 commit DIFFs are consolidated")
-    val ac = engine.table("r", ancestor, "t").compacted.get
-    assert(Compactor.maybeCompact(spark, engine, req, head, defaults) == 0, "carrying from 4 commits back writes no object")
-    val hc = engine.table("r", head, "t").compacted.getOrElse(fail("the carried chains were not recorded"))
-    val logical = engine.table("r", head, "t").fragments
-    assert(hc.indices.forall(i => hc(i).objects.startsWith(ac(i).objects)), hc)
-    assert(hc(0).objects.size == 2 + 4 && logical(0).objects.size == 1 + 14, s"$hc / $logical") // SNAP + merged + 4 DIFFs
+    val req = WriteRequest(TableIdent("r", "t"), None, WriteMode.Changes, None, upsert = false, "t", "t", Map.empty)
+    assert(Compactor.maybeCompact(spark, engine, req, ancestor, defaults) > 0, "the 10 commit DIFFs are consolidated")
+    assert(Compactor.maybeCompact(spark, engine, req, head, defaults) == 0, s"carrying from $behind commit(s) back writes no object")
+    val hc = table(head.hash).compacted.getOrElse(fail("the carried chains were not recorded"))
     assertReads(read("r.t"), cur.values.toSeq, "head through the carried chains")
+    val logical = table(head.hash).fragments
     engine.clearCompacted("r", head.hash, "t")
     assertReads(read("r.t"), cur.values.toSeq, "head through its logical chains")
+    (table(ancestor.hash).compacted.get, hc, logical)
+  }
+
+  test("a commit planned on its parent's logical chains gets the parent's compacted chains carried forward") {
+    val (pc, cc, _) = carry(behind = 1)
+    assert(cc.indices.forall(i => cc(i).objects.startsWith(pc(i).objects) && cc(i).objects.size <= pc(i).objects.size + 1), cc)
+    assert(cc(0).objects.size == 3 && cc(3).objects.size == 2, cc) // SNAP + consolidated + the child's DIFF; SNAP + DIFF
+  }
+
+  test("a compaction that fell behind several commits carries the nearest compacted ancestor's chains forward") {
+    val (ac, hc, logical) = carry(behind = 4)
+    assert(hc.indices.forall(i => hc(i).objects.startsWith(ac(i).objects)), hc)
+    assert(hc(0).objects.size == 2 + 4 && logical(0).objects.size == 1 + 14, s"$hc / $logical") // SNAP + merged + 4 DIFFs
   }
 }
 
