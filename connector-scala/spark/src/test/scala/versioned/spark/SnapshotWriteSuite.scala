@@ -67,6 +67,39 @@ class SnapshotWriteSuite extends VersionedTestBase {
       .distinct.size
   }
 
+  test("object statistics: min, max and null count of every column type, as the rows have them") {
+    val st = new StructType().add("id", LongType).add("i", IntegerType).add("day", DateType).add("ts", TimestampType)
+      .add("d", DoubleType).add("s", StringType).add("dec", DecimalType(10, 2)).add("sh", ShortType)
+    val r = new scala.util.Random(11)
+    def maybe[T](v: => T): Any = if (r.nextInt(5) == 0) null else v
+    val doubles = Seq(-0.0, 0.0, -3.5, 7.25, 1e300, -1e-300)
+    val rows = (0 until 40).map(k => Row(k * 7L - 100, maybe(r.nextInt(2000) - 1000), maybe(java.sql.Date.valueOf(s"2026-0${1 + r.nextInt(9)}-1${r.nextInt(9)}")),
+      maybe(new java.sql.Timestamp(1700000000000L + r.nextInt(1 << 30))), maybe(doubles(r.nextInt(doubles.size))),
+      maybe(s"s${r.nextInt(100)}"), maybe(java.math.BigDecimal.valueOf(r.nextInt(100000) - 50000, 2)), maybe((r.nextInt(200) - 100).toShort)))
+    write(frame(st, rows, 1), "r.t", "primaryKey" -> "id")
+    val e = engine
+    val t = e.table("r", e.branchHeadOption("r", "main").get, "t")
+    assert(t.fragments.size == 1)
+    val m = e.objects(t.fragments.head.objects)(t.fragments.head.objects.head)
+    val internal = rows.map(row => org.apache.spark.sql.catalyst.CatalystTypeConverters.createToCatalystConverter(st)(row)
+      .asInstanceOf[org.apache.spark.sql.catalyst.InternalRow])
+    st.fields.zipWithIndex.foreach { case (f, c) =>
+      val values = internal.filterNot(_.isNullAt(c)).map(Values.fromInternal(_, c, f.dataType))
+      val ord: Ordering[Any] = f.dataType match {
+        case DoubleType => (a: Any, b: Any) => java.lang.Double.compare(a.asInstanceOf[Double], b.asInstanceOf[Double])
+        case StringType => (a: Any, b: Any) => org.apache.spark.unsafe.types.UTF8String.fromString(a.toString)
+          .binaryCompare(org.apache.spark.unsafe.types.UTF8String.fromString(b.toString))
+        case _: DecimalType => (a: Any, b: Any) => new java.math.BigDecimal(a.toString).compareTo(new java.math.BigDecimal(b.toString))
+        case _ => (a: Any, b: Any) => java.lang.Long.compare(a.asInstanceOf[Long], b.asInstanceOf[Long])
+      }
+      def same(a: Any, b: Any) = if (f.dataType == DoubleType) a.asInstanceOf[Double] == b.asInstanceOf[Double] else ord.compare(a, b) == 0
+      val (lo, hi) = (Values.fromJson(m.minValues(f.name), f.dataType), Values.fromJson(m.maxValues(f.name), f.dataType))
+      assert(same(lo, values.min(ord)), s"${f.name}: min $lo, rows ${values.min(ord)}")
+      assert(same(hi, values.max(ord)), s"${f.name}: max $hi, rows ${values.max(ord)}")
+      assert(m.nullCounts(f.name) == rows.size - values.size, s"${f.name}: null count")
+    }
+  }
+
   test("first load of data clustered by key: the tasks' objects are the fragments (one pass)") {
     // input partitions hold disjoint key ranges (multiples of the target), rows shuffled inside each
     val rows = (0 until 1000).map(i => Row(i, s"n$i", i * 0.5))

@@ -41,6 +41,15 @@ private[versioned] final class ObjectWriter(sink: ParquetSink, target: ObjectTar
   private val md = MessageDigest.getInstance("SHA-256")
   md.update((kind + "\u0000" + schema.json).getBytes("UTF-8"))
   private val statCols = schema.fields.indices.filter(i => Values.supported(schema(i).dataType)).toArray
+  // min/max of long-, int- and double-backed columns kept as primitives (no boxing per row), of the others as values
+  private def typed(p: DataType => Boolean) = statCols.filter(i => p(schema(i).dataType))
+  private val longCols = typed { case LongType | TimestampType | TimestampNTZType => true; case _ => false }
+  private val intCols = typed { case IntegerType | DateType => true; case _ => false }
+  private val doubleCols = typed(_ == DoubleType)
+  private val valueCols = statCols.filterNot(i => longCols.contains(i) || intCols.contains(i) || doubleCols.contains(i))
+  private val seen = new Array[Boolean](schema.length)
+  private val lmin, lmax = new Array[Long](schema.length)
+  private val dmin, dmax = new Array[Double](schema.length)
   private val mins = new Array[Any](schema.length)
   private val maxs = new Array[Any](schema.length)
   private val nulls = new Array[Long](schema.length)
@@ -59,8 +68,34 @@ private[versioned] final class ObjectWriter(sink: ParquetSink, target: ObjectTar
       case _ => md.update(u.getBytes)
     }
     var j = 0
-    while (j < statCols.length) {
-      val i = statCols(j)
+    while (j < longCols.length) {
+      val i = longCols(j)
+      if (u.isNullAt(i)) nulls(i) += 1 else track(i, u.getLong(i))
+      j += 1
+    }
+    j = 0
+    while (j < intCols.length) {
+      val i = intCols(j)
+      if (u.isNullAt(i)) nulls(i) += 1 else track(i, u.getInt(i).toLong)
+      j += 1
+    }
+    j = 0
+    while (j < doubleCols.length) {
+      val i = doubleCols(j)
+      if (u.isNullAt(i)) nulls(i) += 1
+      else {
+        val v = u.getDouble(i) // ordered as java.lang.Double.compare (-0.0 below 0.0, NaN above all), as before
+        if (!seen(i)) { dmin(i) = v; dmax(i) = v; seen(i) = true }
+        else {
+          if (java.lang.Double.compare(v, dmin(i)) < 0) dmin(i) = v
+          if (java.lang.Double.compare(dmax(i), v) < 0) dmax(i) = v
+        }
+      }
+      j += 1
+    }
+    j = 0
+    while (j < valueCols.length) {
+      val i = valueCols(j)
       if (u.isNullAt(i)) nulls(i) += 1
       else {
         val v = u.get(i, schema(i).dataType)
@@ -77,6 +112,17 @@ private[versioned] final class ObjectWriter(sink: ParquetSink, target: ObjectTar
   def firstRow: InternalRow = firstKey
   def rowCount: Long = rows
 
+  private def track(i: Int, v: Long): Unit =
+    if (!seen(i)) { lmin(i) = v; lmax(i) = v; seen(i) = true }
+    else { if (v < lmin(i)) lmin(i) = v; if (v > lmax(i)) lmax(i) = v }
+
+  /** The primitive minima and maxima as the internal values the other columns hold. */
+  private def primitiveStats(): Unit = statCols.filter(seen(_)).foreach { i =>
+    if (longCols.contains(i)) { mins(i) = java.lang.Long.valueOf(lmin(i)); maxs(i) = java.lang.Long.valueOf(lmax(i)) }
+    else if (intCols.contains(i)) { mins(i) = Integer.valueOf(lmin(i).toInt); maxs(i) = Integer.valueOf(lmax(i).toInt) }
+    else { mins(i) = java.lang.Double.valueOf(dmin(i)); maxs(i) = java.lang.Double.valueOf(dmax(i)) }
+  }
+
   private def own(v: Any): Any = v match { case s: UTF8String => s.clone(); case o => o }
 
   private def less(a: Any, b: Any): Boolean = (a, b) match {
@@ -89,6 +135,7 @@ private[versioned] final class ObjectWriter(sink: ParquetSink, target: ObjectTar
 
   def close(): ObjectMeta = {
     out.close()
+    primitiveStats()
     val id = Hashing.hex(md.digest())
     try {
       val src = new Path(tmp)
