@@ -20,16 +20,20 @@ private[read] object DiffCache {
   def defaultBudget: Long = Runtime.getRuntime.maxMemory / 5
 
   /** The cached overlay of the longest proper prefix of `key`'s chain (same layout), with its length. */
-  def longestPrefix(key: Key): Option[(Overlay, Int)] = synchronized {
+  private def longestPrefix(key: Key): Option[(Overlay, Int)] = synchronized {
     (key.objects.length - 1 to 1 by -1).iterator
       .flatMap(n => Option(entries.get(Key(key.objects.take(n), key.layout))).map(e => (e.overlay, n))).nextOption()
   }
 
-  def getOrLoad(key: Key, budget0: Long)(load: => Overlay): Overlay = {
+  /**
+   * The overlay of `key`'s chain: cached, or built by `load`, which is given the cached overlay of the chain's
+   * longest cached prefix and that prefix's length (None when there is none or the cache is off).
+   */
+  def getOrLoad(key: Key, budget0: Long)(load: Option[(Overlay, Int)] => Overlay): Overlay = {
     val budget = if (budget0 < 0) defaultBudget else budget0
-    if (budget <= 0) return load
+    if (budget <= 0) return load(None)
     synchronized { Option(entries.get(key)).map(_.overlay) }.getOrElse {
-      val overlay = load
+      val overlay = load(longestPrefix(key))
       val bytes = overlay.estimatedBytes
       if (bytes <= budget / 2) synchronized {
         if (!entries.containsKey(key)) { entries.put(key, new Entry(overlay, bytes)); total += bytes }

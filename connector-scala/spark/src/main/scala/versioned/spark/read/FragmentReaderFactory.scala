@@ -70,11 +70,10 @@ private[read] final class FragmentReaderFactory(
       }
     } else {
       val key = DiffCache.Key(p.diffs.map(_.uri), mergedSchema.catalogString)
-      val overlay = DiffCache.getOrLoad(key, readers.diffCacheBytes) {
+      val overlay = DiffCache.getOrLoad(key, readers.diffCacheBytes) { prefix =>
         val copy = identity()
         // the conflated rows of a cached prefix of the chain stand for its DIFFs (conflation is associative)
-        val (cached, from) = (if (readers.diffCacheBytes == 0) None else DiffCache.longestPrefix(key))
-          .fold((Array.empty[Array[InternalRow]], 0)) { case (o, n) => (Array(o.rows), n) }
+        val (cached, from) = prefix.fold((Array.empty[Array[InternalRow]], 0)) { case (o, n) => (Array(o.rows), n) }
         new Overlay(Conflation(cached ++ p.diffs.drop(from).map(ObjectFiles.load(readers.diffRows.get, _, copy, readers.conf)),
           keyTypes), keyTypes, mergedSchema.length)
       }

@@ -52,8 +52,9 @@ private[versioned] object Compactions {
     else submit(Request(spark, engine, req, image, settings))
 
   /**
-   * Task slots a background compaction's DIFF merges may take: half the session's default parallelism (at
-   * least one), so that commits running meanwhile are not queued behind it in Spark's FIFO scheduler.
+   * Task slots each job of a background compaction (DIFF merges, SNAP rewrites) may take: half the session's
+   * default parallelism (at least one), so that commits running meanwhile are not queued behind it in Spark's
+   * FIFO scheduler.
    */
   private def backgroundSlots(sc: SparkContext): Int = math.max(1, sc.defaultParallelism / 2)
 

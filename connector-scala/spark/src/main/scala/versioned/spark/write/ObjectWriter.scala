@@ -42,11 +42,13 @@ private[versioned] final class ObjectWriter(sink: ParquetSink, target: ObjectTar
   md.update((kind + "\u0000" + schema.json).getBytes("UTF-8"))
   private val statCols = schema.fields.indices.filter(i => Values.supported(schema(i).dataType)).toArray
   // min/max of long-, int- and double-backed columns kept as primitives (no boxing per row), of the others as values
-  private def typed(p: DataType => Boolean) = statCols.filter(i => p(schema(i).dataType))
-  private val longCols = typed { case LongType | TimestampType | TimestampNTZType => true; case _ => false }
-  private val intCols = typed { case IntegerType | DateType => true; case _ => false }
-  private val doubleCols = typed(_ == DoubleType)
-  private val valueCols = statCols.filterNot(i => longCols.contains(i) || intCols.contains(i) || doubleCols.contains(i))
+  private val kinds: Array[Int] = schema.fields.map(_.dataType match {
+    case LongType | TimestampType | TimestampNTZType => ObjectWriter.LongStat
+    case IntegerType | DateType => ObjectWriter.IntStat
+    case DoubleType => ObjectWriter.DoubleStat
+    case _ => ObjectWriter.ValueStat
+  })
+  private val (primitiveCols, valueCols) = statCols.partition(kinds(_) != ObjectWriter.ValueStat)
   private val seen = new Array[Boolean](schema.length)
   private val lmin, lmax = new Array[Long](schema.length)
   private val dmin, dmax = new Array[Double](schema.length)
@@ -68,28 +70,19 @@ private[versioned] final class ObjectWriter(sink: ParquetSink, target: ObjectTar
       case _ => md.update(u.getBytes)
     }
     var j = 0
-    while (j < longCols.length) {
-      val i = longCols(j)
-      if (u.isNullAt(i)) nulls(i) += 1 else track(i, u.getLong(i))
-      j += 1
-    }
-    j = 0
-    while (j < intCols.length) {
-      val i = intCols(j)
-      if (u.isNullAt(i)) nulls(i) += 1 else track(i, u.getInt(i).toLong)
-      j += 1
-    }
-    j = 0
-    while (j < doubleCols.length) {
-      val i = doubleCols(j)
+    while (j < primitiveCols.length) {
+      val i = primitiveCols(j)
       if (u.isNullAt(i)) nulls(i) += 1
-      else {
-        val v = u.getDouble(i) // ordered as java.lang.Double.compare (-0.0 below 0.0, NaN above all), as before
-        if (!seen(i)) { dmin(i) = v; dmax(i) = v; seen(i) = true }
-        else {
-          if (java.lang.Double.compare(v, dmin(i)) < 0) dmin(i) = v
-          if (java.lang.Double.compare(dmax(i), v) < 0) dmax(i) = v
-        }
+      else kinds(i) match {
+        case ObjectWriter.LongStat => track(i, u.getLong(i))
+        case ObjectWriter.IntStat => track(i, u.getInt(i).toLong)
+        case _ =>
+          val v = u.getDouble(i) // ordered as java.lang.Double.compare (-0.0 below 0.0, NaN above all), as before
+          if (!seen(i)) { dmin(i) = v; dmax(i) = v; seen(i) = true }
+          else {
+            if (java.lang.Double.compare(v, dmin(i)) < 0) dmin(i) = v
+            if (java.lang.Double.compare(dmax(i), v) < 0) dmax(i) = v
+          }
       }
       j += 1
     }
@@ -117,10 +110,12 @@ private[versioned] final class ObjectWriter(sink: ParquetSink, target: ObjectTar
     else { if (v < lmin(i)) lmin(i) = v; if (v > lmax(i)) lmax(i) = v }
 
   /** The primitive minima and maxima as the internal values the other columns hold. */
-  private def primitiveStats(): Unit = statCols.filter(seen(_)).foreach { i =>
-    if (longCols.contains(i)) { mins(i) = java.lang.Long.valueOf(lmin(i)); maxs(i) = java.lang.Long.valueOf(lmax(i)) }
-    else if (intCols.contains(i)) { mins(i) = Integer.valueOf(lmin(i).toInt); maxs(i) = Integer.valueOf(lmax(i).toInt) }
-    else { mins(i) = java.lang.Double.valueOf(dmin(i)); maxs(i) = java.lang.Double.valueOf(dmax(i)) }
+  private def primitiveStats(): Unit = primitiveCols.filter(seen(_)).foreach { i =>
+    kinds(i) match {
+      case ObjectWriter.LongStat => mins(i) = java.lang.Long.valueOf(lmin(i)); maxs(i) = java.lang.Long.valueOf(lmax(i))
+      case ObjectWriter.IntStat => mins(i) = Integer.valueOf(lmin(i).toInt); maxs(i) = Integer.valueOf(lmax(i).toInt)
+      case _ => mins(i) = java.lang.Double.valueOf(dmin(i)); maxs(i) = java.lang.Double.valueOf(dmax(i))
+    }
   }
 
   private def own(v: Any): Any = v match { case s: UTF8String => s.clone(); case o => o }
@@ -168,6 +163,12 @@ private[versioned] final class ObjectWriter(sink: ParquetSink, target: ObjectTar
 }
 
 private[versioned] object ObjectWriter {
+  /** How a column's min/max is tracked: a primitive long, int or double, or the value itself. */
+  private final val LongStat = 1
+  private final val IntStat = 2
+  private final val DoubleStat = 3
+  private final val ValueStat = 0
+
   /**
    * Where a Parquet file's column data ends: page indexes, bloom filters and the footer follow (the
    * tail its checksum covers separately).
