@@ -11,8 +11,8 @@ import versioned.spark.{VersionedOptions, VersionedTestBase}
  * Parquet pages (2,000 rows each) of one fragment.
  */
 class DiffCacheSuite extends VersionedTestBase {
-  override protected def extraConf: Map[String, String] = Map(VersionedOptions.ConfFragmentRows -> "100000",
-    VersionedOptions.ConfMaxChain -> "1000", VersionedOptions.ConfMaxDiffRatio -> "1000", VersionedOptions.ConfConsolidateAfter -> "1000")
+  // one fragment for the 10,000 rows; compaction as by default (a compacted chain is a new cache key)
+  override protected def extraConf: Map[String, String] = Map(VersionedOptions.ConfFragmentRows -> "100000")
 
   private val schema = new StructType().add("id", LongType).add("v", IntegerType)
   private def rows(ids: Seq[Long], v: Int): Seq[Row] = ids.map(i => Row(i, v))
