@@ -16,7 +16,8 @@ import versioned.spark.{TableLayout, Values}
  * ([[VersionedScan]]) skips fragments whose key range holds none of the values and objects whose key
  * statistics hold none, and pushes [[filter]] down to Parquet, which skips row groups and pages (column
  * indexes) holding none: runs of consecutive integers become ranges, so a clustered change costs one
- * range; more than [[MaxKeys]] runs are looked up by their overall range. Rows of other keys may still
+ * range; the ranges form a search tree ([[guardedOr]]); more than [[MaxKeys]] runs are looked up by their
+ * overall range. Rows of other keys may still
  * be returned (Parquet skips whole pages), so a lookup only prunes: whoever asked applies the exact
  * condition (Spark's filter after the scan, the MERGE's join, a semi join).
  *
@@ -44,15 +45,12 @@ private[versioned] final class KeyLookup private (val field: StructField, val va
   def filter: Option[Filter] = {
     val name = field.name
     def lit(v: Any) = Values.toExternal(v, field.dataType)
+    def range(lo: Any, hi: Any): Filter =
+      if (lo == hi) EqualTo(name, lit(lo)) else And(GreaterThanOrEqual(name, lit(lo)), LessThanOrEqual(name, lit(hi)))
     val rs = KeyLookup.runs(values, field.dataType)
-    val leaves: IndexedSeq[Filter] =
-      if (rs.isEmpty) IndexedSeq.empty
-      else if (rs.size > KeyLookup.MaxKeys) IndexedSeq(And(GreaterThanOrEqual(name, lit(rs.head._1)), LessThanOrEqual(name, lit(rs.last._2))))
-      else rs.map {
-        case (lo, hi) if lo == hi => EqualTo(name, lit(lo))
-        case (lo, hi) => And(GreaterThanOrEqual(name, lit(lo)), LessThanOrEqual(name, lit(hi)))
-      }
-    Option.when(leaves.nonEmpty)(KeyLookup.balancedOr(leaves))
+    if (rs.isEmpty) None
+    else if (rs.size > KeyLookup.MaxKeys) Some(range(rs.head._1, rs.last._2))
+    else Some(KeyLookup.guardedOr(rs, range))
   }
 
   override def toString: String =
@@ -150,4 +148,25 @@ private[versioned] object KeyLookup {
   /** An OR of filters as a balanced tree (Parquet evaluates predicates recursively). */
   def balancedOr(fs: IndexedSeq[Filter]): Filter =
     if (fs.size == 1) fs.head else { val (l, r) = fs.splitAt(fs.size / 2); Or(balancedOr(l), balancedOr(r)) }
+
+  /** Most children of a node of [[guardedOr]]. */
+  val Fanout = 16
+
+  /**
+   * The OR of `range` over sorted, disjoint `runs`, as a search tree: groups of at most [[Fanout]] children,
+   * each behind a guard, `range(first, last)` of its runs (`guard AND (OR of children)`, which selects
+   * the same rows). Every file and page is checked against the whole predicate: Parquet evaluates a
+   * page index leaf by leaf, at a cost that grows with the file's pages, and skips the right side of an
+   * AND whose left side selects nothing. A flat OR of 1,000 scattered keys costs 1,000 leaves per file,
+   * which made a lookup of them as slow as a full scan; behind guards a file evaluates the few groups
+   * that reach its key range.
+   */
+  def guardedOr(runs: IndexedSeq[(Any, Any)], range: (Any, Any) => Filter): Filter =
+    if (runs.size <= Fanout) balancedOr(runs.map { case (lo, hi) => range(lo, hi) })
+    else {
+      val size = math.ceil(runs.size.toDouble / Fanout).toInt
+      // groups of equal size, each at least Fanout runs: a tree of depth log_Fanout(runs)
+      val groups = runs.grouped(math.max(size, Fanout)).toIndexedSeq
+      balancedOr(groups.map(g => if (g.size == 1) range(g.head._1, g.head._2) else And(range(g.head._1, g.last._2), guardedOr(g, range))))
+    }
 }

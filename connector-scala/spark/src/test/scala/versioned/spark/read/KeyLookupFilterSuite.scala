@@ -1,0 +1,66 @@
+package versioned.spark.read
+
+import org.apache.spark.sql.sources._
+import org.apache.spark.sql.types.{LongType, StructField}
+import org.scalatest.funsuite.AnyFunSuite
+
+/**
+ * The filter a key lookup pushes down to Parquet: it must select exactly the looked-up keys (Parquet may
+ * then only skip what it excludes), and a file whose key range holds few of them must be able to
+ * evaluate it without visiting every leaf (Parquet's page index costs a pass over a file's pages per leaf).
+ */
+class KeyLookupFilterSuite extends AnyFunSuite {
+  private val field = StructField("id", LongType, nullable = false)
+
+  /** A filter evaluated on one key value. */
+  private def eval(f: Filter, v: Long): Boolean = f match {
+    case EqualTo(_, x: Long) => v == x
+    case GreaterThanOrEqual(_, x: Long) => v >= x
+    case LessThanOrEqual(_, x: Long) => v <= x
+    case And(l, r) => eval(l, v) && eval(r, v)
+    case Or(l, r) => eval(l, v) || eval(r, v)
+    case other => fail(s"unexpected filter $other")
+  }
+
+  /**
+   * Leaves visited when every value of [lo, hi] (a file's key range) is checked the way Parquet's page
+   * index checks a predicate: an AND whose left side selects nothing in the range skips its right side.
+   */
+  private def visited(f: Filter, lo: Long, hi: Long): Int = f match {
+    case And(l, r) =>
+      val left = visited(l, lo, hi)
+      if ((lo to hi).exists(eval(l, _))) left + visited(r, lo, hi) else left
+    case Or(l, r) => visited(l, lo, hi) + visited(r, lo, hi)
+    case _ => 1
+  }
+
+  private def leaves(f: Filter): Int = f match {
+    case And(l, r) => leaves(l) + leaves(r)
+    case Or(l, r) => leaves(l) + leaves(r)
+    case _ => 1
+  }
+
+  test("the pushed filter selects exactly the looked-up keys, whatever their number and clustering") {
+    val rnd = new scala.util.Random(7)
+    for (n <- Seq(1, 2, 15, 16, 17, 100, 257, 1000, 5000)) {
+      val keys = Seq.fill(n)(rnd.nextInt(100000).toLong) ++ (if (n > 10) (500L until 520L) else Nil)
+      val f = KeyLookup.of(field, keys).filter.get
+      val set = keys.toSet
+      (0L until 100000L by 7).foreach(v => assert(eval(f, v) == set(v), s"n=$n v=$v"))
+      keys.foreach(v => assert(eval(f, v), s"n=$n key $v not selected"))
+    }
+    assert(KeyLookup.of(field, Nil).filter.isEmpty)
+  }
+
+  test("a file holding few of many scattered keys visits few leaves of the filter") {
+    val rnd = new scala.util.Random(11)
+    val keys = Seq.fill(2000)(rnd.nextInt(10000000).toLong)
+    val f = KeyLookup.of(field, keys).filter.get
+    assert(leaves(f) > 2000)
+    // a file of 125,000 consecutive keys holds about 25 of them
+    val (lo, hi) = (5000000L, 5000000L + 125000L)
+    val inFile = keys.count(k => k >= lo && k <= hi)
+    val v = visited(f, lo, hi)
+    assert(v < 10 * math.max(inFile, 1) + 100, s"visited $v leaves for $inFile keys in the file")
+  }
+}
