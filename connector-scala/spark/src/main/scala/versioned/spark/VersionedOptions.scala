@@ -171,10 +171,15 @@ object VersionedOptions {
   val DupColumn = "_vdup"
   /** Column names the engine uses internally (object columns, metadata columns, planner temporaries). */
   val ReservedColumns: Set[String] = Set("_vdup", "_vchange", "_vfrag", "_vrowid", "_vexists", "_vrn", "_vbase",
-    "_vnc", "_voc", "_vmax", "_vi", "_vo", "_vn", "_vnull", "_vcount")
+    "_vnc", "_voc", "_vmax", "_vi", "_vo", "_vn", "_vnull", "_vcount", "_vbefore")
 
   /** Name of the change-kind column inside DIFF objects. */
   val ChangeColumn = "_vchange"
   /** Metadata column of key-less tables: struct of all user columns and `_vdup` (their row id). */
   val RowIdColumn = "_vrowid"
+  /**
+   * Metadata column of keyed tables: struct of the row's non-key columns as the scan read them. UPDATE and
+   * MERGE require it, so their commit knows the old values of the rows they change without reading them again.
+   */
+  val BeforeColumn = "_vbefore"
 }

@@ -87,9 +87,14 @@ private[versioned] final case class VersionedTable(
       s.layout.primaryKey.map(c => org.apache.spark.sql.connector.expressions.Expressions.column(s"`${c.replace("`", "``")}`")).toArray).build())
   }.getOrElse(Array.empty)
 
-  /** Key-less tables expose their row identity as the metadata column `_vrowid`. */
-  override def metadataColumns(): Array[MetadataColumn] =
-    snapshot.filter(_.layout.hidden).map(s => Array[MetadataColumn](RowIdScanBuilder.column(s.layout))).getOrElse(Array.empty)
+  /**
+   * Key-less tables expose their row identity as the metadata column `_vrowid`; keyed tables the values a
+   * row had when read as `_vbefore` (for UPDATE and MERGE).
+   */
+  override def metadataColumns(): Array[MetadataColumn] = snapshot.map { s =>
+    if (s.layout.hidden) Array[MetadataColumn](RowIdScanBuilder.column(s.layout))
+    else rowlevel.BeforeValuesScanBuilder.column(s.layout).toArray
+  }.getOrElse(Array.empty)
 
   /**
    * Validates the scan's options and the session's settings first: the format's reads take the read
@@ -104,7 +109,9 @@ private[versioned] final case class VersionedTable(
     else VersionedOptions.validate(options ++ scanOptions, VersionedOptions.ReadOptions, "reads of the versioned format")
     Settings.of(spark)
     val s = requireSnapshot
-    if (s.layout.hidden && !includeHidden) new RowIdScanBuilder(s, schema()) else new VersionedScanBuilder(s, schema())
+    if (s.layout.hidden && !includeHidden) new RowIdScanBuilder(s, schema())
+    else if (s.layout.hidden) new VersionedScanBuilder(s, schema())
+    else new rowlevel.BeforeValuesScanBuilder(s, schema())
   }
 
   override def newRowLevelOperationBuilder(info: RowLevelOperationInfo): RowLevelOperationBuilder =

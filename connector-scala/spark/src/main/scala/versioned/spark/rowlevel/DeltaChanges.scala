@@ -25,6 +25,10 @@ private[rowlevel] object DeltaChanges {
   val OpColumn = "_vop"
   val Old = "o_"
   val New = "n_"
+  /** Prefix of the old non-key values of an update or delete (`_vbefore`, when the operation read it). */
+  val Before = "b_"
+  /** Whether a staged row carries the old values of its old key (`b_*`). */
+  val KnownColumn = "_vknown"
 
   def verb(cmd: Command): String = cmd match {
     case Command.DELETE => "delete from"
@@ -164,7 +168,10 @@ private[rowlevel] object DeltaChanges {
     val what = keyword(cmd)
     if (writes.exists(_.key.contains(null))) throw Validation.nullKey(keys, Some(what))
     writes.groupBy(_.key).find(_._2.size > 1).foreach { case (k, ws) => throw Validation.duplicateKey(keys, ws.size, k, Some(what)) }
-    val table = current.map(r => at(r, keys) -> at(r, values)).toMap
+    // the table's rows: those looked up, and those whose old values the operation read (the same version)
+    val table = current.map(r => at(r, keys) -> at(r, values)).toMap ++ knownRows(staged, layout).map {
+      r => at(r, keys.map(Old + _)) -> at(r, values.map(Before + _))
+    }
     writes.find(w => !w.inPlace && table.contains(w.key) && !removed.contains(w.key))
       .foreach(w => throw keyExists(what, keys, w.key))
     val byKey = writes.map(w => w.key -> w.values).toMap
@@ -179,6 +186,28 @@ private[rowlevel] object DeltaChanges {
     val touchedSchema = StructType(keys.map(schema(_)) ++ valueFields("w_") ++ Seq(StructField("_vw", BooleanType)) ++
       valueFields("c_") :+ StructField("_vc", BooleanType))
     resolve(spark.createDataFrame(touched.asJava, touchedSchema), layout)
+  }
+
+  /** Staged updates and deletes that carry the old values of their old key. */
+  private def knownRows(staged: Seq[Row], layout: TableLayout): Seq[Row] =
+    staged.filter(r => r.schema.fieldNames.contains(KnownColumn) && r.getAs[Boolean](KnownColumn))
+
+  /**
+   * The values of the first key column whose table rows [[computeLocal]] needs and the staged rows do not carry
+   * (keys of rows written in place of no row the operation read: inserts, updates that move a key, and any
+   * update or delete without old values), for a key lookup. Empty when every key the operation writes or
+   * removes was read by it, as in a MERGE or UPDATE that changes only existing rows in place.
+   */
+  def unknownKeys(staged: Seq[Row], layout: TableLayout): Seq[Any] = {
+    val keys = layout.primaryKey
+    def key(r: Row, prefix: String): Seq[Any] = keys.map(k => r.getAs[Any](prefix + k))
+    val known = knownRows(staged, layout).map(key(_, Old)).toSet
+    staged.flatMap { r =>
+      val op = r.getAs[Byte](OpColumn)
+      val removedKey = Option.when(op != ChangeKind.Insert)(key(r, Old)).filterNot(known)
+      val writtenKey = Option.when(op != ChangeKind.Delete)(key(r, New)).filterNot(known)
+      removedKey.toSeq ++ writtenKey
+    }.map(_.head).distinct
   }
 
   private def validate(written: DataFrame, removed: DataFrame, current: DataFrame, keys: Seq[String], cmd: Command): Unit = {

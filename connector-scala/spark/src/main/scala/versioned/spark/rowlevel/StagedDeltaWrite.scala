@@ -3,7 +3,7 @@ package versioned.spark.rowlevel
 import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.connector.write._
-import org.apache.spark.sql.types.{ByteType, StructField, StructType}
+import org.apache.spark.sql.types.{BooleanType, ByteType, StructField, StructType}
 import org.apache.spark.storage.StorageLevel
 import versioned.core.CommitResult
 import versioned.spark.{TableSnapshot, VersionedOptions, VersionedTable, Warehouses}
@@ -36,11 +36,23 @@ private[rowlevel] final class StagedDeltaWrite(
     rowSchema.fieldNames.map(n => passed.fieldNames.indexOf(n))
   }
 
-  /** Schema of the staged delta rows: operation, old row id (prefixed `o_`), new row (prefixed `n_`). */
+  /** Where Spark passes `_vbefore` (UPDATE and MERGE of keyed tables) in the metadata of updates and deletes, and its type. */
+  private val before: Option[(Int, StructType)] = for {
+    meta <- Option(info.metadataSchema()).flatMap(o => if (o.isPresent) Some(o.get) else None)
+    i = meta.fieldNames.indexOf(VersionedOptions.BeforeColumn) if i >= 0
+    t <- Some(meta(i).dataType).collect { case st: StructType => st }
+  } yield (i, t)
+
+  /**
+   * Schema of the staged delta rows: operation, old row id (prefixed `o_`), new row (prefixed `n_`), and with
+   * [[before]] whether the old values are known and the old non-key values (prefixed `b_`).
+   */
   private val stagedSchema: StructType = StructType(
     StructField(DeltaChanges.OpColumn, ByteType, nullable = false) +:
       (idSchema.fields.map(f => StructField(DeltaChanges.Old + f.name, f.dataType, nullable = true)) ++
-        rowSchema.fields.map(f => StructField(DeltaChanges.New + f.name, f.dataType, nullable = true))).toSeq)
+        rowSchema.fields.map(f => StructField(DeltaChanges.New + f.name, f.dataType, nullable = true)) ++
+        before.toSeq.flatMap { case (_, t) => StructField(DeltaChanges.KnownColumn, BooleanType, nullable = false) +:
+          t.fields.map(f => StructField(DeltaChanges.Before + f.name, f.dataType, nullable = true)).toSeq }).toSeq)
 
   override def description(): String = s"versioned $cmd on ${table.ident}"
   override def toBatch: DeltaBatchWrite = this
@@ -55,7 +67,7 @@ private[rowlevel] final class StagedDeltaWrite(
     // tasks of an operation that may be committed from the driver keep their share of its rows in memory
     val tasks = math.max(1, pinfo.numPartitions())
     val maxRows = if (localKind) (Warehouses.localCommitMaxRows(spark) + tasks - 1) / tasks else 0L
-    new StagingDeltaWriterFactory(sink, stagingDir, idSchema, rowSchema, rowOrdinals, maxRows,
+    new StagingDeltaWriterFactory(sink, stagingDir, idSchema, rowSchema, rowOrdinals, before, maxRows,
       Warehouses.localCommitMaxBytes(spark) / tasks)
   }
 
@@ -90,11 +102,12 @@ private[rowlevel] final class StagedDeltaWrite(
   } finally lease.close()
 
   /**
-   * Few staged rows of a keyed table (at most `localCommitMaxRows`): they and the table rows of their keys
-   * (a key lookup, then the exact keys) are collected, and [[DeltaChanges.computeLocal]] computes the changes
-   * from those local rows on the driver (the same rules and errors, no Spark job; key types it cannot pair
-   * by value go through [[DeltaChanges.compute]] over the local rows), committed as local rows (written by
-   * the driver, [[LocalCommit]]).
+   * Few staged rows of a keyed table (at most `localCommitMaxRows`): they and the table rows of the keys whose
+   * old values they do not carry (a key lookup, then the exact keys; none when every changed key was read by
+   * the operation, see [[DeltaChanges.unknownKeys]]) are collected, and [[DeltaChanges.computeLocal]] computes the
+   * changes from those local rows on the driver (the same rules and errors, no Spark job; key types it cannot
+   * pair by value go through [[DeltaChanges.compute]] over the table rows of every staged key), committed as local
+   * rows (written by the driver, [[LocalCommit]]).
    */
   private def commitLocally(spark: SparkSession, kept: Seq[StagedRows], files: Seq[String]): Unit = {
     val layout = snapshot.layout
@@ -102,9 +115,10 @@ private[rowlevel] final class StagedDeltaWrite(
     val stagedRows = kept.flatMap(_.unsafeRows(stagedSchema.length)).map(toRow(_).asInstanceOf[Row]) ++
       (if (files.isEmpty) Seq.empty else spark.read.schema(stagedSchema).parquet(files: _*).collect().toSeq)
     val first = layout.keyFields.head
-    val firstKeys = stagedRows.flatMap { r =>
-      Seq(r.get(stagedSchema.fieldIndex(DeltaChanges.Old + first.name)), r.get(stagedSchema.fieldIndex(DeltaChanges.New + first.name)))
-    }.filter(_ != null).distinct
+    val localRules = DeltaChanges.local(layout)
+    val firstKeys = (if (localRules) DeltaChanges.unknownKeys(stagedRows, layout) else stagedRows.flatMap { r =>
+      Seq(r.getAs[Any](DeltaChanges.Old + first.name), r.getAs[Any](DeltaChanges.New + first.name))
+    }).filter(_ != null).distinct
     val canonical = firstKeys.map(versioned.spark.Values.fromFilter(_, first.dataType))
     val lookup = Option.when(canonical.forall(_.isDefined))(canonical.flatten)
     val rows = versioned.spark.read.PinnedRead.table(spark, req.locationOptions, table.ident, snapshot.image.hash, keys = lookup)
@@ -114,7 +128,7 @@ private[rowlevel] final class StagedDeltaWrite(
        else rows.filter(org.apache.spark.sql.functions.col("`" + first.name.replace("`", "``") + "`").isInCollection(firstKeys)))
         .collect().toSeq
     val changes =
-      if (DeltaChanges.local(layout)) DeltaChanges.computeLocal(spark, stagedRows, stagedSchema, currentRows, layout, cmd)
+      if (localRules) DeltaChanges.computeLocal(spark, stagedRows, stagedSchema, currentRows, layout, cmd)
       else DeltaChanges.compute(spark.createDataFrame(stagedRows.asJava, stagedSchema),
         spark.createDataFrame(currentRows.asJava, rows.schema), layout, cmd)
     // a frame of local rows: collected by the planner, without a job

@@ -30,6 +30,14 @@ private[rowlevel] final class VersionedDeltaOperation(
 
   override def representUpdateAsDeleteAndInsert(): Boolean = false
 
+  /**
+   * UPDATE and MERGE of a keyed table read `_vbefore`, the old values of the rows they change, which Spark
+   * passes to the write with each update and delete ([[StagedDeltaWrite]]).
+   */
+  override def requiredMetadataAttributes(): Array[NamedReference] =
+    if (cmd == RowLevelOperation.Command.DELETE) Array.empty
+    else BeforeValuesScanBuilder.column(snapshot.layout).map(c => Expressions.column(c.name()): NamedReference).toArray
+
   override def newWriteBuilder(info: LogicalWriteInfo): DeltaWriteBuilder = new DeltaWriteBuilder {
     override def build(): StagedDeltaWrite = new StagedDeltaWrite(table, snapshot, cmd, info)
   }

@@ -8,6 +8,7 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.util.QueryExecutionListener
+import versioned.core.ErrorClass
 import versioned.spark.VersionedOptions
 import versioned.spark.api.TableApi
 import versioned.spark.read.ScanMetrics
@@ -27,8 +28,11 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
   }
 
   /** Scan metrics (fragments total, scanned, whether a key lookup) of every versioned scan the queries run by `f` executed. */
-  private def scansOf(f: => Any): Seq[(Long, Long, Boolean)] = {
-    val seen = mutable.ArrayBuffer.empty[(Long, Long, Boolean)]
+  private def scansOf(f: => Any): Seq[(Long, Long, Boolean)] = executionsOf(f).map { case (_, t, n, l) => (t, n, l) }
+
+  /** The same, with the name of the action that ran each scan (`collect`: a frame collected by the connector itself). */
+  private def executionsOf(f: => Any): Seq[(String, Long, Long, Boolean)] = {
+    val seen = mutable.ArrayBuffer.empty[(String, Long, Long, Boolean)]
     val l = new QueryExecutionListener {
       override def onSuccess(funcName: String, qe: QueryExecution, durationNs: Long): Unit = synchronized {
         def scans(p: SparkPlan): Seq[BatchScanExec] = collectWithSubqueries(p) {
@@ -38,7 +42,7 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
         scans(qe.executedPlan).foreach { b =>
           val m = b.metrics
           if (m.contains(ScanMetrics.FragmentsTotal))
-            seen += ((m(ScanMetrics.FragmentsTotal).value, m(ScanMetrics.FragmentsScanned).value,
+            seen += ((funcName, m(ScanMetrics.FragmentsTotal).value, m(ScanMetrics.FragmentsScanned).value,
               b.scan.description().contains(" lookup=")))
         }
       }
@@ -142,6 +146,52 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
     check(oracle, "after UPDATE and DELETE by key")
     // the table keeps its defaults: compaction ran and the content is still the oracle's
     assert(spark.table("c.r.t").count() == oracle.size)
+  }
+
+  test("UPDATE and MERGE carry the old values they read (_vbefore): no table read at commit unless a key is new") {
+    val oracle = setup()
+    // key lookups of the statement's own plan, and of frames the commit collects (reads of the table at commit)
+    def lookups(f: => Any): (Int, Int) = {
+      val (commit, plan) = executionsOf(f).filter(_._4).partition(_._1 == "collect")
+      (plan.size, commit.size)
+    }
+    def source(name: String, rows: Seq[(java.lang.Long, Int, String, Int)]): Unit =
+      spark.createDataFrame(spark.sparkContext.parallelize(rows.map { case (k, a, v, op) => Row(k, a, v, op) }, 2),
+        new StructType().add("id", LongType).add("a", IntegerType).add("s", StringType).add("op", IntegerType))
+        .createOrReplaceTempView(name)
+    // existing keys only, in several fragments: updates (key 500 to the values it has) and deletes
+    val existing = Seq[(java.lang.Long, Int, String, Int)]((20L, 1, "x", 3), (500L, 1000, "u500", 3), (2000L, 3, "y", 1),
+      (3990L, 4, "z", 3), (12L, 5, "w", 1))
+    source("old", existing)
+    val commits0 = commits("r")
+    // the runtime-filtered scan of the MERGE is the only key lookup: the commit reads no table rows
+    assert(lookups(merge("old")) == ((1, 0)))
+    applyMerge(oracle, existing)
+    check(oracle, "after a MERGE of existing keys")
+    assert(commits("r") == commits0 + 1)
+    // an update to the values a row has is not a change: only key 500 (unchanged) matched, nothing is committed
+    source("same", Seq((500L, 1000, "u500", 3)))
+    merge("same")
+    assert(commits("r") == commits0 + 1, "a MERGE that changes nothing committed")
+    // a new key is looked up at commit (it may collide with a row the ON condition did not match)
+    val withInsert = Seq[(java.lang.Long, Int, String, Int)]((24L, 6, "p", 3), (25L, 7, "q", 3))
+    source("ins", withInsert)
+    assert(lookups(merge("ins")) == ((1, 1)))
+    applyMerge(oracle, withInsert)
+    check(oracle, "after a MERGE with an insert")
+    // UPDATE of existing keys (and of a key that moves: the new key is looked up and must be free)
+    assert(lookups(sql("UPDATE c.r.t SET a = a + 1 WHERE id IN (30, 32)"))._2 == 0)
+    Seq(30L, 32L).foreach(k => oracle(k) = (oracle(k)._1 + 1, oracle(k)._2))
+    check(oracle, "after UPDATE of existing keys")
+    expectError(ErrorClass.KeyExists)(failsWithoutCommit("r")(sql("UPDATE c.r.t SET id = 36 WHERE id = 34")))
+    sql("UPDATE c.r.t SET id = 35 WHERE id = 34")
+    oracle(35L) = oracle.remove(34L).get
+    check(oracle, "after UPDATE that moves a key")
+    // a MERGE whose ON condition is not the key can insert a key the table has: refused, nothing committed
+    source("clash", Seq((38L, 1, "c", 3)))
+    expectError(ErrorClass.KeyExists)(failsWithoutCommit("r")(sql("""MERGE INTO c.r.t AS t USING clash AS s ON t.s = s.s
+      WHEN NOT MATCHED THEN INSERT (id, a, s) VALUES (s.id, s.a, s.s)""")))
+    check(oracle, "after the refused MERGE")
   }
 
   test("MERGE with AQE on, a non-key ON condition, and a MERGE that matches no key") {
