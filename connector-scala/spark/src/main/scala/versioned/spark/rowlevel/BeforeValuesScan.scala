@@ -1,7 +1,7 @@
 package versioned.spark.rowlevel
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, CreateNamedStruct, Expression, Literal, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, CreateNamedStruct, Expression, Literal}
 import org.apache.spark.sql.connector.catalog.MetadataColumn
 import org.apache.spark.sql.connector.expressions.NamedReference
 import org.apache.spark.sql.connector.expressions.filter.Predicate
@@ -105,15 +105,9 @@ private[rowlevel] final class BeforeValuesReaderFactory(inner: PartitionReaderFa
 
   override def supportColumnarReads(partition: InputPartition): Boolean = inner.supportColumnarReads(partition)
 
-  override def createReader(partition: InputPartition): PartitionReader[InternalRow] = {
-    val reader = inner.createReader(partition)
-    val project = UnsafeProjection.create(exprs)
-    new PartitionReader[InternalRow] {
-      override def next(): Boolean = reader.next()
-      override def get(): InternalRow = project(reader.get())
-      override def close(): Unit = reader.close()
-    }
-  }
+  private val rows = new ProjectingReaderFactory(inner, exprs)
+
+  override def createReader(partition: InputPartition): PartitionReader[InternalRow] = rows.createReader(partition)
 
   /** The inner batches' vectors, rearranged; `_vbefore` is a struct view over the non-key columns' vectors. */
   override def createColumnarReader(partition: InputPartition): PartitionReader[ColumnarBatch] = {

@@ -85,11 +85,12 @@ private[rowlevel] final class RowIdScan(inner: Scan, output: StructType, layout:
       if (f.name == RowIdColumn) CreateNamedStruct(physical.fields.toSeq.flatMap(p => Seq(Literal(p.name), ref(p.name))))
       else ref(f.name)
     }
-    new RowIdReaderFactory(inner.toBatch.createReaderFactory(), exprs)
+    new ProjectingReaderFactory(inner.toBatch.createReaderFactory(), exprs)
   }
 }
 
-private[rowlevel] final class RowIdReaderFactory(inner: PartitionReaderFactory, exprs: Seq[Expression])
+/** Rows of an inner reader factory, projected by `exprs` (bound to the inner rows). */
+private[rowlevel] final class ProjectingReaderFactory(inner: PartitionReaderFactory, exprs: Seq[Expression])
   extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] = {
     val reader = inner.createReader(partition)
