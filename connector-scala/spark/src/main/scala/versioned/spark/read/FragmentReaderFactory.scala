@@ -38,12 +38,18 @@ private[read] final case class FragmentReaders(
  *                  can be applied to rows ([[LookupReaders]])
  */
 private[read] final class FragmentReaderFactory(
-    readers: FragmentReaders,
+    initialReaders: FragmentReaders,
     mergedSchema: StructType,
     keyCount: Int,
     outputOrdinals: Array[Int],
     limit: Option[Int],
     lookupKey: Option[(Int, DataType)] = None) extends PartitionReaderFactory {
+
+  /**
+   * Replaced on the driver when a runtime filter reaches the scan after the factory was built, before any task
+   * is sent ([[VersionedScan.filter]]): the same kinds of reader, with the key lookup pushed down to Parquet.
+   */
+  @volatile private[read] var readers: FragmentReaders = initialReaders
 
   private def keyTypes = mergedSchema.fields.take(keyCount).map(_.dataType).toSeq
 

@@ -59,12 +59,24 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     KeyLookup.keyField(layout).filter(f => readSchema0.fieldNames.contains(f.name))
       .map(f => Expressions.column(s"`${f.name.replace("`", "``")}`")).toArray
 
-  /** A runtime filter on the key: the scan is planned again with its values as a [[KeyLookup]]. */
+  /**
+   * A runtime filter on the key: the scan is planned again with its values as a [[KeyLookup]], and the Parquet
+   * readers of the factories already built are rebuilt with the lookup pushed down. Spark builds the reader
+   * factory while planning, before runtime filters arrive, and ships it with the tasks after: without the
+   * rebuild, Parquet would decode every page of every column read and only the rows would be dropped.
+   */
   override def filter(predicates: Array[Predicate]): Unit =
     KeyLookup.fromPredicates(layout, predicates.toSeq).foreach { l =>
       runtimeLookup = Some(runtimeLookup.fold(l)(_ intersect l))
       planned = None
+      built.foreach { case (factory, shape) => factory.readers = readers(shape) }
     }
+
+  /** Which Parquet readers a factory holds: decided once, from the partitions planned first. */
+  private case class ReaderShape(columnar: Boolean, snapRows: Boolean, diffRows: Boolean, snapBatches: Boolean,
+                                 mergedBatches: Boolean)
+  /** The factories built so far (Spark may plan a scan more than once) and their shapes. */
+  private var built: List[(FragmentReaderFactory, ReaderShape)] = Nil
 
   private var planned: Option[Array[FragmentPartition]] = None
 
@@ -124,35 +136,47 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
   override def reportDriverMetrics(): Array[org.apache.spark.sql.connector.metric.CustomTaskMetric] =
     ScanMetrics.values(snapshot.version.effectiveFragments.size, partitions.toSeq)
 
+  private def others = readSchema0.fieldNames.filterNot(keySet.contains).toSeq
+  /** Key columns, then the other columns read: the layout of SNAP rows. */
+  private def merged = layout.keyFirst(others)
+
   override def createReaderFactory(): PartitionReaderFactory = {
     val spark = SparkSession.active
-    val keyCols = layout.keyColumns
-    val others = readSchema0.fieldNames.filterNot(keySet.contains).toSeq
-    val merged = layout.keyFirst(others)
-    val diffRead = layout.diffRead(others)
-    def conf = ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration)
     val format = new ParquetFileFormat()
-    // Each reader broadcasts the Hadoop configuration: build only the ones this scan's partitions use.
-    def reader(schema: StructType, read: StructType, fs: Seq[Filter], batch: Boolean) = format.buildReaderWithPartitionValues(
-      spark, schema, new StructType(), read, fs.filter(Pruning.safeForParquet), Map(FileFormat.OPTION_RETURNING_BATCH -> batch.toString), conf)
     val withDiffs = partitions.exists(_.diffs.nonEmpty)
     val snapOnly = partitions.exists(_.diffs.isEmpty)
     val snapUnderDiffs = partitions.exists(p => p.diffs.nonEmpty && p.snap.isDefined)
     val columnar = !rowsOnly && limit.isEmpty && partitions.nonEmpty && readSchema0.nonEmpty && format.supportBatch(spark, readSchema0) &&
       (!withDiffs || (snapshot.onlyFragments.isEmpty && overlayFits(spark, format, merged)))
-    val readers = FragmentReaders(
-      columnar,
-      snapRows = Option.when(!columnar && partitions.exists(_.snap.isDefined))(reader(layout.physicalSchema, merged, parquetFilters, batch = false)),
-      diffRows = Option.when(withDiffs)(reader(layout.diffSchema, diffRead, parquetKeyFilters, batch = false)),
-      snapBatches = Option.when(columnar && snapOnly)(reader(layout.physicalSchema, readSchema0, parquetFilters, batch = true)),
-      mergedBatches = Option.when(columnar && snapUnderDiffs)(reader(layout.physicalSchema, merged, parquetFilters, batch = true)),
+    val shape = ReaderShape(columnar, snapRows = !columnar && partitions.exists(_.snap.isDefined), diffRows = withDiffs,
+      snapBatches = columnar && snapOnly, mergedBatches = columnar && snapUnderDiffs)
+    // Runtime filters arrive after the factory is built: every scan of a keyed table whose output has an
+    // integral first key can apply the lookup values its partitions carry (and `filter` rebuilds the readers).
+    val factory = new FragmentReaderFactory(readers(shape), merged, layout.keyColumns.size,
+      readSchema0.fieldNames.map(merged.fieldIndex), limit, if (snapshot.onlyFragments.isDefined) None else lookupKey)
+    built ::= (factory, shape)
+    factory
+  }
+
+  /** The Parquet readers of `shape`, with this scan's filters and lookup pushed down. */
+  private def readers(shape: ReaderShape): FragmentReaders = {
+    val spark = SparkSession.active
+    val conf = ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration)
+    val format = new ParquetFileFormat()
+    // Each reader broadcasts the Hadoop configuration (a snapshot of `conf`, taken at once): build only the
+    // ones this scan's partitions use.
+    def reader(schema: StructType, read: StructType, fs: Seq[Filter], batch: Boolean) = format.buildReaderWithPartitionValues(
+      spark, schema, new StructType(), read, fs.filter(Pruning.safeForParquet), Map(FileFormat.OPTION_RETURNING_BATCH -> batch.toString),
+      new org.apache.hadoop.conf.Configuration(conf))
+    FragmentReaders(
+      shape.columnar,
+      snapRows = Option.when(shape.snapRows)(reader(layout.physicalSchema, merged, parquetFilters, batch = false)),
+      diffRows = Option.when(shape.diffRows)(reader(layout.diffSchema, layout.diffRead(others), parquetKeyFilters, batch = false)),
+      snapBatches = Option.when(shape.snapBatches)(reader(layout.physicalSchema, readSchema0, parquetFilters, batch = true)),
+      mergedBatches = Option.when(shape.mergedBatches)(reader(layout.physicalSchema, merged, parquetFilters, batch = true)),
       // DIFF reads with key filters may skip pages: their conflated rows are not the whole chain, never cached
       diffCacheBytes = if (parquetKeyFilters.isEmpty) versioned.spark.Warehouses.diffCacheBytes(spark) else 0L,
       hadoopConf = spark.sparkContext.broadcast(new org.apache.spark.util.SerializableConfiguration(conf)))
-    // Runtime filters arrive after the factory is built: every scan of a keyed table whose output has an
-    // integral first key can apply the lookup values its partitions carry.
-    new FragmentReaderFactory(readers, merged, keyCols.size, readSchema0.fieldNames.map(merged.fieldIndex), limit,
-      if (snapshot.onlyFragments.isDefined) None else lookupKey)
   }
 
   /** Whether fragments with DIFFs can be merged column-wise: atomic output types and DIFFs small enough to hold. */
