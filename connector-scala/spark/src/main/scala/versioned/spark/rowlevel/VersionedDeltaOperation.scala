@@ -20,6 +20,9 @@ private[rowlevel] final class VersionedDeltaOperation(
 
   override def command(): RowLevelOperation.Command = cmd
 
+  /** Whether the table has a primary key (row ids are its key columns, and MERGE can filter by them). */
+  def keyed: Boolean = !snapshot.layout.hidden
+
   override def description(): String = s"versioned $cmd on ${table.ident} @ ${snapshot.image.shortHash}"
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = table.newScanBuilder(options)

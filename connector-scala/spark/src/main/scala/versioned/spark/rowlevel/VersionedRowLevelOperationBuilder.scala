@@ -1,5 +1,6 @@
 package versioned.spark.rowlevel
 
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write.{RowLevelOperation, RowLevelOperationBuilder, RowLevelOperationInfo}
 import versioned.core.{Errors, Revision}
 import versioned.spark.VersionedTable
@@ -18,6 +19,7 @@ private[versioned] final class VersionedRowLevelOperationBuilder(table: Versione
         s"${info.command()} cannot change ${table.ident} as of a timestamp; row-level changes go to a branch head.")
       case _ =>
     }
+    if (info.command() == RowLevelOperation.Command.MERGE) MergeKeyFilter.register(SparkSession.active)
     new VersionedDeltaOperation(table, snapshot, info.command())
   }
 }

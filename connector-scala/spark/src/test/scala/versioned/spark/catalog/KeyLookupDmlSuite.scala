@@ -127,6 +127,8 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
     val pruned = scans.filter(_._3)
     assert(pruned.nonEmpty, s"no scan used a key lookup: $scans")
     pruned.foreach { case (t, n, _) => assert(t == total && n <= holding + 1, s"a lookup scan read $n of $t fragments (keys in $holding)") }
+    // the runtime filter comes from the source's keys (MergeKeyFilter): no scan of the whole table, not even of its keys
+    assert(scans.forall(_._3), s"a scan of the MERGE read the whole table: $scans")
 
     // the bench's shape: a source computed from spark.range (no selective filter, not materialized)
     spark.range(0, 40).selectExpr("CAST(id * 7 + 1001 AS BIGINT) AS id", "CAST(id AS INT) AS a", "concat('r', id) AS s",
@@ -137,6 +139,7 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
     check(oracle, "after MERGE from a computed source")
     val holding2 = fragmentsHolding(src2.map(_._1.longValue()))
     assert(scans2.exists(s => s._3 && s._2 <= holding2 + 1), s"no scan read only the fragments of the keys: $scans2")
+    assert(scans2.forall(_._3), s"a scan of the MERGE read the whole table: $scans2")
 
     // UPDATE and DELETE by key
     sql("UPDATE c.r.t SET a = -1 WHERE id IN (20, 22, 23, 3000)")
@@ -231,6 +234,43 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
     val e = intercept[Throwable](sql("UPDATE c.r.t SET id = 14 WHERE id = 16"))
     assert(versionedCause(e).exists(_.errorClass == versioned.core.ErrorClass.KeyExists), s"expected KEY_EXISTS: $e")
     check(oracle, "after the refused UPDATEs")
+  }
+
+  test("MERGE key filter from the source: conditions it cannot use, sources that read the target, and null keys") {
+    val oracle = setup()
+    def source(name: String, rows: Seq[(java.lang.Long, Int, String, Int)]): Unit =
+      spark.createDataFrame(spark.sparkContext.parallelize(rows.map { case (k, a, v, op) => Row(k, a, v, op) }, 2),
+        new StructType().add("id", LongType).add("a", IntegerType).add("s", StringType).add("op", IntegerType))
+        .createOrReplaceTempView(name)
+    val rows = Seq[(java.lang.Long, Int, String, Int)]((40L, 50, "x", 3), (42L, 0, "y", 3), (43L, 99, "z", 3),
+      (3000L, 99, "w", 1), (null, 1, "n", 3))
+    source("cs", rows)
+    // a condition on a target column the source cannot give (t.a < s.a): Spark's own group filter, same result
+    val scans = scansOf(sql("""MERGE INTO c.r.t AS t USING cs AS s ON t.id = s.id AND t.a < s.a
+      WHEN MATCHED THEN UPDATE SET s = s.s"""))
+    rows.foreach { case (k, a, v, _) =>
+      if (k != null) oracle.get(k.longValue()).foreach { case (ta, _) => if (ta < a) oracle(k.longValue()) = (ta, v) } }
+    check(oracle, "after a MERGE with a non-key comparison")
+    assert(scans.exists(!_._3), s"expected Spark's group filter (a scan of the key column): $scans")
+    // a source-only conjunct in ON (s.op = 3) and a source that itself reads the target
+    val before = content()
+    sql("""MERGE INTO c.r.t AS t
+      USING (SELECT id, a, s, op FROM cs WHERE id IN (SELECT id FROM c.r.t WHERE a > 10)) AS s
+      ON t.id = s.id AND s.op = 3 WHEN MATCHED THEN UPDATE SET a = -s.a""")
+    val expected = before.map { case (k, (a, v)) =>
+      rows.find(r => r._1 != null && r._1.longValue() == k && r._4 == 3) match {
+        case Some(r) if a > 10 => k -> (-r._2, v)
+        case _ => k -> (a, v)
+      }
+    }
+    check(expected, "after a MERGE whose source reads the target")
+    oracle.clear(); oracle ++= expected
+    // only null keys in the source: nothing matches, nothing is committed
+    source("nulls", Seq((null, 1, "n", 3)))
+    val head = headOf("r")
+    sql("MERGE INTO c.r.t AS t USING nulls AS s ON t.id = s.id WHEN MATCHED THEN DELETE")
+    assert(headOf("r") == head)
+    check(oracle, "after a MERGE of null keys")
   }
 
   test("MERGE on a composite key and on a table without primary key") {
