@@ -64,13 +64,15 @@ private[versioned] object MergeKeyFilter extends Rule[LogicalPlan] with Predicat
   }
 
   /**
-   * The group filter's plan (an aggregate of the key columns over projections of `target LEFT SEMI JOIN
-   * source`) with the join replaced by the source's values of those columns; the plan unchanged if its
-   * shape is not that.
+   * The group filter's plan (the distinct key columns of projections of `target LEFT SEMI JOIN source`) as
+   * the source's values of those columns; the plan unchanged if its shape is not that.
    */
   private def fromSource(plan: LogicalPlan, target: AnyRef): LogicalPlan = {
     def rewrite(p: LogicalPlan): Option[LogicalPlan] = p match {
-      case a: Aggregate => rewrite(a.child).map(c => a.withNewChildren(Seq(c)))
+      // Spark's distinct over the join: a runtime filter collects the keys into a set, so a MERGE source (at
+      // most one row per matched key) needs no shuffle to remove duplicates first
+      case a: Aggregate if a.aggregateExpressions.forall(_.isInstanceOf[Attribute]) =>
+        rewrite(a.child).map(c => Project(a.aggregateExpressions, c))
       case pr: Project => rewrite(pr.child).map(c => pr.copy(child = c))
       case j: Join if j.joinType == LeftSemi && j.condition.isDefined && reads(j.left, target) =>
         keysFromSource(j.left.output, j.right, splitConjunctivePredicates(j.condition.get))
