@@ -153,7 +153,6 @@ private[rowlevel] object DeltaChanges {
                    layout: TableLayout, cmd: Command): DataFrame = {
     val keys = layout.primaryKey
     val values = layout.nonKeyColumns
-    def at(r: Row, names: Seq[String]): Seq[Any] = names.map(n => r.get(r.fieldIndex(n)))
     final case class Written(key: Seq[Any], values: Seq[Any], inPlace: Boolean)
     val removed = scala.collection.mutable.LinkedHashSet.empty[Seq[Any]]
     val written = Seq.newBuilder[Written]
@@ -169,7 +168,7 @@ private[rowlevel] object DeltaChanges {
     if (writes.exists(_.key.contains(null))) throw Validation.nullKey(keys, Some(what))
     writes.groupBy(_.key).find(_._2.size > 1).foreach { case (k, ws) => throw Validation.duplicateKey(keys, ws.size, k, Some(what)) }
     // the table's rows: those looked up, and those whose old values the operation read (the same version)
-    val table = current.map(r => at(r, keys) -> at(r, values)).toMap ++ knownRows(staged, layout).map {
+    val table = current.map(r => at(r, keys) -> at(r, values)).toMap ++ knownRows(staged).map {
       r => at(r, keys.map(Old + _)) -> at(r, values.map(Before + _))
     }
     writes.find(w => !w.inPlace && table.contains(w.key) && !removed.contains(w.key))
@@ -188,8 +187,11 @@ private[rowlevel] object DeltaChanges {
     resolve(spark.createDataFrame(touched.asJava, touchedSchema), layout)
   }
 
+  /** The values of the named fields of a row. */
+  private def at(r: Row, names: Seq[String]): Seq[Any] = names.map(n => r.get(r.fieldIndex(n)))
+
   /** Staged updates and deletes that carry the old values of their old key. */
-  private def knownRows(staged: Seq[Row], layout: TableLayout): Seq[Row] =
+  private def knownRows(staged: Seq[Row]): Seq[Row] =
     staged.filter(r => r.schema.fieldNames.contains(KnownColumn) && r.getAs[Boolean](KnownColumn))
 
   /**
@@ -200,8 +202,8 @@ private[rowlevel] object DeltaChanges {
    */
   def unknownKeys(staged: Seq[Row], layout: TableLayout): Seq[Any] = {
     val keys = layout.primaryKey
-    def key(r: Row, prefix: String): Seq[Any] = keys.map(k => r.getAs[Any](prefix + k))
-    val known = knownRows(staged, layout).map(key(_, Old)).toSet
+    def key(r: Row, prefix: String): Seq[Any] = at(r, keys.map(prefix + _))
+    val known = knownRows(staged).map(key(_, Old)).toSet
     staged.flatMap { r =>
       val op = r.getAs[Byte](OpColumn)
       val removedKey = Option.when(op != ChangeKind.Insert)(key(r, Old)).filterNot(known)

@@ -5,6 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Attribu
 import org.apache.spark.sql.catalyst.plans.LeftSemi
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, Join, LogicalPlan, Project, WriteDelta}
 import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.catalyst.trees.TreePattern.COMMAND
 import org.apache.spark.sql.connector.write.RowLevelOperation
 import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Relation, DataSourceV2ScanRelation}
 
@@ -40,7 +41,7 @@ private[versioned] object MergeKeyFilter extends Rule[LogicalPlan] with Predicat
     case _ =>
   }
 
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.transformDown {
+  override def apply(plan: LogicalPlan): LogicalPlan = plan.transformDownWithPruning(_.containsPattern(COMMAND)) {
     case wd: WriteDelta if isKeyedMerge(wd) =>
       val target = wd.originalTable match {
         case r: DataSourceV2Relation => Some(r.table)

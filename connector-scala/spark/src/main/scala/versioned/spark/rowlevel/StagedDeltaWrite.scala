@@ -121,7 +121,8 @@ private[rowlevel] final class StagedDeltaWrite(
     }).filter(_ != null).distinct
     val canonical = firstKeys.map(versioned.spark.Values.fromFilter(_, first.dataType))
     val lookup = Option.when(canonical.forall(_.isDefined))(canonical.flatten)
-    val rows = versioned.spark.read.PinnedRead.table(spark, req.locationOptions, table.ident, snapshot.image.hash, keys = lookup)
+    // planned only when some key must be read (a MERGE or UPDATE of existing rows in place reads none)
+    lazy val rows = versioned.spark.read.PinnedRead.table(spark, req.locationOptions, table.ident, snapshot.image.hash, keys = lookup)
     val currentRows = if (firstKeys.isEmpty) Seq.empty[Row] else
       // integral keys: the readers keep only the looked-up keys' rows; others are filtered by Spark before the collect
       (if (lookup.isDefined && versioned.spark.read.LookupReaders.supports(first.dataType)) rows

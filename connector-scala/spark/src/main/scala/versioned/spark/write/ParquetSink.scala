@@ -42,6 +42,8 @@ private[versioned] object ParquetSink {
     // Parquet 2.0 data pages and encodings: a sorted key column is delta-encoded (a few bits per row, not 8
     // bytes), so key scans, lookups and whole-table scans decode less, and writes are smaller and faster
     job.getConfiguration.set("parquet.writer.version", WriterVersion)
+    // local files are created without a `chmod` process each
+    LocalObjectFileSystem.configure(job.getConfiguration)
     val factory = new ParquetFileFormat().prepareWrite(spark, job, options, schema)
     new ParquetSink(factory, new SerializableConfiguration(job.getConfiguration), schema)
   }
