@@ -14,9 +14,15 @@ private[versioned] object ObjectFile {
     ObjectFile(m.uriIn(config), m.sizeBytes, m.rowCount, m.id, m.checksum) // in place at its location, if it has one
 }
 
-/** One fragment's chain after pruning: an optional SNAP and DIFFs, oldest first. */
-private[versioned] final case class FragmentPartition(index: Int, snap: Option[ObjectFile], diffs: Seq[ObjectFile]) {
+/**
+ * One fragment's chain after pruning: an optional SNAP and DIFFs, oldest first. `readShare`: about the share of
+ * its pages a key lookup reads (1 without a lookup), for packing fragments into tasks.
+ */
+private[versioned] final case class FragmentPartition(index: Int, snap: Option[ObjectFile], diffs: Seq[ObjectFile],
+                                                      readShare: Double = 1.0) {
   def objects: Seq[ObjectFile] = snap.toSeq ++ diffs
+  /** The bytes a task reads of the fragment, about. */
+  def readBytes: Long = (objects.map(_.size).sum * readShare).toLong
   def diffRows: Long = diffs.map(_.rows).sum
 }
 

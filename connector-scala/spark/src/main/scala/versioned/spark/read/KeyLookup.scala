@@ -35,6 +35,18 @@ private[versioned] final class KeyLookup private (val field: StructField, val va
     l < values.length && hi.forall(x => cmp(values(l), x) <= 0)
   }
 
+  /** How many values lie in [lo, hi] (canonical, inclusive, either side open). */
+  def count(lo: Option[Any], hi: Option[Any]): Int = {
+    def firstAtLeast(x: Any, strict: Boolean): Int = {
+      var l = 0; var h = values.length
+      while (l < h) { val m = (l + h) >>> 1; val c = cmp(values(m), x); if (c < 0 || (strict && c == 0)) l = m + 1 else h = m }
+      l
+    }
+    val from = lo.fold(0)(firstAtLeast(_, strict = false))
+    val until = hi.fold(values.length)(firstAtLeast(_, strict = true))
+    math.max(0, until - from)
+  }
+
   /** Keeps the values of both lookups. */
   def intersect(o: KeyLookup): KeyLookup = {
     val other = o.values.toSet

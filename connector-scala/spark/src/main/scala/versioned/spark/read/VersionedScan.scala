@@ -103,21 +103,26 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
       holdsKeys(m) && fs.forall(pruning.mayMatch(_, pruning.objectBounds(m.minValues, m.maxValues)))
     val snap = metas.headOption.filter(_.kind == ObjectKind.Snap).filter(m => m.rowCount > 0 && matches(m, filters))
     val diffs = metas.filter(_.kind == ObjectKind.Diff).filter(m => m.rowCount > 0 && matches(m, keyFilters))
+    // a lookup reads about one page per key of each column (pages of `ParquetSink.PageRows` rows)
+    val rows = math.max(1L, metas.map(_.rowCount).sum)
+    val share = look.fold(1.0)(l => math.min(1.0,
+      l.count(canon(f.lower.map(_.head)), canon(upper.map(_.head))).toDouble * versioned.spark.write.ParquetSink.PageRows / rows))
     if (snap.isEmpty && diffs.isEmpty) None
-    else Some(FragmentPartition(index, snap.map(file), diffs.map(file)))
+    else Some(FragmentPartition(index, snap.map(file), diffs.map(file), share))
   }
 
   private def file(m: ObjectMeta) = ObjectFile.of(snapshot.config, m)
 
   /**
-   * Input partitions: consecutive fragments packed like small files ([[ScanPartitioning]]), except in
+   * Input partitions: consecutive fragments packed like small files ([[ScanPartitioning]]) by the bytes they read
+   * (with a key lookup, about the share of their pages that hold its keys), except in
    * scans restricted to some fragments (rewrites), which keep one partition per fragment.
    */
   override def planInputPartitions(): Array[InputPartition] =
     if (snapshot.onlyFragments.isDefined) partitions.map(p => FragmentGroup(Seq(p)): InputPartition)
     else {
       val keys = lookupKeys
-      ScanPartitioning.groups(SparkSession.active, partitions.toSeq.map(_.objects.map(_.size).sum))
+      ScanPartitioning.groups(SparkSession.active, partitions.toSeq.map(_.readBytes))
         .map(r => FragmentGroup(r.map(partitions), keys): InputPartition).toArray
     }
 

@@ -63,4 +63,28 @@ class KeyLookupFilterSuite extends AnyFunSuite {
     val v = visited(f, lo, hi)
     assert(v < 10 * math.max(inFile, 1) + 100, s"visited $v leaves for $inFile keys in the file")
   }
+
+  test("count: the looked-up values in a key range, against a scan of the values") {
+    val rnd = new scala.util.Random(7)
+    val values = (0 until 300).map(_ => rnd.nextInt(10000).toLong).distinct.sorted
+    val l = KeyLookup.of(field, values)
+    for (_ <- 0 until 500) {
+      val lo = Option.when(rnd.nextInt(5) > 0)(rnd.nextInt(10000).toLong)
+      val hi = Option.when(rnd.nextInt(5) > 0)(rnd.nextInt(10000).toLong)
+      val expected = values.count(v => lo.forall(v >= _) && hi.forall(v <= _))
+      assert(l.count(lo, hi) == expected, s"[$lo, $hi]")
+      assert(l.mayHold(lo, hi) == (expected > 0), s"[$lo, $hi]")
+    }
+    assert(l.count(Some(values.head), Some(values.head)) == 1)
+  }
+
+  test("fragments are packed into tasks by the bytes a lookup reads of them") {
+    val f = ObjectFile("file:/x", 100L << 20, 1000000L, "x", "")
+    assert(FragmentPartition(0, Some(f), Nil).readBytes == (100L << 20))
+    assert(FragmentPartition(0, Some(f), Nil, readShare = 0.1).readBytes == (10L << 20))
+    // ten 100 MB fragments: four tasks for a full scan, two for a lookup reading a tenth of each (on 2 cores)
+    val MB = 1L << 20
+    assert(ScanPartitioning.groups(Seq.fill(10)(100 * MB), 128 * MB, 4 * MB, 2).size == 10)
+    assert(ScanPartitioning.groups(Seq.fill(10)(10 * MB), 128 * MB, 4 * MB, 2).size == 2)
+  }
 }
