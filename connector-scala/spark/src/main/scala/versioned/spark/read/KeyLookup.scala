@@ -29,22 +29,22 @@ private[versioned] final class KeyLookup private (val field: StructField, val va
 
   /** Whether some value lies in [lo, hi] (canonical, inclusive, either side open). */
   def mayHold(lo: Option[Any], hi: Option[Any]): Boolean = {
-    // first value >= lo
-    var l = 0; var h = values.length
-    lo.foreach { x => while (l < h) { val m = (l + h) >>> 1; if (cmp(values(m), x) < 0) l = m + 1 else h = m } }
+    val l = lo.fold(0)(firstFrom(_, after = false))
     l < values.length && hi.forall(x => cmp(values(l), x) <= 0)
   }
 
   /** How many values lie in [lo, hi] (canonical, inclusive, either side open). */
   def count(lo: Option[Any], hi: Option[Any]): Int = {
-    def firstAtLeast(x: Any, strict: Boolean): Int = {
-      var l = 0; var h = values.length
-      while (l < h) { val m = (l + h) >>> 1; val c = cmp(values(m), x); if (c < 0 || (strict && c == 0)) l = m + 1 else h = m }
-      l
-    }
-    val from = lo.fold(0)(firstAtLeast(_, strict = false))
-    val until = hi.fold(values.length)(firstAtLeast(_, strict = true))
+    val from = lo.fold(0)(firstFrom(_, after = false))
+    val until = hi.fold(values.length)(firstFrom(_, after = true))
     math.max(0, until - from)
+  }
+
+  /** The index of the first value >= x (with `after`: > x), by binary search. */
+  private def firstFrom(x: Any, after: Boolean): Int = {
+    var l = 0; var h = values.length
+    while (l < h) { val m = (l + h) >>> 1; val c = cmp(values(m), x); if (c < 0 || (after && c == 0)) l = m + 1 else h = m }
+    l
   }
 
   /** Keeps the values of both lookups. */

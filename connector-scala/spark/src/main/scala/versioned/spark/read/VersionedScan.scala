@@ -96,7 +96,8 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     if (!keyFilters.forall(pruning.mayMatch(_, fb))) return None
     val look = lookup
     def canon(v: Option[Any]) = look.flatMap(l => v.filter(_ != null).map(Values.fromJson(_, l.field.dataType)))
-    if (!look.forall(_.mayHold(canon(f.lower.map(_.head)), canon(upper.map(_.head))))) return None
+    val (lo, hi) = (canon(f.lower.map(_.head)), canon(upper.map(_.head)))
+    if (!look.forall(_.mayHold(lo, hi))) return None
     val metas = f.objects.map(snapshot.objects)
     def holdsKeys(m: ObjectMeta) = look.forall(l => l.mayHold(canon(m.minValues.get(l.field.name)), canon(m.maxValues.get(l.field.name))))
     def matches(m: ObjectMeta, fs: Seq[Filter]) =
@@ -105,8 +106,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     val diffs = metas.filter(_.kind == ObjectKind.Diff).filter(m => m.rowCount > 0 && matches(m, keyFilters))
     // a lookup reads about one page per key of each column (pages of `ParquetSink.PageRows` rows)
     val rows = math.max(1L, metas.map(_.rowCount).sum)
-    val share = look.fold(1.0)(l => math.min(1.0,
-      l.count(canon(f.lower.map(_.head)), canon(upper.map(_.head))).toDouble * versioned.spark.write.ParquetSink.PageRows / rows))
+    val share = look.fold(1.0)(l => math.min(1.0, l.count(lo, hi).toDouble * versioned.spark.write.ParquetSink.PageRows / rows))
     if (snap.isEmpty && diffs.isEmpty) None
     else Some(FragmentPartition(index, snap.map(file), diffs.map(file), share))
   }
