@@ -20,6 +20,7 @@ final class Leases(engine: Engine) {
     val lease = Lease(java.util.UUID.randomUUID().toString.replace("-", ""), repo, purpose, engine.now())
     engine.metastore.tx(MetaDao.insertLease(_, lease.id, repo, purpose, lease.startedMs))
     open.add(lease.id)
+    if (!Leases.Background.contains(purpose)) Leases.writing.add(lease.id)
     Leases.ensureHeartbeat()
     Leases.engines.add(this)
     lease
@@ -28,6 +29,7 @@ final class Leases(engine: Engine) {
   /** Ends a lease and removes its staging files; never throws (the work it protected is done). */
   def close(lease: Lease): Unit = {
     open.remove(lease.id)
+    Leases.writing.remove(lease.id)
     try engine.store.delete(engine.store.leaseDir(lease.id), recursive = true)
     catch { case e: Exception => log.warn(s"Could not remove staging files of lease ${lease.id}: ${e.getMessage}") }
     try engine.metastore.tx(MetaDao.deleteLease(_, lease.id))
@@ -54,6 +56,17 @@ object Leases {
   private val HeartbeatMs: Long = 60 * 1000L
 
   private val engines = ConcurrentHashMap.newKeySet[Leases]()
+
+  /**
+   * Lease purposes that are not a write in progress: compaction (which yields to writes) and an open
+   * transaction (which holds its lease for as long as its user keeps it open).
+   */
+  val Background: Set[String] = Set("compaction", "transaction")
+  /** Leases of this process, other than [[Background]] ones, that are open: writes in progress. */
+  private val writing = ConcurrentHashMap.newKeySet[String]()
+
+  /** Whether a write (a lease not of a [[Background]] purpose) is in progress in this process. */
+  def writesInProgress: Boolean = !writing.isEmpty
   @volatile private var scheduler: ScheduledExecutorService = _
 
   private def ensureHeartbeat(): Unit = if (scheduler == null) synchronized {

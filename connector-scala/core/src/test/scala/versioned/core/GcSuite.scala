@@ -80,6 +80,23 @@ class GcSuite extends CoreFixture {
     assert(gcAll().map(_.name) == Seq(fakeId("in-flight")))
   }
 
+  test("open leases other than compaction and transaction ones are writes in progress") {
+    val before = Leases.writesInProgress
+    assert(!before, "no write in progress at the start")
+    val background = Leases.Background.toSeq.map(engine.leases.open("r", _))
+    assert(!Leases.writesInProgress, "compaction and transaction leases are not writes in progress")
+    val write = engine.leases.open("r", "write")
+    val commit = engine.leases.open("r", "commit")
+    assert(Leases.writesInProgress)
+    engine.leases.close(write)
+    assert(Leases.writesInProgress, "one write still open")
+    engine.leases.close(commit)
+    assert(!Leases.writesInProgress, "every write lease closed")
+    background.foreach(engine.leases.close)
+    engine.leases.withLease("r", "merge")(_ => assert(Leases.writesInProgress))
+    assert(!Leases.writesInProgress)
+  }
+
   test("a commit re-marks an object it reuses, and puts back a file collected after the writer found it") {
     commitOn("old", "main", put("t", fakeId("same")))
     engine.dropRepository("old")

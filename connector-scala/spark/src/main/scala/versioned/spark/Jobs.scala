@@ -1,7 +1,6 @@
 package versioned.spark
 
-import java.util.concurrent.{Callable, ExecutionException, Executors}
-import scala.jdk.CollectionConverters._
+import java.util.concurrent.{Callable, ExecutionException}
 import org.apache.spark.sql.SparkSession
 
 /**
@@ -19,21 +18,45 @@ private[versioned] object Jobs {
     try body finally sc.setLocalProperty(DescriptionKey, previous)
   }
 
-  /** Threads of [[onDriver]]: small work is more latency (file creation, footer reads) than CPU. */
+  /** Threads of one [[onDriver]] call: small work is more latency (file creation, footer reads) than CPU. */
   private val DriverThreads = 8
 
+  /** The driver's threads for [[onDriver]], shared by its calls (kept a minute when idle; a call can nest). */
+  private val driverPool = java.util.concurrent.Executors.newCachedThreadPool((r: Runnable) => {
+    val t = new Thread(r, "versioned-driver-task"); t.setDaemon(true); t
+  })
+
   /**
-   * `f` over `items` on the driver, concurrently, without a Spark job (small commits and merges: a job's
-   * scheduling costs more than the work). The first failure is rethrown.
+   * `f` over `items` on the driver, up to [[DriverThreads]] at a time, without a Spark job (small commits and
+   * merges: a job's scheduling costs more than the work). Each item runs with the caller's active session and
+   * class loader. Results are in the order of `items`; once every started item has ended, the first failure
+   * is rethrown (the remaining items are skipped).
    */
   def onDriver[A, B](items: Seq[A])(f: A => B): Seq[B] =
     if (items.size <= 1) items.map(f)
     else {
-      val pool = Executors.newFixedThreadPool(math.min(DriverThreads, items.size), (r: Runnable) => {
-        val t = new Thread(r, "versioned-driver-task"); t.setDaemon(true); t
-      })
-      try pool.invokeAll(items.map(a => (() => f(a)): Callable[B]).asJava).asScala.toSeq.map { fut =>
-        try fut.get() catch { case e: ExecutionException => throw e.getCause }
-      } finally pool.shutdownNow()
+      val session = SparkSession.getActiveSession
+      val loader = Thread.currentThread().getContextClassLoader
+      val next = new java.util.concurrent.atomic.AtomicInteger()
+      val failed = new java.util.concurrent.atomic.AtomicBoolean()
+      val results = new Array[Any](items.size)
+      // each worker takes the next item until none is left (or one failed)
+      val worker: Callable[Unit] = () => {
+        val thread = Thread.currentThread()
+        thread.setContextClassLoader(loader)
+        session.fold(SparkSession.clearActiveSession())(SparkSession.setActiveSession)
+        try {
+          var i = next.getAndIncrement()
+          while (i < items.size && !failed.get()) {
+            try results(i) = f(items(i)) catch { case e: Throwable => failed.set(true); throw e }
+            i = next.getAndIncrement()
+          }
+        } finally SparkSession.clearActiveSession()
+      }
+      val outcomes = Seq.fill(math.min(DriverThreads, items.size))(worker).map(driverPool.submit(_))
+        .map(fut => scala.util.Try(fut.get()))
+      outcomes.collectFirst { case scala.util.Failure(e: ExecutionException) => throw e.getCause
+                              case scala.util.Failure(e) => throw e }
+      results.toSeq.asInstanceOf[Seq[B]]
     }
 }

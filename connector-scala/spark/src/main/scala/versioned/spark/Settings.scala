@@ -25,6 +25,7 @@ final case class Settings(
     maxDiffRatio: Double,
     consolidateAfter: Int,
     backgroundCompaction: Boolean,
+    compactionYieldMs: Long,
     maxOverlayRows: Long,
     diffCacheBytes: Long,
     localCommitMaxRows: Long,
@@ -63,6 +64,7 @@ object Settings {
         case "false" => Some(false)
         case _ => None
       }),
+      compactionYieldMs = long(ConfCompactionYieldMs, DefaultCompactionYieldMs, 0),
       maxOverlayRows = long(ConfMaxOverlayRows, DefaultMaxOverlayRows, 0),
       diffCacheBytes = bytes(ConfDiffCacheBytes, DefaultDiffCacheBytes),
       localCommitMaxRows = long(ConfLocalCommitMaxRows, DefaultLocalCommitMaxRows, 0),

@@ -42,6 +42,8 @@ object VersionedOptions {
   val ConfConsolidateAfter = "spark.versioned.compaction.consolidateDiffs"
   /** Compaction after a commit runs in a background thread of the driver (true) or before the write returns. */
   val ConfBackgroundCompaction = "spark.versioned.compaction.background"
+  /** Most milliseconds background compaction waits, before each of its jobs, for writes in progress in the driver. */
+  val ConfCompactionYieldMs = "spark.versioned.compaction.yieldMs"
   val ConfAuthor = "spark.versioned.author"
   /** Most DIFF rows per fragment a scan merges column-wise (held in executor memory); above, rows are merged one by one. */
   val ConfMaxOverlayRows = "spark.versioned.read.maxOverlayRows"
@@ -65,7 +67,7 @@ object VersionedOptions {
   val ConfPrefix = "spark.versioned."
   /** Every Spark conf key the connector reads (parsed by [[Settings]]). */
   val ConfKeys: Seq[String] = Seq(ConfWarehouse, ConfMetastoreUrl, ConfDefaultBranch, ConfFragmentRows, ConfMaxChain,
-    ConfMaxDiffRatio, ConfConsolidateAfter, ConfBackgroundCompaction, ConfAuthor, ConfMaxOverlayRows, ConfDiffCacheBytes, ConfLocalCommitMaxRows,
+    ConfMaxDiffRatio, ConfConsolidateAfter, ConfBackgroundCompaction, ConfCompactionYieldMs, ConfAuthor, ConfMaxOverlayRows, ConfDiffCacheBytes, ConfLocalCommitMaxRows,
     ConfLocalCommitMaxBytes, ConfDiffCompression)
 
   // ---- which options apply where
@@ -159,6 +161,7 @@ object VersionedOptions {
   val DefaultMaxChain = 50
   val DefaultMaxDiffRatio = 1.0
   val DefaultConsolidateAfter = 10
+  val DefaultCompactionYieldMs = 2000L
   val DefaultMaxOverlayRows = 2000000L
   /** Negative: a fifth of each executor's heap ([[versioned.spark.read.DiffCache.defaultBudget]]). */
   val DefaultDiffCacheBytes: Long = -1L

@@ -202,6 +202,38 @@ class BackgroundCompactionSuite extends VersionedTestBase {
     assertReads(read("r.t"), expected.values.toSeq, "content after the consolidation")
   }
 
+  test("background compaction waits for a write in progress before each job, at most compaction.yieldMs") {
+    write(frame(schema, rowsOf(0 until 200, 0), partitions = 1), "r.t", "primaryKey" -> "id")
+    def commit(v: Int): Unit = append(frame(schema, rowsOf((0 until 4).map(_ * 50 + v), v)), "r.t", "upsert" -> "true")
+    withConf(VersionedOptions.ConfConsolidateAfter -> "2") {
+      commit(1)
+      awaitCompaction()
+      // a write in progress in this driver (another writer's lease) while the next commit triggers a compaction
+      val writer = engine.leases.open("r", "write")
+      try withConf(VersionedOptions.ConfCompactionYieldMs -> "600000") {
+        commit(2)
+        val head = headHash("r").get
+        Thread.sleep(1500)
+        assert(table(head).compacted.isEmpty, "compaction ran while a write was in progress")
+        assert(!Compactions.awaitIdle(1L), "the compaction is waiting")
+      } finally engine.leases.close(writer)
+      awaitCompaction()
+      val c = table(headHash("r").get).compacted.getOrElse(fail("no compaction once the write ended"))
+      assert(c.forall(_.objects.size == 2), s"SNAP + one merged DIFF per fragment: $c")
+      // yieldMs = 0: compaction does not wait for a write that stays open
+      val other = engine.leases.open("r", "write")
+      try withConf(VersionedOptions.ConfCompactionYieldMs -> "0") {
+        commit(3); commit(4)
+        awaitCompaction()
+        assert(table(headHash("r").get).compacted.isDefined, "compacted while the other write was open")
+      } finally engine.leases.close(other)
+    }
+    assertReads(read("r.t"), (rowsOf(0 until 200, 0).map(r => r.getInt(0) -> r).toMap ++
+      (1 to 4).flatMap(v => rowsOf((0 until 4).map(_ * 50 + v), v)).map(r => r.getInt(0) -> r)).values.toSeq, "content")
+    expectError(versioned.core.ErrorClass.InvalidOption, VersionedOptions.ConfCompactionYieldMs)(
+      withConf(VersionedOptions.ConfCompactionYieldMs -> "-1")(append(frame(schema, rowsOf(Seq(1), 2)), "r.t")))
+  }
+
   test("compact waits for the background compaction and runs the policy on the head now") {
     withConf(Off: _*) {
       // one input partition: the first write's fragments are cut at the target size (50 + 50), so the upsert

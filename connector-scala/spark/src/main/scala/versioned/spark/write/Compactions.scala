@@ -24,6 +24,8 @@ import versioned.spark.Settings
  *    unreferenced objects, collected by gc), and a failure is logged, never raised.
  *  - The SparkContext's stop drops waiting requests, cancels running job groups and waits (bounded)
  *    for the threads to leave; [[awaitIdle]] waits for everything submitted (tests, `compact`).
+ *  - It yields to writes: its work runs as small jobs (one fragment per task slot, at most half the slots), and
+ *    before each it waits while a write is in progress in the driver (at most `spark.versioned.compaction.yieldMs`).
  *  - `spark.versioned.compaction.background=false` runs the same step inline after each commit.
  */
 private[versioned] object Compactions {
@@ -48,7 +50,7 @@ private[versioned] object Compactions {
 
   /** Compaction of `req`'s table after the commit of `image`, in the background or inline per `settings`. */
   def afterCommit(spark: SparkSession, engine: Engine, req: WriteRequest, image: Image, settings: Settings): Unit =
-    if (!settings.backgroundCompaction) runLogged(Request(spark, engine, req, image, settings), Int.MaxValue)
+    if (!settings.backgroundCompaction) runLogged(Request(spark, engine, req, image, settings), Int.MaxValue, () => ())
     else submit(Request(spark, engine, req, image, settings))
 
   /**
@@ -57,6 +59,18 @@ private[versioned] object Compactions {
    * FIFO scheduler.
    */
   private def backgroundSlots(sc: SparkContext): Int = math.max(1, sc.defaultParallelism / 2)
+
+  /**
+   * Before each job of a background compaction: waits while a write is in progress in this driver
+   * ([[versioned.core.Leases.writesInProgress]]: a DataFrame write, DML, a commit through the API, a merge),
+   * at most `maxMs` each time (writes that never pause must not starve compaction), and not once the
+   * SparkContext stops. A compaction's jobs are small (one fragment per task slot), so a commit that starts
+   * while one runs shares the host with it only until that job ends.
+   */
+  private def yieldToWrites(sc: SparkContext, maxMs: Long): Unit = {
+    val deadline = System.nanoTime() + maxMs * 1000000L
+    while (versioned.core.Leases.writesInProgress && System.nanoTime() < deadline && !sc.isStopped) Thread.sleep(2L)
+  }
 
   private def submit(r: Request): Unit = lock.synchronized {
     val sc = r.spark.sparkContext
@@ -98,13 +112,13 @@ private[versioned] object Compactions {
     sc.clearJobTags()
     SparkSession.setActiveSession(r.spark)
     sc.setJobGroup(group, s"versioned: compaction of ${r.req.ident}@${r.image.shortHash}", interruptOnCancel = true)
-    try runLogged(r, backgroundSlots(sc))
+    try runLogged(r, backgroundSlots(sc), () => yieldToWrites(sc, r.settings.compactionYieldMs))
     finally { sc.clearJobGroup(); SparkSession.clearActiveSession() }
   }
 
   /** The policy and the compaction it selects; a failure is logged, never raised (the commit stands). */
-  private def runLogged(r: Request, slots: Int): Unit =
-    try { Compactor.maybeCompact(r.spark, r.engine, r.req, r.image, r.settings, slots); () }
+  private def runLogged(r: Request, slots: Int, pause: () => Unit): Unit =
+    try { Compactor.maybeCompact(r.spark, r.engine, r.req, r.image, r.settings, slots, pause); () }
     catch {
       // the table (or its repository) was dropped after the commit: nothing left to compact
       case e @ (_: versioned.core.TableNotFoundException | _: versioned.core.RepositoryNotFoundException) =>

@@ -150,14 +150,15 @@ private[versioned] object Compactor {
   /**
    * Evaluates [[plan]] on `req`'s table at `image` (with its parent's compacted chains carried forward)
    * and runs it; a carried form alone is recorded as it is. Returns the number of objects written.
+   * `slots` and `pause`: see [[compact]].
    */
   def maybeCompact(spark: SparkSession, engine: Engine, req: WriteRequest, image: Image, settings: Settings,
-                   slots: Int = Int.MaxValue): Int = {
+                   slots: Int = Int.MaxValue, pause: () => Unit = () => ()): Int = {
     val loaded = TableSnapshot.load(engine, req.ident.repo, req.ident.table, image)
     val carry = carried(engine, loaded)
     val snap = carry.getOrElse(loaded)
     val p = plan(snap, settings)
-    if (!p.isEmpty) compact(spark, engine, snap, p.resnapshot, req.locationOptions, p.runs, p.splits, slots).size
+    if (!p.isEmpty) compact(spark, engine, snap, p.resnapshot, req.locationOptions, p.runs, p.splits, slots, pause).size
     else {
       // no object to write: one metastore transaction (which checks that the objects still exist)
       carry.foreach(c => engine.setCompacted(c.repo, image.hash, c.table, c.version.compacted.get, Seq.empty))
@@ -169,16 +170,18 @@ private[versioned] object Compactor {
    * Compacts `fragments` (indexes into the effective representation) of one table version to one
    * SNAP each, merges each of `runs` (fragment -> consecutive DIFF ids) into one DIFF, and tries a tail
    * split first for the fragments in `splits` (those whose split is refused get the SNAP); all of it
-   * is recorded together as the version's compacted representation. `slots` caps the tasks of each job (DIFF
-   * merges; SNAP rewrites in groups of `slots` fragments): background compaction leaves task slots to the
-   * commits that run meanwhile.
+   * is recorded together as the version's compacted representation. The work runs as jobs of at most `slots`
+   * fragments each, one task per fragment (DIFF merges first, then SNAP rewrites), and `pause` is called before
+   * each job: background compaction leaves task slots to the commits that run meanwhile and waits for them
+   * between its jobs ([[Compactions]]).
    */
   def compact(spark: SparkSession, engine: Engine, snap: TableSnapshot, fragments: Set[Int],
               options: Map[String, String], runs: Map[Int, Seq[String]] = Map.empty,
-              splits: Map[Int, DiffConsolidation.Split] = Map.empty, slots: Int = Int.MaxValue): Seq[ObjectMeta] =
+              splits: Map[Int, DiffConsolidation.Split] = Map.empty, slots: Int = Int.MaxValue,
+              pause: () => Unit = () => ()): Seq[ObjectMeta] =
     Jobs.described(spark, s"compact ${snap.repo}.${snap.table}@${snap.image.shortHash}") {
       engine.leases.withLease(snap.repo, "compaction") { lease =>
-      val metas = rewrite(spark, engine, snap, fragments, options, runs, splits, lease, slots)
+      val metas = rewrite(spark, engine, snap, fragments, options, runs, splits, lease, math.max(1, slots), pause)
       log.info(s"versioned: compaction ${snap.repo}.${snap.table}@${snap.image.shortHash} rewrote ${fragments.size} " +
         s"fragment(s), consolidated ${runs.size}, split ${splits.size}: ${metas.size} new object(s)")
         metas
@@ -189,19 +192,23 @@ private[versioned] object Compactor {
 
   private def rewrite(spark: SparkSession, engine: Engine, snap: TableSnapshot, fragments: Set[Int],
                       options: Map[String, String], runs: Map[Int, Seq[String]], splits: Map[Int, DiffConsolidation.Split],
-                      lease: Lease, slots: Int): Seq[ObjectMeta] = {
+                      lease: Lease, slots: Int, pause: () => Unit): Seq[ObjectMeta] = {
     val target = ObjectTarget(engine.config, lease.id)
     val layout = snap.layout
     val base = snap.version.effectiveFragments
     val tasks = runs.toSeq.map { case (i, ids) => DiffConsolidation.Task(i, ids) } ++
       splits.toSeq.map { case (i, s) => DiffConsolidation.Task(i, base(i).objects.tail, Some(s)) }
-    val merged = if (tasks.isEmpty) Map.empty[Int, DiffConsolidation.Result] else DiffConsolidation.run(spark, snap, tasks, target, slots)
+    val merged = tasks.sortBy(_.fragment).grouped(slots).flatMap { group =>
+      pause()
+      DiffConsolidation.run(spark, snap, group, target)
+    }.toMap
     val split = merged.filter { case (i, r) => splits.contains(i) && !r.rewrite }
     val rewrite = fragments -- split.keySet
     val written =
       if (rewrite.isEmpty) Seq.empty
       // in groups of at most `slots` fragments, one job each (a fragment is read by one task)
-      else rewrite.toSeq.sorted.grouped(math.max(1, math.min(slots, rewrite.size))).toSeq.flatMap { group =>
+      else rewrite.toSeq.sorted.grouped(slots).toSeq.flatMap { group =>
+        pause()
         val restricted = snap.restrictedTo(group.toSet)
         val planned = new VersionedScan(restricted, layout.physicalSchema, Nil).partitions.map(_.index)
         val df = versioned.spark.read.PinnedRead.table(spark, options, TableIdent(snap.repo, snap.table),

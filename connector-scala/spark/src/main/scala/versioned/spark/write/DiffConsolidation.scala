@@ -34,9 +34,8 @@ private[versioned] object DiffConsolidation {
   /** The merged DIFF (absent when a split left no change at or below the SNAP) and the tail SNAP. */
   final case class Result(fragment: Int, diff: Option[ObjectMeta], tail: Option[WrittenObject], rewrite: Boolean)
 
-  /** `slots`: at most this many Spark tasks (each merges one or more fragments in turn); default one per fragment. */
-  def run(spark: SparkSession, snap: TableSnapshot, tasks: Seq[Task], target: ObjectTarget,
-          slots: Int = Int.MaxValue): Map[Int, Result] = {
+  /** One Spark job, one task per fragment. */
+  def run(spark: SparkSession, snap: TableSnapshot, tasks: Seq[Task], target: ObjectTarget): Map[Int, Result] = {
     val layout = snap.layout
     val keyCols = layout.keyColumns
     // DIFF rows are read key columns first (what Conflation compares), then written back in object order.
@@ -55,7 +54,7 @@ private[versioned] object DiffConsolidation {
     val physical = layout.physicalSchema
     val change = readSchema.fieldIndex(VersionedOptions.ChangeColumn)
     val plans = tasks.sortBy(_.fragment).map(t => (t, t.diffs.map(id => ObjectFile.of(config, snap.objects(id)))))
-    val results = spark.sparkContext.parallelize(plans, math.max(1, math.min(slots, plans.size))).map { case (task, files) =>
+    val results = spark.sparkContext.parallelize(plans, math.max(1, plans.size)).map { case (task, files) =>
       val sources = files.map(ObjectFiles.load(read, _, ObjectFiles.identity(readSchema), verifyConf.value.value)).toArray
       val rows = Conflation(sources, keyTypes)
       val cut = task.split.fold(rows.length)(s => firstAbove(rows, Values.toInternal(s.snapMax, keyTypes.head), keyTypes))
