@@ -115,11 +115,13 @@ class CommitWorkloads:
         # through the catalog (one commit). Measured like the feed row, the Parquet baseline and the peers' MERGE:
         # one untimed warm-up on its own branch (its bytes are the row's bytes: objects are content-addressed, so
         # the timed runs write the same files again), then the median of 3 runs, each on a fresh branch.
+        # As for the feed row and the baseline, the input DataFrame (and the condition) is built before the timer.
         cond = "id IN (" + ",".join(map(str, ks.deleted_keys(1))) + ")"
+        upserts_df = ks.upserts(sp, 1)
 
         def public(br: str) -> Tuple[float, float, int]:
             self.create_branch("bench", br, "main")
-            t_up, _ = timed(lambda: self.write_versioned(ks.upserts(sp, 1), "bench.t", upsert=True, branch=br,
+            t_up, _ = timed(lambda: self.write_versioned(upserts_df, "bench.t", upsert=True, branch=br,
                                                          message="k upserts"))
             t_del, deleted = timed(lambda: self.delete_where("bench", "t", cond, branch=br))
             return t_up, t_del, deleted

@@ -148,7 +148,15 @@ class LocalCommitSuite extends VersionedTestBase {
       val run = () => versioned.spark.api.TableApi.deleteWhere(spark, opts, table, cond, null, s"delete $cond", null)
       if (d == fast) run() else withConf(VersionedOptions.ConfLocalCommitMaxRows -> "0")(run())
     }
+    // key sets (KeyDelete: looked up and committed on the driver) and conditions that are not (a job)
+    val some = (0 until 40).map(i => i * 21L) ++ Seq(-3L, 1L, 4000L) // most exist, some do not
     Seq(("a < 20", (x: Row) => x.getInt(0) < 20, "n = 3", (x: Row) => x.get(1) == 3),
+      (s"id IN (${some.mkString(", ")})", (x: Row) => some.contains(x.getLong(1)), "n = 0", (x: Row) => x.get(1) == 0),
+      ("id = 300 OR (id = 303 AND a >= 0) OR id <=> 306 OR 309 = id", (x: Row) => Set(300L, 303L, 306L, 309L)(x.getLong(1)),
+        "s = 'v1'", (x: Row) => x.get(0) == "v1"),
+      ("id IN (12, 15, 18, 24, 27, 30, 33, 36, 39, 45, 48) AND (s IS NULL OR a > 50)", (x: Row) =>
+        Set(12L, 15L, 18L, 24L, 27L, 30L, 33L, 36L, 39L, 45L, 48L)(x.getLong(1)) && (x.isNullAt(2) || x.getInt(0) > 50),
+        "n = 2", (x: Row) => x.get(1) == 2),
       ("id % 2 = 0 AND s IS NULL", (x: Row) => x.getLong(1) % 2 == 0 && x.isNullAt(2), "s IS NULL OR s = 'v4'",
         (x: Row) => x.isNullAt(0) || x.getString(0) == "v4")).foreach { case (ct, ft, ck, fk) =>
       delete("r.t", ct); delete("r.k", ck)

@@ -3,7 +3,7 @@ package versioned.spark.api
 import org.apache.spark.storage.StorageLevel
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.functions.{col, expr, lit}
-import org.apache.spark.sql.types.ByteType
+import org.apache.spark.sql.types.{ByteType, StructType}
 import versioned.core._
 import versioned.spark.{TableIdent, TableLayout, VersionedOptions}
 import versioned.spark.api.ApiSupport._
@@ -24,7 +24,9 @@ object TableApi {
    * OR id = 2`, either AND other conditions) reads the table by a key lookup: only the fragments, objects
    * and Parquet pages that may hold those keys ([[versioned.spark.read.KeyLookup]], through the scan's
    * filter pushdown); the whole condition is then applied to the rows read. Of keyed tables only the key
-   * and the columns the condition names are read: a DIFF delete carries only the key.
+   * and the columns the condition names are read: a DIFF delete carries only the key. Up to
+   * [[versioned.spark.read.LocalLookup.MaxKeys]] keys (and `localCommitMaxRows` rows) are looked up and
+   * committed on the driver, with no Spark job ([[KeyDelete]]).
    */
   def deleteWhere(spark: SparkSession, options: Opts, table: String, condition: String, branch: String,
                   message: String, author: String): Long = {
@@ -39,6 +41,26 @@ object TableApi {
       s"Branch '$b' does not exist in repository '${ident.repo}'."))
     val layout = TableLayout.of(e.table(ident.repo, head, ident.table)) // TableNotFound when the table is not on the branch
     val location = locationOptions(opts)
+    val msg = Option(message).filter(_.nonEmpty).getOrElse(s"delete from ${ident.table} where $condition")
+    val req = WriteRequest(ident, Some(b), WriteMode.Changes, None, upsert = false, ApiSupport.author(spark, author),
+      msg, location, expectedHead = Some(head.hash))
+    val maxRows = versioned.spark.Warehouses.localCommitMaxRows(spark)
+    // the key's columns (never null), the others as nulls, then the change kind: the frame of the general path
+    // below when its condition implies the key is not null, as a key set does (DIFF objects record nullability)
+    val deleteSchema = StructType(layout.physicalSchema.map(f => f.copy(nullable = !layout.keyColumns.contains(f.name))))
+      .add(VersionedOptions.ChangeColumn, ByteType, nullable = false)
+    // A few keys: found on the driver, committed with no job (KeyDelete).
+    KeyDelete.rows(spark, versioned.spark.TableSnapshot.load(e, ident.repo, ident.table, head), condition, maxRows) match {
+      case Some(rows) =>
+        if (rows.nonEmpty) {
+          val external = org.apache.spark.sql.catalyst.CatalystTypeConverters.createToScalaConverter(deleteSchema)
+          val frame = spark.createDataFrame(scala.jdk.CollectionConverters.SeqHasAsJava(
+            rows.map(r => external(r).asInstanceOf[org.apache.spark.sql.Row])).asJava, deleteSchema)
+          CommitPlanner.commit(e, req, StagedInput(frame, Some(rows)))
+        }
+        return rows.size.toLong
+      case None =>
+    }
     // The head version, pinned by hash, with the hidden duplicate ordinal of key-less tables.
     val current = versioned.spark.read.PinnedRead.table(spark, location, ident, head.hash)
     val filtered = current.filter(expr(condition))
@@ -53,14 +75,11 @@ object TableApi {
     val matched = deletes.persist(StorageLevel.MEMORY_AND_DISK)
     try {
       val found = versioned.spark.Jobs.described(spark, s"delete from $ident where $condition")(
-        LocalCommit.collectOrCount(matched, versioned.spark.Warehouses.localCommitMaxRows(spark)))
+        LocalCommit.collectOrCount(matched, maxRows))
       val deleted = found.fold(identity, _.size.toLong)
       if (deleted == 0) return 0L
       val changes = matched.withColumn(VersionedOptions.ChangeColumn, lit(ChangeKind.Delete).cast(ByteType))
       val rows = found.toOption.map(_.map(r => new GenericInternalRow((r.toSeq(matched.schema) :+ ChangeKind.Delete).toArray): InternalRow))
-      val msg = Option(message).filter(_.nonEmpty).getOrElse(s"delete from ${ident.table} where $condition")
-      val req = WriteRequest(ident, Some(b), WriteMode.Changes, None, upsert = false, ApiSupport.author(spark, author),
-        msg, location, expectedHead = Some(head.hash))
       CommitPlanner.commit(e, req, StagedInput(changes, rows))
       deleted
     } finally matched.unpersist()

@@ -304,23 +304,42 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
       val scans = scansOf { n = TableApi.deleteWhere(spark, opts, table, cond, null, null, null) }
       (n, scans)
     }
+    /** Spark jobs `f` ran (the listener bus is asynchronous: drained before counting). */
+    def jobsOf(f: => Any): Seq[String] = {
+      val jobs = new java.util.concurrent.ConcurrentLinkedQueue[String]()
+      val l = new org.apache.spark.scheduler.SparkListener {
+        override def onJobStart(j: org.apache.spark.scheduler.SparkListenerJobStart): Unit =
+          jobs.add(String.valueOf(Option(j.properties).map(_.getProperty("spark.job.description")).orNull))
+      }
+      spark.sparkContext.addSparkListener(l)
+      try { f; Thread.sleep(1000) } finally spark.sparkContext.removeSparkListener(l)
+      scala.jdk.CollectionConverters.IterableHasAsScala(jobs).asScala.toSeq
+    }
     val total = tableAt("r", "t").get.effectiveFragments.size
-    // 30 keys (over Parquet's IN threshold of 10) in two fragments, some missing
+    val log0 = spark.sql("SELECT * FROM c.r.`$log`").count()
+    // 30 keys (over Parquet's IN threshold of 10) in two fragments, some missing: looked up and committed on the
+    // driver (KeyDelete), no Spark job and no query execution
     val keys = (0 until 30).map(i => 100L + i)
-    val (n1, s1) = deleteWhere("r.t", s"id IN (${keys.mkString(", ")})")
-    assert(n1 == keys.count(oracle.contains))
+    var (n1, s1) = (0L, Seq.empty[(Long, Long, Boolean)])
+    val jobs1 = jobsOf { val r = deleteWhere("r.t", s"id IN (${keys.mkString(", ")})"); n1 = r._1; s1 = r._2 }
+    assert(jobs1.isEmpty, s"a delete of a few keys ran Spark jobs: $jobs1")
+    assert(n1 == keys.count(oracle.contains) && s1.isEmpty, s"$n1 rows, scans $s1")
     oracle --= keys
     check(oracle, "after deleteWhere id IN (...)")
-    assert(s1.exists(s => s._3 && s._2 <= fragmentsHolding(keys) && s._2 < total), s"deleteWhere IN was not pruned: $s1")
     // OR of equalities, a key that does not exist, and a key AND a value condition
     val (n2, s2) = deleteWhere("r.t", "id = 3000 OR id = 3003 OR id = 12")
-    assert(n2 == 2); oracle --= Seq(3000L, 12L)
-    assert(s2.exists(s => s._3 && s._2 <= 2), s"deleteWhere OR was not pruned: $s2")
+    assert(n2 == 2 && s2.isEmpty, s2); oracle --= Seq(3000L, 12L)
     val cand = (200L until 260L by 2)
     val (n3, _) = deleteWhere("r.t", s"id IN (${cand.mkString(",")}) AND a % 2 = 0")
     val gone = cand.filter(k => oracle.get(k).exists(_._1 % 2 == 0))
     assert(n3 == gone.size); oracle --= gone
     assert(deleteWhere("r.t", "id IN (1, 3, 5)")._1 == 0)
+    assert(spark.sql("SELECT * FROM c.r.`$log`").count() == log0 + 3, "a commit per delete that matched rows, none otherwise")
+    // over the driver's bound (localCommitMaxRows): the same lookup, by a pruned Spark scan
+    val many = (1000L until 1100L by 2)
+    val (n5, s5) = withConf(VersionedOptions.ConfLocalCommitMaxRows -> "20")(deleteWhere("r.t", s"id IN (${many.mkString(", ")})"))
+    assert(n5 == many.count(oracle.contains)); oracle --= many
+    assert(s5.exists(s => s._3 && s._2 <= fragmentsHolding(many) && s._2 < total), s"deleteWhere IN was not pruned: $s5")
     // not a key set: the whole table is read, the result is still exact
     val (n4, s4) = deleteWhere("r.t", "a = 96 OR id = 2")
     val gone4 = oracle.filter { case (k, (a, _)) => a == 96 || k == 2 }.keys.toSeq

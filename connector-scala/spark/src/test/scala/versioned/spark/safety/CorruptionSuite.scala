@@ -117,6 +117,24 @@ class CorruptionSuite extends VersionedSparkSuite {
     assert(report.length == 1 && report.head.getSeq[String](4).exists(_.startsWith("t@")), report.mkString)
   }
 
+  test("a delete of a few keys (looked up on the driver) reading a damaged object fails typed and commits nothing") {
+    val expected = setup()
+    val opts = new java.util.HashMap[String, String](); opts.put("warehouse", warehouse.getAbsolutePath)
+    val head = engine.resolve("r", Revision.Spec("main")).hash
+    val snap = allObjects().find(_.kind == ObjectKind.Snap).get // holds keys 1.. of the first fragment
+    val f = objectFile(snap.id)
+    dropCrc(f)
+    val original = Files.readAllBytes(f.toPath)
+    val raf = new RandomAccessFile(f, "rw")
+    try raf.setLength(f.length() / 2) finally raf.close()
+    val err = intercept[Throwable](versioned.spark.api.TableApi.deleteWhere(spark, opts, "r.t", "id IN (2, 3, 4)", null, null, null))
+    assert(errorOf(err).map(_.errorClass).contains(ErrorClass.ObjectCorrupt), s"untyped: $err")
+    assert(engine.resolve("r", Revision.Spec("main")).hash == head, "the failed delete committed")
+    Files.write(f.toPath, original)
+    assert(rows(read("r.t")) == expected, "history is intact")
+    assert(versioned.spark.api.TableApi.deleteWhere(spark, opts, "r.t", "id IN (2, 3, 4)", null, null, null) == 3)
+  }
+
   test("a corrupt object read by commit-time compaction never fails the write that committed") {
     val s = spark; import s.implicits._
     write((1 to 40).map(i => (i, s"v$i")).toDF("id", "v"), "r.t", "primaryKey" -> "id")
