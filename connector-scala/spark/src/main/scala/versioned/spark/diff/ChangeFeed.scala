@@ -224,7 +224,7 @@ private[versioned] object ChangeFeed {
     val diffSchema = layout.diffSchema
     val backRefs = diffSchema.fields.toSeq.map(f => BoundReference(readSchema.fieldIndex(f.name), f.dataType, f.nullable))
     val conf = ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration)
-    val verifyConf = spark.sparkContext.broadcast(new org.apache.spark.util.SerializableConfiguration(conf))
+    val verifyConf = ObjectFiles.verifyingBroadcast(spark.sparkContext)
     val reader = new ParquetFileFormat().buildReaderWithPartitionValues(spark, diffSchema, new StructType(), readSchema,
       Nil, Map(FileFormat.OPTION_RETURNING_BATCH -> "false"), conf)
     val config = engine.config

@@ -87,7 +87,7 @@ private[versioned] object FastDiff {
       Option.when(lookups.exists(_.prefixDiffs.nonEmpty))(reader(layout.diffSchema, diffRead, filter.toSeq, batch = false)),
       Option.when(lookups.exists(_.prefixSnap.isDefined))(reader(layout.physicalSchema, rowSchema, filter.toSeq, snapBatches)),
       snapBatches, schema,
-      spark.sparkContext.broadcast(new org.apache.spark.util.SerializableConfiguration(conf)))
+      ObjectFiles.verifyingBroadcast(spark.sparkContext))
     (readers, tasks)
   }
 }

@@ -48,7 +48,7 @@ private[versioned] object ChainRows {
       snapRows = Some(reader(layout.physicalSchema, merged)),
       diffRows = Some(reader(layout.diffSchema, layout.diffRead(layout.nonKeyColumns))),
       snapBatches = None, mergedBatches = None, diffCacheBytes = 0L,
-      hadoopConf = spark.sparkContext.broadcast(new org.apache.spark.util.SerializableConfiguration(conf)))
+      hadoopConf = ObjectFiles.verifyingBroadcast(spark.sparkContext))
     val factory = new FragmentReaderFactory(readers, merged, layout.keyColumns.size, merged.indices.toArray, None)
     def file(m: ObjectMeta) = ObjectFile.of(snapshot.config, m)
     val fragments = snapshot.version.effectiveFragments.zipWithIndex.flatMap { case (f, i) =>

@@ -30,6 +30,28 @@ private[versioned] object ObjectFiles {
     c
   }
 
+  private var broadcast: Option[(org.apache.spark.SparkContext, Map[String, String],
+    org.apache.spark.broadcast.Broadcast[org.apache.spark.util.SerializableConfiguration])] = None
+
+  /**
+   * The [[verifying]] copy of the SparkContext's Hadoop configuration, broadcast for executors to open and
+   * verify objects: one broadcast per SparkContext and content of that configuration, reused by the reads that
+   * follow (broadcasting a whole Hadoop configuration costs milliseconds; a key lookup is not much more).
+   */
+  def verifyingBroadcast(sc: org.apache.spark.SparkContext): org.apache.spark.broadcast.Broadcast[org.apache.spark.util.SerializableConfiguration] = {
+    val conf = verifying(sc.hadoopConfiguration)
+    val content = scala.jdk.CollectionConverters.IteratorHasAsScala(conf.iterator()).asScala.map(e => e.getKey -> e.getValue).toMap
+    synchronized {
+      broadcast match {
+        case Some((c, m, b)) if (c eq sc) && !sc.isStopped && m == content => b
+        case _ =>
+          val b = sc.broadcast(new org.apache.spark.util.SerializableConfiguration(conf))
+          broadcast = Some((sc, content, b))
+          b
+      }
+    }
+  }
+
   def open(read: Reader, f: ObjectFile, conf: Configuration): Iterator[InternalRow] = {
     val path = new Path(f.uri)
     guarded(f)(ObjectChecksum.verifyTail(ObjectStores.fileSystem(path, conf), path, f.id, f.size, f.checksum))

@@ -181,7 +181,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
       mergedBatches = Option.when(shape.mergedBatches)(reader(layout.physicalSchema, merged, parquetFilters, batch = true)),
       // DIFF reads with key filters may skip pages: their conflated rows are not the whole chain, never cached
       diffCacheBytes = if (parquetKeyFilters.isEmpty) versioned.spark.Warehouses.diffCacheBytes(spark) else 0L,
-      hadoopConf = spark.sparkContext.broadcast(new org.apache.spark.util.SerializableConfiguration(conf)))
+      hadoopConf = ObjectFiles.verifyingBroadcast(spark.sparkContext))
   }
 
   /** Whether fragments with DIFFs can be merged column-wise: atomic output types and DIFFs small enough to hold. */

@@ -44,7 +44,7 @@ private[versioned] object DiffConsolidation {
       BoundReference(readSchema.fieldIndex(f.name), f.dataType, f.nullable)
     })
     val conf = ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration)
-    val verifyConf = spark.sparkContext.broadcast(new org.apache.spark.util.SerializableConfiguration(conf))
+    val verifyConf = ObjectFiles.verifyingBroadcast(spark.sparkContext)
     val read = new ParquetFileFormat().buildReaderWithPartitionValues(spark, layout.diffSchema, new StructType(), readSchema,
       Nil, Map(FileFormat.OPTION_RETURNING_BATCH -> "false"), conf)
     val diffSink = ParquetSink.forObjects(spark, layout.diffSchema, ObjectKind.Diff)
