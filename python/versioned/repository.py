@@ -230,11 +230,15 @@ class Repository(RemotesMixin):
     def delete_where(self, table: str, condition: str, *, branch: Optional[str] = None,
                      message: Optional[str] = None, author: Optional[str] = None) -> int:
         """Deletes rows of ``table`` matching the SQL ``condition`` on ``branch`` (default branch if None)
-        as one commit; returns the number of rows deleted (0: nothing matched, nothing committed).
+        as one commit; returns the number of rows deleted (0: nothing matched, nothing committed). A
+        condition that restricts the primary key to a set of values (``id IN (...)``, ``id = 1 OR id = 2``)
+        reads only what may hold those keys; up to 10,000 of them are looked up and committed by the
+        driver, with no Spark job.
 
         Example::
 
             repo.delete_where("orders", "status = 'cancelled'", message="purge cancelled")
+            repo.delete_where("orders", "order_id IN (17, 42)", message="erasure requests")
         """
         return int(self._ops.delete_where(self._table(table), condition, branch, message, author))
 
