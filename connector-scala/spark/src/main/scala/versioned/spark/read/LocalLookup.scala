@@ -38,4 +38,18 @@ private[versioned] object LocalLookup {
       }.flatten.toIndexedSeq
     }
   }
+
+  /**
+   * The rows of `snapshot` (looking up `lookup`'s values, [[TableSnapshot.lookingUp]]; columns `readSchema`) whose
+   * first key column holds one of those values, as external rows with their schema: [[rows]], exact keys only.
+   */
+  def exactRows(snapshot: TableSnapshot, readSchema: StructType, lookup: KeyLookup): Seq[org.apache.spark.sql.Row] = {
+    val ordinal = readSchema.fieldIndex(lookup.field.name)
+    val dt = lookup.field.dataType
+    val toRow = org.apache.spark.sql.catalyst.CatalystTypeConverters.createToScalaConverter(readSchema)
+    rows(snapshot, readSchema, Nil).filter { r => // `snapshot` carries the lookup (TableSnapshot.lookingUp)
+      val key = Option.when(!r.isNullAt(ordinal))(versioned.spark.Values.fromInternal(r, ordinal, dt))
+      key.exists(k => lookup.mayHold(Some(k), Some(k)))
+    }.map(r => toRow(r).asInstanceOf[org.apache.spark.sql.Row])
+  }
 }

@@ -7,6 +7,7 @@ import org.apache.spark.sql.types.{BooleanType, ByteType, StructField, StructTyp
 import org.apache.spark.storage.StorageLevel
 import versioned.core.CommitResult
 import versioned.spark.{TableSnapshot, VersionedOptions, VersionedTable, Warehouses}
+import versioned.spark.read.{KeyLookup, LocalLookup}
 import versioned.spark.write._
 
 /**
@@ -123,11 +124,15 @@ private[rowlevel] final class StagedDeltaWrite(
     val lookup = Option.when(canonical.forall(_.isDefined))(canonical.flatten)
     // planned only when some key must be read (a MERGE or UPDATE of existing rows in place reads none)
     lazy val rows = versioned.spark.read.PinnedRead.table(spark, req.locationOptions, table.ident, snapshot.image.hash, keys = lookup)
-    val currentRows = if (firstKeys.isEmpty) Seq.empty[Row] else
-      // integral keys: the readers keep only the looked-up keys' rows; others are filtered by Spark before the collect
-      (if (lookup.isDefined && versioned.spark.read.LookupReaders.supports(first.dataType)) rows
-       else rows.filter(org.apache.spark.sql.functions.col("`" + first.name.replace("`", "``") + "`").isInCollection(firstKeys)))
-        .collect().toSeq
+    val currentRows = if (firstKeys.isEmpty) Seq.empty[Row] else lookup.filter(_.size <= LocalLookup.MaxKeys && localRules) match {
+      // few keys: read on the driver (LocalLookup), then the exact keys
+      case Some(keys) => LocalLookup.exactRows(snapshot.lookingUp(keys), layout.physicalSchema, KeyLookup.of(first, keys))
+      case None =>
+        // integral keys: the readers keep only the looked-up keys' rows; others are filtered by Spark before the collect
+        (if (lookup.isDefined && versioned.spark.read.LookupReaders.supports(first.dataType)) rows
+         else rows.filter(org.apache.spark.sql.functions.col("`" + first.name.replace("`", "``") + "`").isInCollection(firstKeys)))
+          .collect().toSeq
+    }
     val changes =
       if (localRules) DeltaChanges.computeLocal(spark, stagedRows, stagedSchema, currentRows, layout, cmd)
       else DeltaChanges.compute(spark.createDataFrame(stagedRows.asJava, stagedSchema),
