@@ -23,12 +23,13 @@ import versioned.spark.read.{KeyLookup, LocalLookup}
 private[api] object KeyDelete extends PredicateHelper {
   /**
    * The DIFF rows (the table's columns, the key's values and nulls, then the change kind) deleting the rows
-   * of `snapshot` that `condition` matches, when it is a lookup of at most `maxRows` rows that the driver
-   * can do; None when the general path must run (no key lookup in the condition, too many keys or rows, a
-   * key-less table, a condition this analysis cannot take, which the general path then reports).
+   * of `snapshot` (of `layout`, loaded only when the condition qualifies) that `condition` matches, when it
+   * is a lookup of at most `maxRows` rows that the driver can do; None when the general path must run (no
+   * key lookup in the condition, too many keys or rows, a key-less table, a condition this analysis cannot
+   * take, which the general path then reports).
    */
-  def rows(spark: SparkSession, snapshot: TableSnapshot, condition: String, maxRows: Long): Option[IndexedSeq[InternalRow]] = {
-    val layout = snapshot.layout
+  def rows(spark: SparkSession, layout: TableLayout, snapshot: => TableSnapshot, condition: String,
+           maxRows: Long): Option[IndexedSeq[InternalRow]] = {
     if (layout.hidden) return None
     val schema = layout.physicalSchema
     for {

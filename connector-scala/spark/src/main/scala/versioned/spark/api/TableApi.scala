@@ -50,7 +50,7 @@ object TableApi {
     val deleteSchema = StructType(layout.physicalSchema.map(f => f.copy(nullable = !layout.keyColumns.contains(f.name))))
       .add(VersionedOptions.ChangeColumn, ByteType, nullable = false)
     // A few keys: found on the driver, committed with no job (KeyDelete).
-    KeyDelete.rows(spark, versioned.spark.TableSnapshot.load(e, ident.repo, ident.table, head), condition, maxRows) match {
+    KeyDelete.rows(spark, layout, versioned.spark.TableSnapshot.load(e, ident.repo, ident.table, head), condition, maxRows) match {
       case Some(rows) =>
         if (rows.nonEmpty) {
           val external = org.apache.spark.sql.catalyst.CatalystTypeConverters.createToScalaConverter(deleteSchema)

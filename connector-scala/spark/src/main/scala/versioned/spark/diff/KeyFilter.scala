@@ -1,7 +1,5 @@
 package versioned.spark.diff
 
-import java.util.concurrent.{Callable, Executors}
-import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.sources._
 import org.apache.spark.sql.types._
@@ -60,15 +58,10 @@ private[diff] object KeyFilter {
   /** The changed values of the first key column, read from the DIFFs (a few at a time). */
   private def values(first: StructField, files: Seq[ObjectFile], reader: ObjectFiles.Reader,
                      conf: org.apache.hadoop.conf.Configuration): Seq[Filter] = {
-    val pool = Executors.newFixedThreadPool(math.min(8, files.size))
-    val read = try pool.invokeAll(files.map { f =>
-      new Callable[Vector[Any]] {
-        override def call(): Vector[Any] = {
-          val it = ObjectFiles.open(reader, f, conf)
-          try it.map((r: InternalRow) => Values.fromInternal(r, 0, first.dataType)).toVector finally ObjectFiles.close(Seq(it))
-        }
-      }
-    }.asJava).asScala.flatMap(_.get()).distinct finally pool.shutdown()
+    val read = versioned.spark.Jobs.onDriver(files) { f =>
+      val it = ObjectFiles.open(reader, f, conf)
+      try it.map((r: InternalRow) => Values.fromInternal(r, 0, first.dataType)).toVector finally ObjectFiles.close(Seq(it))
+    }.flatten.distinct
     val (nulls, present) = read.partition(_ == null)
     nulls.headOption.map(_ => IsNull(first.name): Filter).toSeq ++ KeyLookup.of(first, present).filter.toSeq
   }

@@ -122,6 +122,14 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
       (k, cur) => cur.map(r => if (ids(k)(r.getInt(0))) Row(r.getInt(0), s"u$k") else r))
   }
 
+  test("a small UPDATE moving keys (their new keys looked up on the driver at commit) that fails commits nothing") {
+    val s = spark; import s.implicits._
+    write((1 to 120).map(i => (i, s"v$i")).toDF("id", "v"), "r.t", "primaryKey" -> "id")
+    // key k moves to 1000 + k: a key the statement did not read, looked up at commit (LocalLookup)
+    raisesOrCommits("r", "t", k => spark.sql(s"UPDATE c.r.t SET id = id + 1000 WHERE id = $k"),
+      (k, cur) => cur.map(r => if (r.getInt(0) == k) Row(1000 + k, r.getString(1)) else r))
+  }
+
   test("a small delete_where (driver-side path) that fails commits nothing, and succeeds when retried") {
     val s = spark; import s.implicits._
     write((1 to 120).map(i => (i, s"v$i")).toDF("id", "v"), "r.t", "primaryKey" -> "id")
