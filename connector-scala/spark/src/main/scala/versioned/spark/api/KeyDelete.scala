@@ -1,13 +1,13 @@
 package versioned.spark.api
 
 import scala.util.Try
-import org.apache.spark.sql.{Row, SparkSession}
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.CatalystTypeConverters.convertToScala
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.plans.logical.Filter
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LocalRelation}
+import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.sources
-import org.apache.spark.sql.functions.expr
 import org.apache.spark.sql.types.StructType
 import versioned.core.ChangeKind
 import versioned.spark.{TableLayout, TableSnapshot}
@@ -38,7 +38,8 @@ private[api] object KeyDelete extends PredicateHelper {
       lookup <- KeyLookup.fromFilters(layout, filters) if lookup.values.size <= math.min(maxRows, LocalLookup.MaxKeys.toLong)
       read = StructType(schema.filter(f => layout.keyColumns.contains(f.name) || cond.references.exists(_.name == f.name)))
       attrs = read.fieldNames.toSeq.map(n => output.find(_.name == n).get)
-      matches = Predicate.create(cond, attrs)
+      // interpreted: a few rows are evaluated, and generating code for a condition of many values costs more
+      matches = Predicate.createInterpreted(BindReferences.bindReference(cond, AttributeSeq(attrs)))
       found = LocalLookup.rows(snapshot, read, filters).filter(matches.eval) if found.size <= maxRows
     } yield {
       val keyOrdinals = schema.fields.map(f => Option.when(layout.keyColumns.contains(f.name))(read.fieldIndex(f.name)))
@@ -81,8 +82,17 @@ private[api] object KeyDelete extends PredicateHelper {
     }
   }
 
-  /** The condition analyzed over the table's columns, with those columns; None when it cannot be used here. */
-  private def analyzed(spark: SparkSession, schema: StructType, condition: String) =
-    Try(spark.createDataFrame(java.util.List.of[Row](), schema).filter(expr(condition)).queryExecution.analyzed).toOption
-      .collect { case Filter(cond, child) if cond.deterministic && !SubqueryExpression.hasSubquery(cond) => (cond: Expression, child.output) }
+  /**
+   * The condition analyzed over the table's columns, with those columns; None when it cannot be used here. The
+   * filter is analyzed once, as a plan over an empty relation (no DataFrame is built around it).
+   */
+  private def analyzed(spark: SparkSession, schema: StructType, condition: String) = {
+    val session = spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession]
+    Try {
+      val relation = LocalRelation(DataTypeUtils.toAttributes(schema))
+      session.sessionState.executePlan(Filter(session.sessionState.sqlParser.parseExpression(condition), relation)).analyzed
+    }.toOption.collect {
+      case Filter(cond, child) if cond.deterministic && !SubqueryExpression.hasSubquery(cond) => (cond: Expression, child.output)
+    }
+  }
 }

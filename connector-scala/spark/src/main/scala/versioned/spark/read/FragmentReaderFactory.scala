@@ -108,21 +108,29 @@ private[read] final class FragmentReaderFactory(
     }
 
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] = {
-    val all = new SequentialReader(fragments(partition).map(p => () => rowReader(p)))
-    val reader = lookup(partition).fold[PartitionReader[InternalRow]](all) { case (o, dt, keys) => new LookupReaders.Rows(all, o, dt, keys) }
+    val keys = lookup(partition).map { case (_, dt, ks) => (dt, ks) }
+    // with a lookup, each object's rows of other keys are dropped as read, before any merge (rowReader)
+    val reader = new SequentialReader(fragments(partition).map(p => () => rowReader(p, keys)))
     limit.fold[PartitionReader[InternalRow]](reader)(n => new LimitedReader(reader, n))
   }
 
-  private def rowReader(p: FragmentPartition): PartitionReader[InternalRow] = {
+  /**
+   * The rows of one fragment. With `keys` (the lookup's values of the first key column, of its type), the rows
+   * of SNAP and DIFFs are restricted to those keys before they are merged: Parquet returns whole pages, and
+   * every version of a key lies in the same restriction, so the merge yields exactly its rows of those keys.
+   */
+  private def rowReader(p: FragmentPartition, keys: Option[(DataType, Array[Long])]): PartitionReader[InternalRow] = {
     val project = UnsafeProjection.create(outputOrdinals.toSeq.map { o =>
       val f = mergedSchema(o); BoundReference(o, f.dataType, f.nullable)
     })
     val snap = p.snap.map(ObjectFiles.open(readers.snapRows.get, _, readers.conf))
     val diffs = p.diffs.map(ObjectFiles.open(readers.diffRows.get, _, readers.conf)).toArray
     val close = () => ObjectFiles.close(snap.toSeq ++ diffs)
-    if (diffs.isEmpty) new SnapshotReader(snap.getOrElse(Iterator.empty), project, close)
+    // SNAP and DIFF rows lead with the key columns
+    def restrict(rows: Iterator[InternalRow]) = keys.fold(rows) { case (dt, ks) => LookupReaders.restrict(rows, 0, dt, ks) }
+    if (diffs.isEmpty) new SnapshotReader(snap.fold(Iterator.empty[InternalRow])(restrict), project, close)
     else // DIFFs are conflated first, so the base is merged against one stream: one key comparison per base row.
-      new MergingReader((snap.toSeq :+ conflated(diffs)).toArray, (snap.map(_ => false).toSeq :+ true).toArray,
-        mergedSchema.length, new KeyComparator(keyTypes), project, close)
+      new MergingReader((snap.map(restrict).toSeq :+ conflated(diffs.map(restrict))).toArray,
+        (snap.map(_ => false).toSeq :+ true).toArray, mergedSchema.length, new KeyComparator(keyTypes), project, close)
   }
 }

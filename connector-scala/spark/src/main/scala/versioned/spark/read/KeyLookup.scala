@@ -100,22 +100,37 @@ private[versioned] object KeyLookup {
    * with one. Filters on other columns are left to the scan's other pruning.
    */
   def fromFilters(layout: TableLayout, filters: Seq[Filter]): Option[KeyLookup] = keyField(layout).flatMap { f =>
-    def canon(vs: Seq[Any]): Option[Seq[Any]] = {
+    filters.flatMap(keySet(f, _)).map { case (values, _) => of(f, values) }.reduceOption(_ intersect _)
+  }
+
+  /**
+   * Whether `filter` is exactly a set of values of the first key column of `layout` ([[fromFilters]] takes all of
+   * it: `=`, `<=>`, `IN` and AND / OR of those). A scan's lookup then implies it, and it need not be pushed to
+   * Parquet besides the lookup's own filter (the scan still reports it to Spark, which applies it after).
+   */
+  def isKeySet(layout: TableLayout, filter: Filter): Boolean =
+    keyField(layout).flatMap(keySet(_, filter)).exists { case (_, exact) => exact }
+
+  /**
+   * The values of key column `f` that `x` allows, when it restricts them (else None), and whether it is exactly
+   * that restriction (no other condition in it).
+   */
+  private def keySet(f: StructField, x: Filter): Option[(Seq[Any], Boolean)] = {
+    def canon(vs: Seq[Any]): Option[(Seq[Any], Boolean)] = {
       val cs = vs.filter(_ != null).map(Values.fromFilter(_, f.dataType))
-      Option.when(cs.forall(_.isDefined))(cs.flatten)
+      Option.when(cs.forall(_.isDefined))((cs.flatten, true))
     }
-    def set(x: Filter): Option[Seq[Any]] = x match {
+    x match {
       case EqualTo(c, v) if c == f.name => canon(Seq(v))
       case EqualNullSafe(c, v) if c == f.name => canon(Seq(v))
       case In(c, vs) if c == f.name => canon(vs.toSeq)
-      case Or(l, r) => for { a <- set(l); b <- set(r) } yield a ++ b
-      case And(l, r) => (set(l), set(r)) match {
-        case (Some(a), Some(b)) => Some(a.filter(b.toSet.contains))
-        case (a, b) => a.orElse(b)
+      case Or(l, r) => for { (a, ea) <- keySet(f, l); (b, eb) <- keySet(f, r) } yield (a ++ b, ea && eb)
+      case And(l, r) => (keySet(f, l), keySet(f, r)) match {
+        case (Some((a, ea)), Some((b, eb))) => Some((a.filter(b.toSet.contains), ea && eb))
+        case (a, b) => a.orElse(b).map { case (vs, _) => (vs, false) }
       }
       case _ => None
     }
-    filters.flatMap(set).map(of(f, _)).reduceOption(_ intersect _)
   }
 
   /**

@@ -39,19 +39,13 @@ private[versioned] object LookupReaders {
 
   private def holds(keys: Array[Long], k: Long): Boolean = java.util.Arrays.binarySearch(keys, k) >= 0
 
-  /** Rows whose key (output column `ordinal`, of type `dt`) is one of `keys` (sorted). */
-  final class Rows(inner: PartitionReader[InternalRow], ordinal: Int, dt: DataType, keys: Array[Long])
-    extends PartitionReader[InternalRow] {
-    private val keyOf = key(dt)
-    override def next(): Boolean = {
-      while (inner.next()) {
-        val r = inner.get()
-        if (!r.isNullAt(ordinal) && holds(keys, keyOf(r, ordinal))) return true
-      }
-      false
-    }
-    override def get(): InternalRow = inner.get()
-    override def close(): Unit = inner.close()
+  /**
+   * The rows of `rows` whose key (column `ordinal`, of type `dt`) is one of `keys` (sorted). A row is valid until
+   * the next call on the iterator, as the reader's own rows are.
+   */
+  def restrict(rows: Iterator[InternalRow], ordinal: Int, dt: DataType, keys: Array[Long]): Iterator[InternalRow] = {
+    val keyOf = key(dt)
+    rows.filter(r => !r.isNullAt(ordinal) && holds(keys, keyOf(r, ordinal)))
   }
 
   /**

@@ -41,9 +41,14 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
   private var runtimeLookup: Option[KeyLookup] = None
   /** The key values this scan is restricted to, if any: from its filters and runtime filters. */
   def lookup: Option[KeyLookup] = (staticLookup.toSeq ++ runtimeLookup).reduceOption(_ intersect _)
-  /** Filters pushed down to Parquet: the scan's own and the lookup's (on the key: any object). */
-  private def parquetFilters: Seq[Filter] = filters ++ lookup.flatMap(_.filter)
-  private def parquetKeyFilters: Seq[Filter] = keyFilters ++ lookup.flatMap(_.filter)
+  /**
+   * Filters pushed down to Parquet: the scan's own and the lookup's (on the key: any object). Filters that are
+   * exactly a set of key values are left out when there is a lookup, which implies them: Parquet would evaluate
+   * the same values twice against every page, and decode the filters again for every object it opens.
+   */
+  private def parquetFilters: Seq[Filter] = withLookup(filters)
+  private def parquetKeyFilters: Seq[Filter] = withLookup(keyFilters)
+  private def withLookup(fs: Seq[Filter]): Seq[Filter] = lookup.fold(fs)(l => fs.filterNot(KeyLookup.isKeySet(layout, _)) ++ l.filter)
 
   override def readSchema(): StructType = readSchema0
   override def toBatch: Batch = this

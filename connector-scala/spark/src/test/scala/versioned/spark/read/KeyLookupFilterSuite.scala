@@ -64,6 +64,21 @@ class KeyLookupFilterSuite extends AnyFunSuite {
     assert(v < 10 * math.max(inFile, 1) + 100, s"visited $v leaves for $inFile keys in the file")
   }
 
+  test("isKeySet: only filters that are exactly a set of first-key values, which the lookup then implies") {
+    val layout = versioned.spark.TableLayout(
+      org.apache.spark.sql.types.StructType(Seq(field, StructField("v", LongType))), Seq("id"), hidden = false)
+    val exact = Seq(EqualTo("id", 1L), EqualNullSafe("id", 2L), In("id", Array(1L, 2L, 3L)),
+      Or(EqualTo("id", 1L), In("id", Array(5L, 6L))), And(In("id", Array(1L, 2L)), In("id", Array(2L, 3L))))
+    exact.foreach(f => assert(KeyLookup.isKeySet(layout, f), f))
+    // a lookup is derived from these too, but they say more than the key set (or nothing of it)
+    val other = Seq(And(In("id", Array(1L, 2L)), EqualTo("v", 3L)), Or(EqualTo("id", 1L), EqualTo("v", 3L)),
+      EqualTo("v", 1L), In("v", Array(1L)), GreaterThan("id", 3L), EqualTo("id", "not a number"), IsNotNull("id"))
+    other.foreach(f => assert(!KeyLookup.isKeySet(layout, f), f))
+    assert(KeyLookup.fromFilters(layout, Seq(other.head)).map(_.values) == Some(IndexedSeq(1L, 2L)))
+    val keyless = layout.copy(primaryKey = Nil, hidden = true)
+    assert(!KeyLookup.isKeySet(keyless, EqualTo("id", 1L)))
+  }
+
   test("count: the looked-up values in a key range, against a scan of the values") {
     val rnd = new scala.util.Random(7)
     val values = (0 until 300).map(_ => rnd.nextInt(10000).toLong).distinct.sorted
