@@ -54,7 +54,7 @@ class CompactionWorkloads:
                 scans.append({"commit": i + 1, "ratio": r["v"] / r["p"], "paired_median": pairs[len(pairs) // 2],
                               "best": min(r["v_all"]) / min(r["p_all"]), "ok": r["ok"], "v": r["v"], "p": r["p"],
                               "objects": (r["metrics"] or {}).get("versionedObjectsScanned"),
-                              "first_scan_ratio": r["warm_v"] / r["warm_p"]})
+                              "first_scan_ratio": r["warm_v"] / r["warm_p"], "v_all": r["v_all"], "p_all": r["p_all"]})
                 log(f"compaction: commit {i + 1}: head scan {r['v'] / r['p']:.2f}x Parquet (paired median "
                     f"{scans[-1]['paired_median']:.2f}, best {scans[-1]['best']:.2f}), objects "
                     f"{scans[-1]['objects']}, equal {r['ok']}")
