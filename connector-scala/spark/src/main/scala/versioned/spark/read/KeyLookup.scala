@@ -53,16 +53,20 @@ private[versioned] final class KeyLookup private (val field: StructField, val va
     new KeyLookup(field, values.filter(other.contains))
   }
 
+  private lazy val runs = KeyLookup.runs(values, field.dataType)
+
+  /** Whether [[filter]] selects exactly the values (not only their overall range, beyond [[KeyLookup.MaxKeys]] runs). */
+  def filterIsExact: Boolean = runs.size <= KeyLookup.MaxKeys
+
   /** The filter pushed down to Parquet; None when there is nothing to read at all. */
   def filter: Option[Filter] = {
     val name = field.name
     def lit(v: Any) = Values.toExternal(v, field.dataType)
     def range(lo: Any, hi: Any): Filter =
       if (lo == hi) EqualTo(name, lit(lo)) else And(GreaterThanOrEqual(name, lit(lo)), LessThanOrEqual(name, lit(hi)))
-    val rs = KeyLookup.runs(values, field.dataType)
-    if (rs.isEmpty) None
-    else if (rs.size > KeyLookup.MaxKeys) Some(range(rs.head._1, rs.last._2))
-    else Some(KeyLookup.guardedOr(rs, range))
+    if (runs.isEmpty) None
+    else if (!filterIsExact) Some(range(runs.head._1, runs.last._2))
+    else Some(KeyLookup.guardedOr(runs, range))
   }
 
   override def toString: String =

@@ -43,12 +43,14 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
   def lookup: Option[KeyLookup] = (staticLookup.toSeq ++ runtimeLookup).reduceOption(_ intersect _)
   /**
    * Filters pushed down to Parquet: the scan's own and the lookup's (on the key: any object). Filters that are
-   * exactly a set of key values are left out when there is a lookup, which implies them: Parquet would evaluate
-   * the same values twice against every page, and decode the filters again for every object it opens.
+   * exactly a set of key values are left out when the lookup's filter selects exactly its values, which implies
+   * them: Parquet would evaluate the same values twice against every page, and decode both for every object.
    */
   private def parquetFilters: Seq[Filter] = withLookup(filters)
   private def parquetKeyFilters: Seq[Filter] = withLookup(keyFilters)
-  private def withLookup(fs: Seq[Filter]): Seq[Filter] = lookup.fold(fs)(l => fs.filterNot(KeyLookup.isKeySet(layout, _)) ++ l.filter)
+  private def withLookup(fs: Seq[Filter]): Seq[Filter] = lookup.fold(fs) { l =>
+    (if (l.filterIsExact) fs.filterNot(KeyLookup.isKeySet(layout, _)) else fs) ++ l.filter
+  }
 
   override def readSchema(): StructType = readSchema0
   override def toBatch: Batch = this

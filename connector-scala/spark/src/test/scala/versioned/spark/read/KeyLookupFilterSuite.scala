@@ -50,6 +50,10 @@ class KeyLookupFilterSuite extends AnyFunSuite {
       keys.foreach(v => assert(eval(f, v), s"n=$n key $v not selected"))
     }
     assert(KeyLookup.of(field, Nil).filter.isEmpty)
+    // beyond MaxKeys runs only the overall range is pushed: no longer exact
+    val many = KeyLookup.of(field, (0L until (KeyLookup.MaxKeys + 1).toLong).map(_ * 2))
+    assert(!many.filterIsExact && many.filter.contains(And(GreaterThanOrEqual("id", 0L), LessThanOrEqual("id", KeyLookup.MaxKeys * 2L))))
+    assert(KeyLookup.of(field, (0L until 50000L)).filterIsExact, "consecutive keys are one run")
   }
 
   test("a file holding few of many scattered keys visits few leaves of the filter") {
