@@ -49,8 +49,9 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
   private def parquetFilters: Seq[Filter] = withLookup(filters)
   private def parquetKeyFilters: Seq[Filter] = withLookup(keyFilters)
   private def withLookup(fs: Seq[Filter]): Seq[Filter] = lookup.fold(fs) { l =>
-    (if (l.filterIsExact) fs.filterNot(KeyLookup.isKeySet(layout, _)) else fs) ++ l.filter
+    (if (l.filterIsExact) fs.filterNot(keySetFilters) else fs) ++ l.filter
   }
+  private lazy val keySetFilters: Set[Filter] = filters.filter(KeyLookup.isKeySet(layout, _)).toSet
 
   override def readSchema(): StructType = readSchema0
   override def toBatch: Batch = this

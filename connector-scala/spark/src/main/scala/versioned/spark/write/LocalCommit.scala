@@ -1,11 +1,9 @@
 package versioned.spark.write
 
 import scala.jdk.CollectionConverters._
-import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BindReferences, BoundReference, Expression, GenericInternalRow, UnsafeProjection}
-import org.apache.spark.sql.catalyst.optimizer.CollapseProject
-import org.apache.spark.sql.catalyst.plans.logical.Project
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, GenericInternalRow, UnsafeProjection}
 import org.apache.spark.sql.types.StructType
 import versioned.core.{ObjectKind, ObjectMeta, TableVersion}
 import versioned.spark.TableLayout
@@ -119,12 +117,7 @@ private[versioned] object LocalCommit {
                        deleteColumn: Option[String]): () => InternalRow => InternalRow = {
     val key = DiffRowsKey(schema, layout, deleteColumn, spark.sessionState.conf.caseSensitiveAnalysis)
     val bound = Option(boundDiffRows.get(key)).getOrElse {
-      val empty = spark.createDataFrame(java.util.List.of[Row](), schema)
-      val plan = CollapseProject(ChangeSets.byKey(empty, deleteColumn, layout).queryExecution.analyzed)
-      val exprs = plan match {
-        case Project(list, child) => list.map(e => BindReferences.bindReference(e: Expression, child.output))
-        case other => throw new IllegalStateException(s"DIFF rows of a small write: expected one projection, got ${other.nodeName}")
-      }
+      val exprs = ChangeSets.boundRules(spark, schema, "a small write")(ChangeSets.byKey(_, deleteColumn, layout))
       if (boundDiffRows.size >= MaxCachedShapes) boundDiffRows.clear()
       boundDiffRows.put(key, exprs)
       exprs

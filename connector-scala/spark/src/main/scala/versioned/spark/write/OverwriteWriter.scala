@@ -1,11 +1,8 @@
 package versioned.spark.write
 
-import org.apache.spark.sql.{Row, SparkSession}
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BindReferences, BoundReference, Expression, GenericInternalRow, JoinedRow,
-  UnsafeProjection}
-import org.apache.spark.sql.catalyst.optimizer.CollapseProject
-import org.apache.spark.sql.catalyst.plans.logical.Project
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, GenericInternalRow, JoinedRow, UnsafeProjection}
 import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
 import versioned.core.Fragment
 import versioned.spark.{TableLayout, Values}
@@ -37,11 +34,8 @@ private[versioned] final case class OverwriteRules(width: Int, change: Expressio
 
 private[versioned] object OverwriteRules {
   def of(spark: SparkSession, layout: TableLayout): OverwriteRules = {
-    val empty = spark.createDataFrame(java.util.List.of[Row](), ChangeSets.overwriteJoinedSchema(layout))
-    val bound = CollapseProject(ChangeSets.overwriteChanges(empty, layout).queryExecution.analyzed) match {
-      case Project(list, child) => list.map(e => BindReferences.bindReference(e: Expression, child.output))
-      case other => throw new IllegalStateException(s"DIFF rows of an overwrite: expected one projection, got ${other.nodeName}")
-    }
+    val bound = ChangeSets.boundRules(spark, ChangeSets.overwriteJoinedSchema(layout), "an overwrite")(
+      ChangeSets.overwriteChanges(_, layout))
     OverwriteRules(layout.keyColumns.size + layout.nonKeyColumns.size, bound.last, bound)
   }
 
