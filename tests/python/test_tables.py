@@ -80,6 +80,11 @@ def test_delete_where_errors(spark: SparkSession, repo: Repository) -> None:
         repo.delete_where("t", "no_such_column = 1")
     with pytest.raises(AnalysisException):
         repo.delete_where("t", "id = = 1")
+    # a key set (the driver's key-delete path) with a bad rest of the condition: the same errors
+    with pytest.raises(AnalysisException):
+        repo.delete_where("t", "id IN (1, 2) AND no_such_column = 1")
+    with pytest.raises(AnalysisException):
+        repo.delete_where("t", "id IN (1, 2")
     with pytest.raises(RepositoryNotFound):
         Repository(spark, "nope").delete_where("t", "id = 1")
     assert refs_state(repo) == before
