@@ -1,13 +1,8 @@
 package versioned.spark
 
 import java.io.File
-import java.util.concurrent.ConcurrentLinkedQueue
-import scala.concurrent.duration._
-import scala.jdk.CollectionConverters._
-import org.apache.spark.scheduler.{SparkListener, SparkListenerJobStart}
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.types._
-import org.scalatest.concurrent.Eventually._
 import versioned.core.{Engine, ErrorClass, WarehouseConfig}
 
 /**
@@ -29,25 +24,6 @@ class LocalCommitFallbackSuite extends VersionedTestBase {
   /** Table `r.t`: ids 1..200 in several fragments. */
   private def setup(opts: (String, String)*): Unit =
     write(frame(schema, rows(1 to 200)).drop("del"), "r.t", ("primaryKey" -> "id") +: opts: _*)
-
-  /** Spark jobs started by `f`; a marker job afterwards makes sure the listener has seen them all. */
-  private def jobsOf(f: => Unit): Int = {
-    val sc = spark.sparkContext
-    val seen = new ConcurrentLinkedQueue[String]()
-    val listener = new SparkListener {
-      override def onJobStart(e: SparkListenerJobStart): Unit =
-        seen.add(Option(e.properties).flatMap(p => Option(p.getProperty("spark.jobGroup.id"))).getOrElse(""))
-    }
-    sc.addSparkListener(listener)
-    try {
-      sc.setJobGroup("counted", "counted")
-      try f finally sc.clearJobGroup()
-      sc.setJobGroup("marker", "marker")
-      try sc.parallelize(Seq(1), 1).count() finally sc.clearJobGroup()
-      eventually(timeout(30.seconds), interval(50.millis))(assert(seen.contains("marker")))
-      seen.asScala.count(_ == "counted")
-    } finally sc.removeSparkListener(listener)
-  }
 
   test("a small upsert with deletes runs one Spark job, the write; the distributed path runs more") {
     withConf(NoCompaction: _*) {

@@ -31,6 +31,30 @@ abstract class VersionedTestBase extends VersionedSparkSuite {
     v
   }
 
+  /**
+   * Spark jobs started by `f` on this thread (those of its job group; background compaction runs in its own);
+   * a marker job afterwards makes sure the listener has seen them all.
+   */
+  protected def jobsOf(f: => Unit): Int = {
+    val sc = spark.sparkContext
+    val seen = new java.util.concurrent.ConcurrentLinkedQueue[String]()
+    val listener = new org.apache.spark.scheduler.SparkListener {
+      override def onJobStart(e: org.apache.spark.scheduler.SparkListenerJobStart): Unit =
+        seen.add(Option(e.properties).flatMap(p => Option(p.getProperty("spark.jobGroup.id"))).getOrElse(""))
+    }
+    sc.addSparkListener(listener)
+    try {
+      sc.setJobGroup("counted", "counted")
+      try f finally sc.clearJobGroup()
+      sc.setJobGroup("marker", "marker")
+      try sc.parallelize(Seq(1), 1).count() finally sc.clearJobGroup()
+      import org.scalatest.concurrent.Eventually._
+      import scala.concurrent.duration._
+      eventually(timeout(30.seconds), interval(50.millis))(assert(seen.contains("marker")))
+      seen.toArray.count(_ == "counted")
+    } finally sc.removeSparkListener(listener)
+  }
+
   protected def headHash(repo: String, branch: String = "main"): Option[String] =
     engine.branchHeadOption(repo, branch).map(_.hash)
 

@@ -1,6 +1,8 @@
 package versioned.spark.diff
 
-import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
+import org.apache.spark.sql.types.StructType
 import versioned.core.{Fragment, Image, ObjectKind, ObjectMeta}
 import versioned.spark.{TableIdent, TableLayout, TableSnapshot, Warehouses}
 
@@ -21,7 +23,7 @@ private[versioned] object MergeInputs {
   /**
    * The joined sides of the merge (`ThreeWay.joinedSchema` of `layout`, one row per key theirs changed), read in one
    * pass over the DIFFs both sides appended; None when the chains do not allow it. When theirs' DIFF rows
-   * are at most `localMaxRows`, the pass runs on the driver and the frame holds its rows (`local`).
+   * are at most `localMaxRows`, the pass runs on the driver ([[Joined.Local]]).
    */
   def apply(spark: SparkSession, location: Map[String, String], ident: TableIdent, base: Image, ours: Image,
             theirs: Image, layout: TableLayout, localMaxRows: Long): Option[Joined] = {
@@ -39,16 +41,26 @@ private[versioned] object MergeInputs {
       val lookedUp = fast.map(_.copy(extraTo = Nil)) // only keys ours changed are looked up in the base
       val schema = versioned.spark.merge.ThreeWay.joinedSchema(layout)
       val local = fast.flatMap(_.extraTo).map(id => metas(id).rowCount).sum <= localMaxRows
-      if (local) Joined(spark.createDataFrame(scala.jdk.CollectionConverters.SeqHasAsJava(
-        FastDiff.runOnDriver(spark, t.config, t.layout, schema, fast, lookedUp, metas)(FragmentDiff.mergeJoined)).asJava,
-        schema), local = true)
-      else Joined(FastDiff.run(spark, t.config, t.layout, schema, fast, lookedUp, metas)(FragmentDiff.mergeJoined),
-        local = false)
+      if (local) Joined.Local(spark, schema,
+        FastDiff.runOnDriver(spark, t.config, t.layout, schema, fast, lookedUp, metas)(FragmentDiff.mergeJoined))
+      else Joined.Distributed(FastDiff.run(spark, t.config, t.layout, schema, fast, lookedUp, metas)(FragmentDiff.mergeJoined))
     }
   }
 
-  /** The joined sides of a merge; `local`: its rows are on the driver (a local relation). */
-  final case class Joined(frame: DataFrame, local: Boolean)
+  /** The joined sides of a merge (`ThreeWay.joinedSchema`). */
+  sealed trait Joined { def frame: DataFrame }
+  object Joined {
+    /** Computed on the driver (a small merge): its rows, and as a frame a local relation of them. */
+    final case class Local(spark: SparkSession, schema: StructType, rows: Seq[Row]) extends Joined {
+      def internal: IndexedSeq[InternalRow] = {
+        val convert = CatalystTypeConverters.createToCatalystConverter(schema)
+        rows.map(r => convert(r).asInstanceOf[InternalRow]).toIndexedSeq
+      }
+      lazy val frame: DataFrame = spark.createDataFrame(scala.jdk.CollectionConverters.SeqHasAsJava(rows).asJava, schema)
+    }
+    /** Computed by Spark tasks when the frame is used. */
+    final case class Distributed(frame: DataFrame) extends Joined
+  }
 
   /**
    * Per fragment theirs changed: the base's chain and the DIFFs ours and theirs appended to it, over

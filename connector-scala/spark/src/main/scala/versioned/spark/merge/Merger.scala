@@ -115,12 +115,17 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
       val maxLocal = settings.localCommitMaxRows
       // the merged changes of each table, on the driver when there are few: counted there and written from there
       val (stats, local) = Jobs.described(spark, s"merge into $repo@$branch") {
-        val local = held.collect { case r: TablePlan.Rows if r.target.isEmpty =>
-          (if (r.local) Some(LocalCommit.collect(r.changes)) else LocalCommit.collectSmall(r.changes, maxLocal))
-            .map(r.table -> _) }.flatten.toMap
+        val local = held.collect {
+          case l: TablePlan.Local => Some(l.table -> l.changes)
+          case r: TablePlan.Rows if r.target.isEmpty =>
+            (if (r.local) Some(LocalCommit.collect(r.changes)) else LocalCommit.collectSmall(r.changes, maxLocal))
+              .map(r.table -> _) }.flatten.toMap
         (held.map(p => TableStat.of(p, local.get(p.table))), local)
       }
-      val conflictCount = if (onDriver) LocalCommit.collect(conflicts).size.toLong else conflicts.count()
+      val anyConflicts = held.exists { case r: TablePlan.Rows => r.conflicts.isDefined; case _: TablePlan.Whole => true
+        case _ => false }
+      val conflictCount = if (!anyConflicts) 0L else if (onDriver) LocalCommit.collect(conflicts).size.toLong
+        else conflicts.count()
       val baseHash = base.map(_.hash)
       if (conflictCount > 0 && opts.strategy == Strategy.Fail)
         return MergeOutcome(MergeOutcome.Conflicts, None, fastForward = false, baseHash, stats, conflicts, conflictCount)
@@ -128,6 +133,7 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
         case _: TablePlan.Take => true
         case _: TablePlan.Whole => opts.strategy == Strategy.Theirs
         case r: TablePlan.Rows => r.target.isDefined || stats.exists(s => s.table == r.table && s.changes > 0)
+        case l: TablePlan.Local => l.changes.nonEmpty
       }
       if (opts.dryRun) return MergeOutcome(if (!work && mergeParents.isEmpty) MergeOutcome.UpToDate
         else MergeOutcome.Merged, None, fastForward = false, baseHash, stats, conflicts, conflictCount)
@@ -149,11 +155,14 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
             Some(r.table -> CommitPlanner.plan(spark, engine, request(repo, branch, r.table, author, message),
               StagedInput(r.changes, local.get(r.table)),
               Some(ours), target))
+          case l: TablePlan.Local if l.changes.nonEmpty =>
+            Some(l.table -> CommitPlanner.plan(spark, engine, request(repo, branch, l.table, author, message),
+              StagedInput.local(l.schema, l.changes), Some(ours), target))
           case _ => None
         }.toMap
         engine.commit(repo, branch, Some(ours.hash), updates, author, message, Some(lease), mergeParents)
       }
-      held.collect { case r: TablePlan.Rows => r.table }.filter(t => result.changedTables.contains(t)).foreach(t =>
+      held.collect { case r: TablePlan.Rows => r.table; case l: TablePlan.Local => l.table }.filter(t => result.changedTables.contains(t)).foreach(t =>
         CommitPlanner.compactAfter(spark, engine, request(repo, branch, t, author, message), result.image, settings))
       MergeOutcome(MergeOutcome.Merged, Some(result.image.hash), fastForward = false, baseHash, stats, conflicts,
         conflictCount)
@@ -175,11 +184,9 @@ private[merge] object TableStat {
     case TablePlan.Take(t, TableUpdate.Drop) => TableStat(t, "drop", 0, 0)
     case TablePlan.Take(t, _) => TableStat(t, "take", 0, 0)
     case w: TablePlan.Whole => TableStat(w.table, s"conflict:${w.kind}", 0, 0)
+    case l: TablePlan.Local => counted(l.table, l.schema, l.changes)
     case r: TablePlan.Rows => local match {
-      case Some(rows) =>
-        val change = r.changes.schema.fieldIndex(versioned.spark.VersionedOptions.ChangeColumn)
-        val deletes = rows.count(_.getByte(change) == ChangeKind.Delete).toLong
-        TableStat(r.table, "merge", rows.size - deletes, deletes)
+      case Some(rows) => counted(r.table, r.changes.schema, rows)
       case None =>
         val kind = functions.col(versioned.spark.VersionedOptions.ChangeColumn)
         val counts = r.changes.agg(functions.count(functions.lit(1)),
@@ -187,6 +194,13 @@ private[merge] object TableStat {
         val deletes = if (counts.isNullAt(1)) 0L else counts.getLong(1)
         TableStat(r.table, "merge", counts.getLong(0) - deletes, deletes)
     }
+  }
+
+  /** The stat of a table's merged changes on the driver (rows of `schema`, the DIFF layout). */
+  private def counted(table: String, schema: StructType, rows: IndexedSeq[org.apache.spark.sql.catalyst.InternalRow]) = {
+    val change = schema.fieldIndex(versioned.spark.VersionedOptions.ChangeColumn)
+    val deletes = rows.count(_.getByte(change) == ChangeKind.Delete).toLong
+    TableStat(table, "merge", rows.size - deletes, deletes)
   }
 }
 

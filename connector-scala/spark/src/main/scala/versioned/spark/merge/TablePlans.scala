@@ -27,6 +27,12 @@ private[merge] object TablePlan {
                         cached: Seq[DataFrame] = Nil, target: Option[DataFrame] = None,
                         local: Boolean = false) extends TablePlan
   /**
+   * A row merge computed on the driver (a small merge) in which no row conflicts: the changes to append to the
+   * target's version, in the DIFF layout (`schema`), on the driver.
+   */
+  final case class Local(table: String, layout: TableLayout, schema: org.apache.spark.sql.types.StructType,
+                         changes: IndexedSeq[org.apache.spark.sql.catalyst.InternalRow]) extends TablePlan
+  /**
    * A conflict of the whole table (`drop`: one side dropped it, the other changed it; `schema`: both
    * changed it with different schemas or keys), settled by taking ours (nothing) or `theirs`.
    */
@@ -107,7 +113,7 @@ private[merge] final class TablePlans(spark: SparkSession, engine: Engine, locat
     }
   }
 
-  private def rows(name: String, layout: TableLayout): TablePlan.Rows = {
+  private def rows(name: String, layout: TableLayout): TablePlan = {
     val ident = TableIdent(repo, name).toString
     def diff(from: Option[Image], to: Image): DataFrame = from match {
       case Some(f) => TableDiff.diff(spark, location, ident, f, to) // follows the change since the base
@@ -117,11 +123,18 @@ private[merge] final class TablePlans(spark: SparkSession, engine: Engine, locat
     val inputs = base.filter(_ => !layout.hidden).flatMap(b => MergeInputs(spark, location, TableIdent(repo, name), b, ours,
       theirs.get, layout, localMaxRows))
     inputs match {
+      // a small merge's joined sides are on the driver: merged there when no row conflicts (no query planned)
+      case Some(in: MergeInputs.Joined.Local) =>
+        ThreeWay.mergedLocal(spark, layout, in.internal, strategy) match {
+          case Some((schema, changes)) => TablePlan.Local(name, layout, schema, changes)
+          case None =>
+            val (changes, conflicts) = ThreeWay.merged(layout, in.frame, strategy)
+            TablePlan.Rows(name, layout, changes, Some(conflicts), local = true)
+        }
       case Some(in) =>
-        // a small merge's joined sides are on the driver; the changes and conflicts then derive from local rows
-        val joined = if (in.local) in.frame else in.frame.persist(StorageLevel.MEMORY_AND_DISK)
+        val joined = in.frame.persist(StorageLevel.MEMORY_AND_DISK)
         val (changes, conflicts) = ThreeWay.merged(layout, joined, strategy)
-        TablePlan.Rows(name, layout, changes, Some(conflicts), if (in.local) Nil else Seq(joined), local = in.local)
+        TablePlan.Rows(name, layout, changes, Some(conflicts), Seq(joined))
       case None =>
         // each diff is read once: the changes, the conflicts and the counts all derive from both
         val (dOurs, dTheirs) = (diff(base, ours).persist(StorageLevel.MEMORY_AND_DISK),

@@ -1,6 +1,7 @@
 package versioned.spark.merge
 
-import org.apache.spark.sql.{functions, Column, DataFrame}
+import org.apache.spark.sql.{functions, Column, DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types.{ArrayType, ByteType, DataType, MapType, StringType, StructField, StructType}
 import versioned.core.ChangeKind
@@ -8,7 +9,7 @@ import versioned.spark.Columns.col
 import versioned.spark.TableLayout
 import versioned.spark.VersionedOptions.ChangeColumn
 import versioned.spark.diff.TableDiff
-import versioned.spark.write.ChangeSets
+import versioned.spark.write.{ChangeSets, LocalRules}
 
 /** How conflicting cells are settled: not at all (the merge reports them and commits nothing), or from one side. */
 private[versioned] sealed abstract class Strategy(val name: String)
@@ -78,49 +79,90 @@ private[versioned] object ThreeWay {
   /**
    * The merged changes to apply to the target, in the DIFF layout (upserts and deletes), and the
    * conflicts (key columns, column, base, ours, theirs, kind), from the joined sides `j`
-   * ([[joinedSchema]]). Conflicting cells and rows are settled by `strategy` in the changes (by ours for
-   * [[Strategy.Fail]], whose changes are then not used). `oursLacks` / `theirsLacks`: columns the other
-   * side added ([[SchemaMerge]]); such a cell is unchanged on the side that lacks it (its diff holds nulls
-   * there), so it takes the other side's value and never conflicts.
+   * ([[joinedSchema]]); see [[Rules]].
    */
   def merged(layout: TableLayout, j: DataFrame, strategy: Strategy, oursLacks: Set[String] = Set.empty,
              theirsLacks: Set[String] = Set.empty): (DataFrame, DataFrame) = {
-    val keys = layout.primaryKey
-    val values = layout.nonKeyColumns
-    def b(v: String) = col(s"b_$v"); def o(v: String) = col(s"o_$v"); def t(v: String) = col(s"t_$v")
-    val (co, ct) = (col("_co"), col("_ct"))
-    val both = co.isNotNull
-    val rowConflict = both && ((co === "delete" && ct =!= "delete") || (co =!= "delete" && ct === "delete"))
-    val cellwise = both && co =!= "delete" && ct =!= "delete"
-    def cellConflict(v: String): Column = if (oursLacks(v) || theirsLacks(v)) lit(false)
-      else cellwise && !(o(v) <=> t(v)) && (co === "insert" || (!(b(v) <=> o(v)) && !(b(v) <=> t(v))))
-    val anyCell = values.map(cellConflict).foldLeft(lit(false))(_ || _)
-    val takeTheirs = strategy == Strategy.Theirs
-    def merged(v: String): Column =
-      if (oursLacks(v)) t(v) else if (theirsLacks(v)) o(v)
-      else when(cellConflict(v), if (takeTheirs) t(v) else o(v)).when(b(v) <=> o(v), t(v)).otherwise(o(v))
-    val changedFromOurs = values.filterNot(theirsLacks).map(v => !(merged(v) <=> o(v))).foldLeft(lit(false))(_ || _)
-    val kind = when(!both, when(ct === "delete", lit(ChangeKind.Delete)).otherwise(lit(ChangeKind.Upsert)))
-      .when(rowConflict, if (takeTheirs) when(ct === "delete", lit(ChangeKind.Delete)).otherwise(lit(ChangeKind.Upsert))
-        else lit(null))
-      .when(cellwise && changedFromOurs, lit(ChangeKind.Upsert))
-    val rowValue = (v: String) => when(!both || rowConflict, t(v)).otherwise(merged(v))
-    val changes = j.withColumn(ChangeColumn, kind.cast(ByteType)).filter(col(ChangeColumn).isNotNull)
-      .select(keys.map(col) ++ values.map(v => when(col(ChangeColumn) === ChangeKind.Delete, lit(null)
-        .cast(layout.physicalSchema(v).dataType)).otherwise(rowValue(v)).as(v)) :+ col(ChangeColumn): _*)
+    val rules = Rules(layout, strategy, oursLacks, theirsLacks)
+    (rules.changes(j), rules.conflicts(j))
+  }
 
-    def row(prefix: String, present: Column): Column =
-      when(present, to_json(struct(values.map(v => col(s"$prefix$v").as(v)): _*)))
-    val rows = j.filter(rowConflict).select(keys.map(col) ++ Seq(lit(null).cast(StringType).as("column"),
-      row("b_", lit(true)).as("base"), row("o_", co =!= "delete").as("ours"), row("t_", ct =!= "delete").as("theirs"),
-      lit("delete").as("kind")): _*)
-    val cells = j.filter(cellwise && anyCell).select(keys.map(col) :+ explode(filter(array(values.map { v =>
-      val dt = layout.physicalSchema(v).dataType
-      when(cellConflict(v), struct(lit(v).as("column"), when(co === "insert", lit(null).cast(StringType))
-        .otherwise(text(b(v), dt)).as("base"), text(o(v), dt).as("ours"), text(t(v), dt).as("theirs"),
-        when(co === "insert", lit("insert")).otherwise(lit("update")).as("kind")))
-    }: _*), _.isNotNull)).as("_c"): _*).select(keys.map(col) ++ ConflictColumns.map(c => functions.col("_c").getField(c).as(c)): _*)
-    (changes, rows.select(keys.map(col) ++ ConflictColumns.map(col): _*).unionByName(cells))
+  /**
+   * [[merged]] of joined rows on the driver ([[joinedSchema]], a small merge), when none of them conflicts: the
+   * changes in the DIFF layout ([[TableLayout.diffSchema]]), computed by the same rules without planning a query.
+   * None when a row conflicts: the caller takes [[merged]], which reports the conflicts and settles them.
+   */
+  def mergedLocal(spark: SparkSession, layout: TableLayout, rows: IndexedSeq[InternalRow],
+                  strategy: Strategy): Option[(StructType, IndexedSeq[InternalRow])] = {
+    val key = (layout, strategy, spark.sessionState.conf.caseSensitiveAnalysis)
+    val (conflicting, changes) = Option(boundLocal.get(key)).getOrElse {
+      val rules = Rules(layout, strategy, Set.empty, Set.empty)
+      val schema = joinedSchema(layout)
+      val bound = (LocalRules.of(spark, schema, "merge conflicts")(_.filter(rules.conflicting)),
+        LocalRules.of(spark, schema, "merged changes")(j => rules.changes(j)
+          .select(layout.diffSchema.fieldNames.toSeq.map(col): _*)))
+      if (boundLocal.size >= 256) boundLocal.clear()
+      boundLocal.put(key, bound)
+      bound
+    }
+    Option.when(!conflicting(rows.iterator).hasNext)((changes.schema, changes(rows.iterator).toIndexedSeq))
+  }
+
+  /** [[mergedLocal]]'s bound rules by shape (analyzing them costs a small merge more than applying them). */
+  private val boundLocal = new java.util.concurrent.ConcurrentHashMap[(TableLayout, Strategy, Boolean), (LocalRules, LocalRules)]()
+
+  /**
+   * The row rules over the joined sides ([[joinedSchema]]), defined once for both the distributed and the driver
+   * path. Conflicting cells and rows are settled by `strategy` in the changes (by ours for [[Strategy.Fail]],
+   * whose changes are then not used). `oursLacks` / `theirsLacks`: columns the other side added
+   * ([[SchemaMerge]]); such a cell is unchanged on the side that lacks it (its diff holds nulls there), so it
+   * takes the other side's value and never conflicts.
+   */
+  private final case class Rules(layout: TableLayout, strategy: Strategy, oursLacks: Set[String], theirsLacks: Set[String]) {
+    private val keys = layout.primaryKey
+    private val values = layout.nonKeyColumns
+    private def b(v: String) = col(s"b_$v"); private def o(v: String) = col(s"o_$v"); private def t(v: String) = col(s"t_$v")
+    private val (co, ct) = (col("_co"), col("_ct"))
+    private val both = co.isNotNull
+    private val rowConflict = both && ((co === "delete" && ct =!= "delete") || (co =!= "delete" && ct === "delete"))
+    private val cellwise = both && co =!= "delete" && ct =!= "delete"
+    private def cellConflict(v: String): Column = if (oursLacks(v) || theirsLacks(v)) lit(false)
+      else cellwise && !(o(v) <=> t(v)) && (co === "insert" || (!(b(v) <=> o(v)) && !(b(v) <=> t(v))))
+    private val anyCell = values.map(cellConflict).foldLeft(lit(false))(_ || _)
+    private val takeTheirs = strategy == Strategy.Theirs
+
+    /** True for a joined row that conflicts (the whole row, or some cell). */
+    val conflicting: Column = rowConflict || (cellwise && anyCell)
+
+    def changes(j: DataFrame): DataFrame = {
+      def merged(v: String): Column =
+        if (oursLacks(v)) t(v) else if (theirsLacks(v)) o(v)
+        else when(cellConflict(v), if (takeTheirs) t(v) else o(v)).when(b(v) <=> o(v), t(v)).otherwise(o(v))
+      val changedFromOurs = values.filterNot(theirsLacks).map(v => !(merged(v) <=> o(v))).foldLeft(lit(false))(_ || _)
+      val kind = when(!both, when(ct === "delete", lit(ChangeKind.Delete)).otherwise(lit(ChangeKind.Upsert)))
+        .when(rowConflict, if (takeTheirs) when(ct === "delete", lit(ChangeKind.Delete)).otherwise(lit(ChangeKind.Upsert))
+          else lit(null))
+        .when(cellwise && changedFromOurs, lit(ChangeKind.Upsert))
+      val rowValue = (v: String) => when(!both || rowConflict, t(v)).otherwise(merged(v))
+      j.withColumn(ChangeColumn, kind.cast(ByteType)).filter(col(ChangeColumn).isNotNull)
+        .select(keys.map(col) ++ values.map(v => when(col(ChangeColumn) === ChangeKind.Delete, lit(null)
+          .cast(layout.physicalSchema(v).dataType)).otherwise(rowValue(v)).as(v)) :+ col(ChangeColumn): _*)
+    }
+
+    def conflicts(j: DataFrame): DataFrame = {
+      def row(prefix: String, present: Column): Column =
+        when(present, to_json(struct(values.map(v => col(s"$prefix$v").as(v)): _*)))
+      val rows = j.filter(rowConflict).select(keys.map(col) ++ Seq(lit(null).cast(StringType).as("column"),
+        row("b_", lit(true)).as("base"), row("o_", co =!= "delete").as("ours"), row("t_", ct =!= "delete").as("theirs"),
+        lit("delete").as("kind")): _*)
+      val cells = j.filter(cellwise && anyCell).select(keys.map(col) :+ explode(filter(array(values.map { v =>
+        val dt = layout.physicalSchema(v).dataType
+        when(cellConflict(v), struct(lit(v).as("column"), when(co === "insert", lit(null).cast(StringType))
+          .otherwise(text(b(v), dt)).as("base"), text(o(v), dt).as("ours"), text(t(v), dt).as("theirs"),
+          when(co === "insert", lit("insert")).otherwise(lit("update")).as("kind")))
+      }: _*), _.isNotNull)).as("_c"): _*).select(keys.map(col) ++ ConflictColumns.map(c => functions.col("_c").getField(c).as(c)): _*)
+      rows.select(keys.map(col) ++ ConflictColumns.map(col): _*).unionByName(cells)
+    }
   }
 
   /**

@@ -1,9 +1,6 @@
 package versioned.spark.write
 
-import org.apache.spark.sql.{Column, DataFrame, Row, SparkSession}
-import org.apache.spark.sql.catalyst.expressions.{BindReferences, Expression}
-import org.apache.spark.sql.catalyst.optimizer.CollapseProject
-import org.apache.spark.sql.catalyst.plans.logical.Project
+import org.apache.spark.sql.{Column, DataFrame}
 import org.apache.spark.sql.expressions.Window
 import org.apache.spark.sql.functions.{col => _, _}
 import versioned.spark.Columns.col
@@ -18,19 +15,6 @@ import versioned.spark.VersionedOptions.{ChangeColumn, DupColumn}
  */
 private[versioned] object ChangeSets {
   private def kind(k: Byte): Column = lit(k).cast(ByteType)
-
-  /**
-   * The expressions of the one projection `rules` makes of a relation of `schema`, bound to its rows: how the
-   * driver applies a rule of this object row by row (small commits, the one-pass overwrite), with the rule
-   * still defined once, here. They come from the analyzed plan over an empty relation; `what` names the rule.
-   */
-  def boundRules(spark: SparkSession, schema: StructType, what: String)(rules: DataFrame => DataFrame): Seq[Expression] = {
-    val empty = spark.createDataFrame(java.util.List.of[Row](), schema)
-    CollapseProject(rules(empty).queryExecution.analyzed) match {
-      case Project(list, child) => list.map(e => BindReferences.bindReference(e: Expression, child.output))
-      case other => throw new IllegalStateException(s"DIFF rows of $what: expected one projection, got ${other.nodeName}")
-    }
-  }
 
   private def inDiffLayout(df: DataFrame, layout: TableLayout): DataFrame =
     df.select(layout.diffSchema.fieldNames.map(col).toIndexedSeq: _*)

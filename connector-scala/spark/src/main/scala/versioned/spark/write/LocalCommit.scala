@@ -117,7 +117,7 @@ private[versioned] object LocalCommit {
                        deleteColumn: Option[String]): () => InternalRow => InternalRow = {
     val key = DiffRowsKey(schema, layout, deleteColumn, spark.sessionState.conf.caseSensitiveAnalysis)
     val bound = Option(boundDiffRows.get(key)).getOrElse {
-      val exprs = ChangeSets.boundRules(spark, schema, "a small write")(ChangeSets.byKey(_, deleteColumn, layout))
+      val exprs = LocalRules.projection(spark, schema, "a small write")(ChangeSets.byKey(_, deleteColumn, layout))
       if (boundDiffRows.size >= MaxCachedShapes) boundDiffRows.clear()
       boundDiffRows.put(key, exprs)
       exprs

@@ -34,7 +34,7 @@ private[versioned] final case class OverwriteRules(width: Int, change: Expressio
 
 private[versioned] object OverwriteRules {
   def of(spark: SparkSession, layout: TableLayout): OverwriteRules = {
-    val bound = ChangeSets.boundRules(spark, ChangeSets.overwriteJoinedSchema(layout), "an overwrite")(
+    val bound = LocalRules.projection(spark, ChangeSets.overwriteJoinedSchema(layout), "an overwrite")(
       ChangeSets.overwriteChanges(_, layout))
     OverwriteRules(layout.keyColumns.size + layout.nonKeyColumns.size, bound.last, bound)
   }

@@ -144,6 +144,20 @@ private[versioned] object StagedInput {
     override def frame: DataFrame = df
   }
 
+  /** Rows of `schema` on the driver (computed changes, such as a small merge's); as a DataFrame, a local relation. */
+  def local(schema: StructType, rows: IndexedSeq[InternalRow]): StagedInput = {
+    val s = schema
+    new StagedInput {
+      override val schema: StructType = s
+      override def localRows: Option[IndexedSeq[InternalRow]] = Some(rows)
+      override lazy val frame: DataFrame = {
+        val toRow = org.apache.spark.sql.catalyst.CatalystTypeConverters.createToScalaConverter(schema)
+        SparkSession.active.createDataFrame(scala.jdk.CollectionConverters.SeqHasAsJava(
+          rows.map(r => toRow(r).asInstanceOf[org.apache.spark.sql.Row])).asJava, schema)
+      }
+    }
+  }
+
   /** Rows the write tasks wrote as SNAP fragments; as a DataFrame, the objects read back. */
   def prewritten(s: PrewrittenSnapshot): StagedInput = new StagedInput {
     override val schema: StructType = s.layout.physicalSchema

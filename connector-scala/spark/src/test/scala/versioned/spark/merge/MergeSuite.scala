@@ -28,6 +28,28 @@ class MergeSuite extends MergeTestBase {
     assert(merge("dev").status == MergeOutcome.UpToDate)
   }
 
+  test("a small merge without conflicts runs no Spark job; Spark tasks give the same merge over localCommitMaxRows") {
+    seed((1 to 300).map(i => Row(i, s"a$i", i)))
+    engine.refs.createBranch("r", "dev", Revision("main"))
+    upsert(Seq(Row(1, "dev", 1), Row(301, "new", 301)), branch = "dev", deletes = Seq(7))
+    upsert(Seq(Row(1, "a1", 10), Row(2, "main", 2)), deletes = Seq(8))
+    engine.refs.createBranch("r", "tasks", Revision("main"))
+    var o: MergeOutcome = null
+    assert(jobsOf { o = merge("dev") } == 0)
+    assert(o.status == MergeOutcome.Merged && o.conflictCount == 0 && o.conflicts.count() == 0)
+    assert(o.stats == Seq(TableStat("t", "merge", 2, 1)), o.stats)
+    val expected = (1 to 301).filterNot(Set(7, 8)).map {
+      case 1 => Row(1, "dev", 10)
+      case 2 => Row(2, "main", 2)
+      case 301 => Row(301, "new", 301)
+      case i => Row(i, s"a$i", i)
+    }
+    assertReads(read("r.t"), expected, "merged on the driver")
+    val d = withConf("spark.versioned.write.localCommitMaxRows" -> "0")(merge("dev", into = "tasks"))
+    assert(d.status == MergeOutcome.Merged && d.conflictCount == 0 && d.stats == o.stats, d.stats)
+    assertReads(read("r.t", "ref" -> "tasks"), expected, "merged by Spark tasks")
+  }
+
   test("fast-forward: auto moves the branch, never makes a merge commit, only refuses a diverged target") {
     base()
     upsert(Seq(Row(1, "dev", 1)), branch = "dev")

@@ -71,23 +71,28 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
    * driver, which writes the DIFFs), with the n-th file operation failing for n spread over the operations it
    * makes. Each time it raises it committed nothing (branch head and table content as before, no unreferenced
    * object in the store) and the same statement then succeeds without the fault; a fault that does not make it
-   * raise must leave its commit. `statement(k)` runs the k-th statement, `after(k, rows)` is the table it leaves.
+   * raise must leave its commit. `statement(k)` runs the k-th statement, `after(k, rows)` is the table it leaves;
+   * `prepare(k)` runs before it, without faults. With `byTasks` the statement takes the distributed path instead.
    */
-  private def raisesOrCommits(repo: String, table: String, statement: Int => Unit, after: (Int, Set[Row]) => Set[Row]): Unit = {
+  private def raisesOrCommits(repo: String, table: String, statement: Int => Unit, after: (Int, Set[Row]) => Set[Row],
+                              prepare: Int => Unit = _ => (), byTasks: Boolean = false): Unit = {
     def rows: Set[Row] = read(s"$repo.$table").collect().toSet
     var k = 1
+    prepare(k)
     val start = rows
     Faults.arm(0)
     Faults.created.clear()
     statement(k)
     val ops = Faults.operations
     assert(rows == after(k, start), "the statement without faults")
-    val byTasks = Faults.created.asScala.collect { case (p, thread) if thread.startsWith("Executor task launch worker") => p }
-    assert(byTasks.isEmpty, s"expected the driver-side path, but Spark tasks created ${byTasks.mkString(", ")}")
+    val taskFiles = Faults.created.asScala.collect { case (p, thread) if thread.startsWith("Executor task launch worker") => p }
+    assert(taskFiles.isEmpty != byTasks, s"expected the ${if (byTasks) "distributed" else "driver-side"} path, but " +
+      s"Spark tasks created ${if (taskFiles.isEmpty) "no file" else taskFiles.mkString(", ")}")
     val failed = scala.collection.mutable.ArrayBuffer.empty[String]
     faultPoints(ops).foreach { n =>
       k += 1
       awaitCompaction()
+      prepare(k)
       val (h0, before) = (head(repo), rows)
       Faults.arm(n)
       val outcome = try { statement(k); None } catch { case t: Throwable => Some(t) }
@@ -137,6 +142,29 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
     raisesOrCommits("r", "t",
       k => assert(versioned.spark.api.TableApi.deleteWhere(spark, null, "r.t", s"id = $k OR id = ${60 + k}", null, null, null) == 2),
       (k, cur) => cur.filterNot(r => ids(k)(r.getInt(0))))
+  }
+
+  test("a merge of a diverged branch (on the driver, and by Spark tasks) that fails commits nothing") {
+    val s = spark; import s.implicits._
+    write((1 to 120).map(i => (i, s"v$i")).toDF("id", "v"), "r.t", "primaryKey" -> "id")
+    for (tasks <- Seq(false, true)) {
+      val tag = if (tasks) "t" else "d"
+      // the source changes keys k and 200 + k (new), the target key 60 + k: a three-way merge without conflicts
+      def prepare(k: Int): Unit = {
+        eng.refs.createBranch("r", s"$tag$k", Revision.Spec("main"))
+        write(Seq((k, s"s$k"), (200 + k, s"n$k")).toDF("id", "v"), "r.t", "upsert" -> "true", "branch" -> s"$tag$k")
+        write(Seq((60 + k, s"m$k")).toDF("id", "v"), "r.t", "upsert" -> "true")
+      }
+      def merge(k: Int): Unit = {
+        val o = versioned.spark.api.VersionedApi.merge(spark, null, "r", s"$tag$k", "main", null, null, false, null,
+          "tester", null, false)
+        assert(o.status == versioned.spark.merge.MergeOutcome.Merged, o.status)
+      }
+      def after(k: Int, cur: Set[Row]): Set[Row] = cur.filterNot(_.getInt(0) == k) ++ Set(Row(k, s"s$k"), Row(200 + k, s"n$k"))
+      if (tasks) spark.conf.set(versioned.spark.VersionedOptions.ConfLocalCommitMaxRows, "0")
+      try raisesOrCommits("r", "t", merge, after, prepare, byTasks = tasks)
+      finally spark.conf.unset(versioned.spark.VersionedOptions.ConfLocalCommitMaxRows)
+    }
   }
 
   test("keyed upserts (driver-written DIFFs, commit-time compaction)") {
