@@ -41,6 +41,12 @@ def median(xs: List[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
+def scan_reps(rows: int) -> int:
+    """Timed repetitions of a scan of ``rows`` rows on each side (after the checksum pass that warms both):
+    5 up to 20M rows, so a single slow repetition on a shared host moves the median neither way; 3 beyond."""
+    return 5 if rows <= 20_000_000 else 3
+
+
 def force(df) -> int:
     """Runs ``df`` to the end with every column materialized and no sink (``queryExecution.toRdd.count()``):
     the same on every side, the peers' included (Delta with deletion vectors refuses the ``noop`` sink)."""

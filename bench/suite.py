@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import datagen as G
 import peers_client
-from common import ROOT, T0, find_jar, fmt_s, git_head, log, median, force, parquet_bytes, sha256_file, timed
+from common import ROOT, T0, find_jar, fmt_s, git_head, log, median, force, parquet_bytes, scan_reps, sha256_file, timed
 
 
 class Suite:
@@ -30,7 +30,7 @@ class Suite:
         self.wh_log = os.path.join(self.work, "wh-log")  # long history for refs/log
         self.pq = os.path.join(self.work, "parquet")
         self.objects = os.path.join(self.wh, "objects")
-        self.scan_reps = args.scan_reps or (3 if self.n <= 2_000_000 else 2)
+        self.scan_reps = args.scan_reps or scan_reps(self.n)
         self.full_verify = self.n <= 2_000_000
         self.state: Dict[str, Any] = {}
 
@@ -252,8 +252,7 @@ class Suite:
         alternating connector and Parquet. Returns medians, checksums and the connector's scan metrics."""
         reps = reps or self.scan_reps
         if not self.args.scan_reps:
-            rows = self.state.get("scan_rows", self.n)
-            reps = max(reps, 5 if rows <= 500_000 else 3 if rows <= 2_000_000 else 2)
+            reps = max(reps, scan_reps(self.state.get("scan_rows", self.n)))
         tv_w, cv = timed(lambda: G.checksum(dv))
         tp_w, cp = timed(lambda: G.checksum(dp))
         tv, tp = [], []

@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(HERE))  # bench/: datagen
 sys.path.insert(0, HERE)
 
 import datagen as G  # noqa: E402
-from common import T0, force, log, median, timed  # noqa: E402 - shared with the main benchmark
+from common import T0, force, log, median, scan_reps, timed  # noqa: E402 - shared with the main benchmark
 import tables as TB  # noqa: E402
 
 DELTA_PACKAGE = "io.delta:delta-spark_4.1_2.13:4.4.0"
@@ -136,7 +136,7 @@ class Runner:
         return path
 
     def scan_reps(self, n: int) -> int:
-        return self.args.scan_reps or (5 if n <= 500_000 else 3 if n <= 2_000_000 else 2)
+        return self.args.scan_reps or scan_reps(n)
 
     def scan_pair(self, dv, dp, reps: int) -> Dict[str, Any]:
         """Checksums both (which also warms them up), then times ``reps`` forced scans of each, alternating."""
