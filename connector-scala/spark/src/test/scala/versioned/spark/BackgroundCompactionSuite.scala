@@ -1,5 +1,6 @@
 package versioned.spark
 
+import scala.jdk.CollectionConverters._
 import scala.util.Random
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.types._
@@ -156,11 +157,34 @@ class BackgroundCompactionSuite extends VersionedTestBase {
   }
 
   test("background compaction of many fragments (DIFF merges, then SNAP rewrites) leaves task slots to commits") {
+    compactsMany(driverMerges = true)
+  }
+
+  test("DIFF merges over localCommitMaxRows run as Spark jobs, each of at most half the task slots") {
+    withConf(VersionedOptions.ConfLocalCommitMaxRows -> "0")(compactsMany(driverMerges = false))
+  }
+
+  /**
+   * 8 fragments' DIFFs merged, then the 8 fragments rewritten, by background compaction: DIFFs of few rows are
+   * merged on the driver (no job) when `driverMerges`, else by jobs; every compaction job has at most half the
+   * task slots.
+   */
+  private def compactsMany(driverMerges: Boolean): Unit = {
     val tasks = new java.util.concurrent.ConcurrentLinkedQueue[Integer]()
     val listener = new org.apache.spark.scheduler.SparkListener {
       override def onJobStart(job: org.apache.spark.scheduler.SparkListenerJobStart): Unit =
         if (Option(job.properties).flatMap(p => Option(p.getProperty("spark.jobGroup.id"))).exists(_.startsWith("versioned-compaction-")))
           tasks.add(job.stageInfos.map(_.numTasks).sum)
+    }
+    val slots = math.max(1, spark.sparkContext.defaultParallelism / 2)
+    /** Waits until no new compaction job was seen for a second (listener events arrive asynchronously; at most 30 s). */
+    def quiet(): Unit = {
+      val deadline = System.currentTimeMillis() + 30000
+      var (seen, quietSince) = (tasks.size, System.currentTimeMillis())
+      while (System.currentTimeMillis() - quietSince < 1000 && System.currentTimeMillis() < deadline) {
+        Thread.sleep(50)
+        if (tasks.size != seen) { seen = tasks.size; quietSince = System.currentTimeMillis() }
+      }
     }
     // 8 fragments of 50 rows, each with 2 commit DIFFs: consolidateDiffs = 2 merges all 8 chains at once
     write(frame(schema, rowsOf(0 until 400, 0), partitions = 1), "r.t", "primaryKey" -> "id")
@@ -174,10 +198,12 @@ class BackgroundCompactionSuite extends VersionedTestBase {
         expected ++= rows.map(r => r.getInt(0) -> r)
       }
       awaitCompaction()
-      val deadline = System.currentTimeMillis() + 30000 // listener events arrive asynchronously
-      while (tasks.isEmpty && System.currentTimeMillis() < deadline) Thread.sleep(20)
+      quiet()
       val c = table(headHash("r").get).compacted.getOrElse(fail("no compacted form"))
       assert(c.size == 8 && c.forall(_.objects.size == 2), s"8 chains of SNAP + one merged DIFF: $c")
+      if (driverMerges) assert(tasks.isEmpty, s"merges of DIFFs with few rows started jobs: $tasks")
+      else assert(tasks.size >= 8 / slots, s"DIFF merge jobs seen: $tasks")
+      val merges = tasks.size
       // then every fragment over a tiny DIFF ratio: 8 SNAP rewrites, in groups of at most `slots` fragments
       withConf(VersionedOptions.ConfMaxDiffRatio -> "0.01") {
         val rows = rowsOf((0 until 8).map(_ * 50 + 3), 3)
@@ -187,17 +213,9 @@ class BackgroundCompactionSuite extends VersionedTestBase {
       }
       val snaps = table(headHash("r").get).compacted.getOrElse(fail("no compacted form after the rewrite"))
       assert(snaps.size == 8 && snaps.forall(_.objects.size == 1), s"8 rewritten SNAPs: $snaps")
-      // listener events arrive asynchronously: wait until no new job was seen for a second (at most 30 s)
-      val deadline2 = System.currentTimeMillis() + 30000
-      var (seen, quietSince) = (tasks.size, System.currentTimeMillis())
-      while (System.currentTimeMillis() - quietSince < 1000 && System.currentTimeMillis() < deadline2) {
-        Thread.sleep(50)
-        if (tasks.size != seen) { seen = tasks.size; quietSince = System.currentTimeMillis() }
-      }
-      assert(tasks.size >= 1 + 8 / math.max(1, spark.sparkContext.defaultParallelism / 2), s"compaction jobs seen: $tasks")
+      quiet()
+      assert(tasks.size - merges >= 8 / slots, s"compaction jobs seen: $tasks")
     } finally spark.sparkContext.removeSparkListener(listener)
-    val slots = math.max(1, spark.sparkContext.defaultParallelism / 2)
-    assert(!tasks.isEmpty, "the background compaction ran a job")
     tasks.forEach(n => assert(n <= slots, s"a compaction job of $n tasks (at most $slots)"))
     assertReads(read("r.t"), expected.values.toSeq, "content after the consolidation")
   }
@@ -282,42 +300,76 @@ class BackgroundCompactionFaultSuite extends FaultyWarehouseSuite {
   }
 
   test("a fault at any file operation of a background compaction leaves history intact; the next one succeeds") {
+    // one commit rewriting every row (a 100% DIFF share: every fragment is re-snapshotted, by Spark jobs)
+    faultsAtEveryStep(v => rowsOf(0 until 120, v), Nil, snapshots = true)
+  }
+
+  test("a fault at any file operation of a DIFF merge on the driver leaves history intact; the next one succeeds") {
+    // two commits of a few rows per fragment, merged into one DIFF per fragment on the driver (few rows)
+    faultsAtEveryStep(v => rowsOf(0 until 120 by 10, v), Seq(VersionedOptions.ConfConsolidateAfter -> "2"),
+      snapshots = false)
+  }
+
+  /**
+   * Rounds of: commits of `changes(v)` with compaction off (two when not `snapshots`), then the background
+   * compaction of the head under `policy` with the n-th file operation failing, for n spread over the operations
+   * it makes. Each time the head reads as committed; every acknowledged image stays readable; the next commit's
+   * compaction succeeds.
+   */
+  private def faultsAtEveryStep(changes: Int => Seq[Row], policy: Seq[(String, String)], snapshots: Boolean): Unit = {
     val s = spark
-    def df(v: Int) = s.createDataFrame(s.sparkContext.parallelize(rowsOf(0 until 120, v), 2), schema)
-    withConf(Off: _*)(write(df(0), "r.t", "primaryKey" -> "id"))
+    def df(rows: Seq[Row]) = s.createDataFrame(s.sparkContext.parallelize(rows, 2), schema)
+    withConf(Off: _*)(write(df(rowsOf(0 until 120, 0)), "r.t", "primaryKey" -> "id"))
     val req = WriteRequest(TableIdent("r", "t"), Some("main"), WriteMode.Changes, None, upsert = false, "t", "t",
       Map(VersionedOptions.Warehouse -> s.conf.get(VersionedOptions.ConfWarehouse),
         VersionedOptions.MetastoreUrl -> s.conf.get(VersionedOptions.ConfMetastoreUrl)))
-    val acknowledged = Vector.newBuilder[(String, Int)]
+    var expected = rowsOf(0 until 120, 0).map(r => r.getInt(0) -> r).toMap
+    val acknowledged = Vector.newBuilder[(String, Set[Row])]
     var failed = 0
-    /** One commit rewriting every row (a 100% DIFF share: every fragment is re-snapshotted), compaction with fault `n`. */
+    def commit(v: Int): Unit = {
+      withConf(Off: _*)(write(df(changes(v)), "r.t", "upsert" -> "true"))
+      expected ++= changes(v).map(r => r.getInt(0) -> r)
+      acknowledged += eng.branchHeadOption("r", "main").get.hash -> expected.values.toSet
+    }
     def round(v: Int, n: Long): Long = {
-      withConf(Off: _*)(write(df(v), "r.t", "upsert" -> "true"))
+      (if (snapshots) Seq(v) else Seq(2 * v, 2 * v + 1)).foreach(commit)
       val head = eng.branchHeadOption("r", "main").get
-      acknowledged += head.hash -> v
+      Faults.created.clear()
       Faults.arm(n)
-      Compactions.afterCommit(s, eng, req, head, Settings.of(s)) // the defaults: background
-      awaitCompaction()
+      withConf(policy: _*) {
+        Compactions.afterCommit(s, eng, req, head, Settings.of(s)) // the defaults: background
+        awaitCompaction()
+      }
       val ops = Faults.operations
       Faults.disarm()
       failed += Faults.failures.get()
+      val byTasks = Faults.created.asScala.collect { case (p, t) if t.startsWith("Executor task launch worker") => p }
+      // without a fault: DIFF merges of few rows write from the driver, re-snapshots from Spark tasks
+      if (n == 0) assert(byTasks.isEmpty != snapshots, s"Spark tasks of the compaction created ${byTasks.mkString(", ")}")
       // a compaction the fault failed recorded nothing; one that got past it (a fault in cleanup) is complete
-      assertReads(read("r.t"), rowsOf(0 until 120, v), s"head after a fault at operation $n")
+      assertReads(read("r.t"), expected.values.toSeq, s"head after a fault at operation $n")
       ops
     }
     val ops = round(1, 0)
     assert(ops > 3, s"the compaction made only $ops file operations")
+    val compacted = eng.table("r", image(eng.branchHeadOption("r", "main").get.hash), "t").compacted
+    assert(compacted.exists(_.forall(_.objects.size == (if (snapshots) 1 else 2))), s"the compaction without faults: $compacted")
     val points = ((1L to 4L) ++ (1 to 5).map(i => ops * i / 6) :+ ops).distinct
     points.zipWithIndex.foreach { case (n, i) => round(2 + i, n) }
     assert(failed > 0, "no injected fault hit a compaction")
-    acknowledged.result().foreach { case (hash, v) =>
-      assertReads(read("r.t", "image" -> hash), rowsOf(0 until 120, v), s"acknowledged image ${hash.take(12)}")
+    acknowledged.result().foreach { case (hash, rows) =>
+      assertReads(read("r.t", "image" -> hash), rows.toSeq, s"acknowledged image ${hash.take(12)}")
     }
-    // the next commit compacts normally (default settings, in the background)
-    write(df(99), "r.t", "upsert" -> "true")
+    // the next commits compact normally (default settings, in the background)
+    val next = if (snapshots) Seq(99) else Seq(98, 99)
+    withConf(policy: _*) {
+      next.foreach(v => write(df(changes(v)), "r.t", "upsert" -> "true"))
+      awaitCompaction()
+    }
+    expected ++= next.flatMap(changes).map(r => r.getInt(0) -> r)
     val t = eng.table("r", image(eng.branchHeadOption("r", "main").get.hash), "t")
     assert(t.compacted.isDefined, "the next commit's background compaction succeeded")
-    assertReads(read("r.t"), rowsOf(0 until 120, 99), "after the next commit")
+    assertReads(read("r.t"), expected.values.toSeq, "after the next commit")
     assert(MaintenanceApi.verify(spark, eng, "r", Seq("main")).filter("status != 'ok'").count() == 0)
   }
 }

@@ -162,8 +162,9 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
         }.toMap
         engine.commit(repo, branch, Some(ours.hash), updates, author, message, Some(lease), mergeParents)
       }
-      held.collect { case r: TablePlan.Rows => r.table; case l: TablePlan.Local => l.table }.filter(t => result.changedTables.contains(t)).foreach(t =>
-        CommitPlanner.compactAfter(spark, engine, request(repo, branch, t, author, message), result.image, settings))
+      held.collect { case r: TablePlan.Rows => r.table; case l: TablePlan.Local => l.table }
+        .filter(t => result.changedTables.contains(t)).foreach(t =>
+          CommitPlanner.compactAfter(spark, engine, request(repo, branch, t, author, message), result.image, settings))
       MergeOutcome(MergeOutcome.Merged, Some(result.image.hash), fastForward = false, baseHash, stats, conflicts,
         conflictCount)
     } finally release()

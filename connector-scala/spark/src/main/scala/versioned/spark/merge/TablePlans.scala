@@ -131,7 +131,7 @@ private[merge] final class TablePlans(spark: SparkSession, engine: Engine, locat
             val (changes, conflicts) = ThreeWay.merged(layout, in.frame, strategy)
             TablePlan.Rows(name, layout, changes, Some(conflicts), local = true)
         }
-      case Some(in) =>
+      case Some(in: MergeInputs.Joined.Distributed) =>
         val joined = in.frame.persist(StorageLevel.MEMORY_AND_DISK)
         val (changes, conflicts) = ThreeWay.merged(layout, joined, strategy)
         TablePlan.Rows(name, layout, changes, Some(conflicts), Seq(joined))

@@ -171,8 +171,8 @@ private[versioned] object Compactor {
    * SNAP each, merges each of `runs` (fragment -> consecutive DIFF ids) into one DIFF, and tries a tail
    * split first for the fragments in `splits` (those whose split is refused get the SNAP); all of it
    * is recorded together as the version's compacted representation. The work runs as jobs of at most `slots`
-   * fragments each, one task per fragment (DIFF merges first, then SNAP rewrites), and `pause` is called before
-   * each job: background compaction leaves task slots to the commits that run meanwhile and waits for them
+   * fragments each, one task per fragment (DIFF merges first, on the driver when a group's DIFFs hold at most
+   * `localCommitMaxRows` rows, then SNAP rewrites), and `pause` is called before each group: background compaction leaves task slots to the commits that run meanwhile and waits for them
    * between its jobs ([[Compactions]]).
    */
   def compact(spark: SparkSession, engine: Engine, snap: TableSnapshot, fragments: Set[Int],
@@ -198,9 +198,13 @@ private[versioned] object Compactor {
     val base = snap.version.effectiveFragments
     val tasks = runs.toSeq.map { case (i, ids) => DiffConsolidation.Task(i, ids) } ++
       splits.toSeq.map { case (i, s) => DiffConsolidation.Task(i, base(i).objects.tail, Some(s)) }
+    // the readers and writers are made once for all groups; a group whose DIFFs hold few rows is merged on the driver
+    lazy val work = DiffConsolidation.Work(spark, layout, target, splits = splits.nonEmpty)
+    val driverRows = Warehouses.localCommitMaxRows(spark)
     val merged = tasks.sortBy(_.fragment).grouped(slots).flatMap { group =>
       pause()
-      DiffConsolidation.run(spark, snap, group, target)
+      if (group.flatMap(_.diffs).map(snap.objects(_).rowCount).sum <= driverRows) DiffConsolidation.runOnDriver(snap, group, work)
+      else DiffConsolidation.run(spark, snap, group, work)
     }.toMap
     val split = merged.filter { case (i, r) => splits.contains(i) && !r.rewrite }
     val rewrite = fragments -- split.keySet

@@ -6,14 +6,16 @@ import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInterna
 import org.apache.spark.sql.execution.datasources.FileFormat
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.StructType
+import org.apache.spark.broadcast.Broadcast
+import org.apache.spark.util.SerializableConfiguration
 import versioned.core.{ChangeKind, ObjectKind, ObjectMeta}
-import versioned.spark.{TableSnapshot, Values, VersionedOptions}
+import versioned.spark.{TableLayout, TableSnapshot, Values, VersionedOptions}
 import versioned.spark.read.{Conflation, KeyComparator, ObjectFile, ObjectFiles}
 
 /**
- * Minor compaction, one executor task per fragment: merges DIFFs into one conflated DIFF (newest
- * change per key, deletes kept). Only changed rows are rewritten, so chains stay short without
- * copying the SNAP; the merged objects become the new objects' parents.
+ * Minor compaction, one executor task per fragment (on the driver when the DIFFs hold few rows): merges
+ * DIFFs into one conflated DIFF (newest change per key, deletes kept). Only changed rows are rewritten, so
+ * chains stay short without copying the SNAP; the merged objects become the new objects' parents.
  *
  * With a [[DiffConsolidation.Split]] (append-heavy fragments) the merged rows keyed above the SNAP's
  * largest key leave the DIFF and become a SNAP of their own, the first object of a new fragment: a
@@ -34,28 +36,23 @@ private[versioned] object DiffConsolidation {
   /** The merged DIFF (absent when a split left no change at or below the SNAP) and the tail SNAP. */
   final case class Result(fragment: Int, diff: Option[ObjectMeta], tail: Option[WrittenObject], rewrite: Boolean)
 
-  /** One Spark job, one task per fragment. */
-  def run(spark: SparkSession, snap: TableSnapshot, tasks: Seq[Task], target: ObjectTarget): Map[Int, Result] = {
-    val layout = snap.layout
-    val keyCols = layout.keyColumns
+  /**
+   * The readers and writers of one compaction's consolidations, made once and shared by its jobs (building a
+   * Parquet reader broadcasts a configuration; the sinks carry theirs into every task); with `splits` the
+   * tail SNAP writer too. [[apply]] is one fragment's work, in a Spark task or on the driver.
+   */
+  final class Work private (read: ObjectFiles.Reader, verify: Broadcast[SerializableConfiguration], diffSink: ParquetSink,
+                            snapSink: Option[ParquetSink], layout: TableLayout, target: ObjectTarget) extends Serializable {
     // DIFF rows are read key columns first (what Conflation compares), then written back in object order.
-    val readSchema = layout.diffRead(layout.nonKeyColumns)
-    def back(to: StructType) = UnsafeProjection.create(to.fields.toSeq.map { f =>
+    private val readSchema = layout.diffRead(layout.nonKeyColumns)
+    private def back(to: StructType) = UnsafeProjection.create(to.fields.toSeq.map { f =>
       BoundReference(readSchema.fieldIndex(f.name), f.dataType, f.nullable)
     })
-    val conf = ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration)
-    val verifyConf = ObjectFiles.verifyingBroadcast(spark.sparkContext)
-    val read = new ParquetFileFormat().buildReaderWithPartitionValues(spark, layout.diffSchema, new StructType(), readSchema,
-      Nil, Map(FileFormat.OPTION_RETURNING_BATCH -> "false"), conf)
-    val diffSink = ParquetSink.forObjects(spark, layout.diffSchema, ObjectKind.Diff)
-    val snapSink = if (tasks.exists(_.split.isDefined)) Some(ParquetSink.forObjects(spark, layout.physicalSchema, ObjectKind.Snap)) else None
-    val config = snap.config
-    val keyTypes = layout.keyTypes
-    val physical = layout.physicalSchema
-    val change = readSchema.fieldIndex(VersionedOptions.ChangeColumn)
-    val plans = tasks.sortBy(_.fragment).map(t => (t, t.diffs.map(id => ObjectFile.of(config, snap.objects(id)))))
-    val results = spark.sparkContext.parallelize(plans, math.max(1, plans.size)).map { case (task, files) =>
-      val sources = files.map(ObjectFiles.load(read, _, ObjectFiles.identity(readSchema), verifyConf.value.value)).toArray
+
+    def apply(task: Task, files: Seq[ObjectFile]): Result = {
+      val keyTypes = layout.keyTypes
+      val change = readSchema.fieldIndex(VersionedOptions.ChangeColumn)
+      val sources = files.map(ObjectFiles.load(read, _, ObjectFiles.identity(readSchema), verify.value.value)).toArray
       val rows = Conflation(sources, keyTypes)
       val cut = task.split.fold(rows.length)(s => firstAbove(rows, Values.toInternal(s.snapMax, keyTypes.head), keyTypes))
       if (task.split.exists(cut > _.maxBodyRows)) Result(task.fragment, None, None, rewrite = true)
@@ -68,17 +65,44 @@ private[versioned] object DiffConsolidation {
           writer.close().copy(parents = task.diffs)
         }
         val tail = if (task.split.isEmpty) None else snapSink.flatMap { sink =>
-          val toSnap = back(physical)
-          val runs = new ObjectRuns(sink, target, ObjectKind.Snap, keyCols)
+          val toSnap = back(layout.physicalSchema)
+          val runs = new ObjectRuns(sink, target, ObjectKind.Snap, layout.keyColumns)
           try (cut until rows.length).foreach(i => if (rows(i).getByte(change) != ChangeKind.Delete) runs.write(task.fragment, toSnap(rows(i))))
           catch { case e: Throwable => runs.abort(); throw e }
           runs.close().headOption.map(w => w.copy(meta = w.meta.copy(parents = task.diffs)))
         }
         Result(task.fragment, diff, tail, rewrite = false)
       }
-    }.collect()
-    results.map(r => r.fragment -> r).toMap
+    }
   }
+
+  object Work {
+    def apply(spark: SparkSession, layout: TableLayout, target: ObjectTarget, splits: Boolean): Work = {
+      val conf = ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration)
+      val read = new ParquetFileFormat().buildReaderWithPartitionValues(spark, layout.diffSchema, new StructType(),
+        layout.diffRead(layout.nonKeyColumns), Nil, Map(FileFormat.OPTION_RETURNING_BATCH -> "false"), conf)
+      new Work(read, ObjectFiles.verifyingBroadcast(spark.sparkContext),
+        ParquetSink.forObjects(spark, layout.diffSchema, ObjectKind.Diff),
+        Option.when(splits)(ParquetSink.forObjects(spark, layout.physicalSchema, ObjectKind.Snap)), layout, target)
+    }
+  }
+
+  private def planned(snap: TableSnapshot, tasks: Seq[Task]): Seq[(Task, Seq[ObjectFile])] =
+    tasks.sortBy(_.fragment).map(t => (t, t.diffs.map(id => ObjectFile.of(snap.config, snap.objects(id)))))
+
+  /** One Spark job, one task per fragment. */
+  def run(spark: SparkSession, snap: TableSnapshot, tasks: Seq[Task], work: Work): Map[Int, Result] = {
+    val plans = planned(snap, tasks)
+    spark.sparkContext.parallelize(plans, math.max(1, plans.size)).map { case (task, files) => work(task, files) }
+      .collect().map(r => r.fragment -> r).toMap
+  }
+
+  /**
+   * The same work on the driver (no Spark job), a few fragments at a time: for DIFFs with few rows, whose job
+   * would cost more to schedule than its work.
+   */
+  def runOnDriver(snap: TableSnapshot, tasks: Seq[Task], work: Work): Map[Int, Result] =
+    versioned.spark.Jobs.onDriver(planned(snap, tasks)) { case (task, files) => work(task, files) }.map(r => r.fragment -> r).toMap
 
   /** Index of the first row (sorted by its single leading key) whose key is above `max`. */
   private def firstAbove(rows: Array[InternalRow], max: Any, keyTypes: Seq[org.apache.spark.sql.types.DataType]): Int = {
