@@ -92,7 +92,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--hist-commits", type=int, default=None, help="commits of 0.1%% churn (default 100; 20 quick)")
     ap.add_argument("--log-commits", type=int, default=100000, help="commits in the log repository")
     ap.add_argument("--ref-reps", type=int, default=20, help="repetitions of each ref operation")
-    ap.add_argument("--scan-reps", type=int, default=None, help="timed repetitions per scan (default by table size: 5 up to 500k rows, 3 up to 2M, else 2)")
+    ap.add_argument("--scan-reps", type=int, default=None, help="timed repetitions per scan (default by table size: 5 up to 20M rows, 3 above)")
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--master", default=None,
                     help="Spark master URL (default local[--cores]); on a cluster, --work must be storage every executor sees")
