@@ -160,7 +160,7 @@ object VersionedOptions {
   val DefaultFragmentRows = 1000000L
   val DefaultMaxChain = 50
   val DefaultMaxDiffRatio = 1.0
-  val DefaultConsolidateAfter = 10
+  val DefaultConsolidateAfter = 5
   val DefaultCompactionYieldMs = 2000L
   val DefaultMaxOverlayRows = 2000000L
   /** Negative: a fifth of each executor's heap ([[versioned.spark.read.DiffCache.defaultBudget]]). */

@@ -49,16 +49,18 @@ class CompactionPolicySuite extends VersionedTestBase {
   }
 
   test("tier 1: consolidateDiffs commit DIFFs after the SNAP are merged, fewer are kept") {
+    val n = defaults.consolidateAfter
+    assert(n == 5)
     withConf(Off: _*) {
       write(frame(schema, rowsOf(0 until 200, 0)), "r.t", "primaryKey" -> "id")
-      (1 to 9).foreach(i => write(frame(schema, rowsOf(Seq(i, 60 + i), i)), "r.t", "upsert" -> "true"))
+      (1 until n).foreach(i => write(frame(schema, rowsOf(Seq(i, 60 + i), i)), "r.t", "upsert" -> "true"))
     }
-    assert(Compactor.plan(snapshot(), defaults).isEmpty, "9 commit DIFFs stay")
-    withConf(Off: _*)(write(frame(schema, rowsOf(Seq(10, 70), 10)), "r.t", "upsert" -> "true"))
+    assert(Compactor.plan(snapshot(), defaults).isEmpty, s"${n - 1} commit DIFFs stay")
+    withConf(Off: _*)(write(frame(schema, rowsOf(Seq(n, 60 + n), n)), "r.t", "upsert" -> "true"))
     val snap = snapshot()
     val p = Compactor.plan(snap, defaults)
     assert(p.resnapshot.isEmpty && p.runs.keySet == Set(0, 1), p)
-    assert(p.runs(0) == snap.version.effectiveFragments(0).objects.tail, "the 10 commit DIFFs, oldest first")
+    assert(p.runs(0) == snap.version.effectiveFragments(0).objects.tail, s"the $n commit DIFFs, oldest first")
   }
 
   test("tier 2: consolidateDiffs consolidated DIFFs in a row are merged; chains stay short; content is kept") {

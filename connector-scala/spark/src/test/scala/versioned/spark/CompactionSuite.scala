@@ -122,7 +122,7 @@ class CompactionSuite extends VersionedTestBase {
   }
 
   test("compacting by hand changes neither hashes nor content, and later commits build on it") {
-    withConf(VersionedOptions.ConfMaxChain -> "100", NoRatio) {
+    withConf(VersionedOptions.ConfMaxChain -> "100", VersionedOptions.ConfConsolidateAfter -> "1000", NoRatio) {
       val versions = history()
       val head = engine.branchHeadOption("r", "main").get
       assert(versions.forall(v => table(v._1).compacted.isEmpty))
