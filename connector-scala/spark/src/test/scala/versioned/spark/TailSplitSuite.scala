@@ -56,6 +56,57 @@ class TailSplitSuite extends VersionedTestBase {
     }
   }
 
+  test("commits planned before a split compaction was recorded carry the split form forward, not split again") {
+    val Off = Seq(VersionedOptions.ConfMaxDiffRatio -> "1000", VersionedOptions.ConfMaxChain -> "1000",
+      VersionedOptions.ConfConsolidateAfter -> "1000")
+    var cur = rowsOf(0 until 200, 0).map(r => r.getInt(2) -> r).toMap
+    def commit(ups: Seq[Int], v: Int, deletes: Seq[Int] = Nil): Unit = withConf(Off: _*) {
+      val s = schema.add("del", BooleanType)
+      val rows = rowsOf(ups, v).map(r => Row.fromSeq(r.toSeq :+ false)) ++ deletes.map(i => Row(null, null, i, true))
+      write(frame(s, rows), "r.t", "upsert" -> "true", "deleteColumn" -> "del")
+      cur = cur ++ rowsOf(ups, v).map(r => r.getInt(2) -> r) -- deletes
+    }
+    withConf(Off: _*)(write(frame(schema, cur.values.toSeq), "r.t", "primaryKey" -> "id"))
+    // appends past the last fragment (keys 200..) with one change inside it: over the ratio, split at the compaction
+    commit(Seq(160, 200, 201, 202, 203, 204), 1)
+    val ancestor = engine.resolve("r", Revision.DefaultBranch)
+    // commits planned on the logical chains while that compaction runs: changes on both sides of the split key
+    commit(Seq(170, 205), 2, deletes = Seq(201))
+    commit(Seq(171, 206), 3, deletes = Seq(150))
+    val head = engine.resolve("r", Revision.DefaultBranch)
+    val req = versioned.spark.write.WriteRequest(TableIdent("r", "t"), None, versioned.spark.write.WriteMode.Changes,
+      None, upsert = false, "t", "t", Map.empty)
+    withConf(Ratio: _*) {
+      val settings = Settings.of(spark)
+      assert(versioned.spark.write.Compactor.maybeCompact(spark, engine, req, ancestor, settings) == 2, "the split")
+      val split = table(ancestor.hash).compacted.getOrElse(fail("no split form"))
+      assert(split.size == 5 && split(4).lower.contains(Seq(200L)), split)
+      // the head's compaction takes the split form and divides only the two later commits' DIFFs at key 200
+      assert(versioned.spark.write.Compactor.maybeCompact(spark, engine, req, head, settings) == 2, "the division")
+      val c = table(head.hash).compacted.getOrElse(fail("the head's carried form was not recorded"))
+      assert(c.size == 5 && c.map(_.lower) == split.map(_.lower), c)
+      assert(c(3).objects.init == split(3).objects && c(4).objects.init == split(4).objects, s"$c / $split")
+      val objs = engine.objects(c.flatMap(_.objects))
+      assert(objs(c(3).objects.last).rowCount == 3 && objs(c(4).objects.last).rowCount == 3,
+        "keys 150, 170, 171 below the split; 201, 205, 206 above")
+    }
+    assertReads(read("r.t"), cur.values.toSeq, "the head through the carried split form")
+    assertReads(read("r.t").filter(col("id") >= 200), cur.values.filter(_.getInt(2) >= 200).toSeq, "pruned to the tail")
+    // the next commit builds on the split form
+    val carriedRows = cur.values.toSeq
+    withConf(Off: _*)(write(frame(schema, rowsOf(Seq(207), 4)), "r.t", "upsert" -> "true"))
+    cur = cur ++ rowsOf(Seq(207), 4).map(r => r.getInt(2) -> r)
+    val next = table(headHash("r").get).fragments
+    assert(next.size == 5 && next(4).objects.size == 3, next)
+    assertReads(read("r.t"), cur.values.toSeq, "after one more commit")
+    // the carried version, read through its logical chains
+    engine.clearCompacted("r", ancestor.hash, "t")
+    assertReads(read("r.t", "image" -> ancestor.hash).filter(col("id") < 0), Nil, "nothing below 0")
+    engine.clearCompacted("r", head.hash, "t")
+    assertReads(read("r.t", "image" -> head.hash), carriedRows, "the carried version through its logical chains")
+    assertHashesIntact()
+  }
+
   test("a fragment whose changes land inside its SNAP is rewritten, not split") {
     withConf(Ratio: _*) {
       val v0 = rowsOf(0 until 200, 0)

@@ -111,16 +111,30 @@ private[versioned] object Compactor {
   val CarryDepth = 64
 
   /**
+   * A version's carried form ([[carried]]): `snap` with the compacted chains taken from an ancestor, complete once
+   * `divisions` are written ([[divide]]).
+   */
+  final case class Carry(snap: TableSnapshot, divisions: Seq[Division])
+
+  /**
+   * DIFFs that commits added to a fragment after an ancestor's compaction split it into `parts` fragments (the
+   * carried fragments `at` .. `at + parts - 1`): merged and divided at those fragments' bounds, one DIFF appended
+   * to each.
+   */
+  final case class Division(at: Int, parts: Int, diffs: Seq[String])
+
+  /**
    * `snap` (a version without a compacted form) with the compacted chains of its nearest first-parent
    * ancestor that has them carried forward: a fragment whose chain is the ancestor's logical chain plus DIFFs
    * the commits since added gets the ancestor's compacted chain plus those DIFFs (the same rows: a compacted
-   * chain is equivalent to the logical one). Ancestors are searched up to [[CarryDepth]] first parents, while
-   * the table keeps its schema, key and fragment bounds, and the compacted form must keep those bounds (no
-   * tail split). Commits planned while an ancestor was still being compacted (in the background) so start
-   * from the shorter chains, the consolidation is not done twice, and a compaction that fell behind several
-   * commits does not leave their chains to grow to the re-snapshot limit.
+   * chain is equivalent to the logical one). When the ancestor's compaction split that fragment (a tail split),
+   * it gets the split fragments, and the added DIFFs are divided at their bounds ([[Division]]). Ancestors are
+   * searched up to [[CarryDepth]] first parents, while the table keeps its schema, key and fragment bounds.
+   * Commits planned while an ancestor was still being compacted (in the background) so start from the shorter
+   * chains, the consolidation or split is not done again, and a compaction that fell behind several commits
+   * does not leave their chains to grow to the re-snapshot limit.
    */
-  def carried(engine: Engine, snap: TableSnapshot): Option[TableSnapshot] = {
+  def carried(engine: Engine, snap: TableSnapshot): Option[Carry] = {
     val v = snap.version
     val bounds = v.fragments.map(_.lower)
     def sameShape(t: TableVersion) = t.fragments.map(_.lower) == bounds && t.schemaJson == v.schemaJson &&
@@ -134,16 +148,62 @@ private[versioned] object Compactor {
         case None => None
       }
     val ancestor = if (v.compacted.isDefined) None else nearest(snap.image.parents, 0)
-    ancestor.filter(_.compacted.get.map(_.lower) == bounds).flatMap { pv =>
-      val pc = pv.compacted.get
-      val next = v.fragments.indices.map { i =>
-        val logical = pv.fragments(i).objects
-        val own = v.fragments(i).objects
-        if (own.startsWith(logical) && logical != pc(i).objects) v.fragments(i).copy(objects = pc(i).objects ++ own.drop(logical.size))
-        else v.fragments(i)
+    // the ancestor's compacted fragments by the version's fragment they lie in (its bounds, refined by splits)
+    def groups(pc: Seq[Fragment]): Option[Seq[Seq[Fragment]]] = {
+      val starts = bounds.toSet
+      val grouped = pc.foldLeft(Vector.empty[Vector[Fragment]]) { (acc, f) =>
+        if (acc.isEmpty || starts.contains(f.lower)) acc :+ Vector(f) else acc.init :+ (acc.last :+ f)
       }
-      Option.when(next != v.fragments)(snap.copy(version = v.copy(compacted = Some(next)),
-        objects = snap.objects ++ engine.objects(pc.flatMap(_.objects))))
+      Option.when(grouped.map(_.head.lower) == bounds)(grouped)
+    }
+    for {
+      pv <- ancestor
+      pc = pv.compacted.get
+      byFragment <- groups(pc)
+      carry <- {
+        val divisions = Vector.newBuilder[Division]
+        var at = 0
+        val next = v.fragments.indices.flatMap { i =>
+          val (logical, own, g) = (pv.fragments(i).objects, v.fragments(i).objects, byFragment(i))
+          val extra = own.drop(logical.size)
+          val out =
+            if (!own.startsWith(logical) || (g.size == 1 && logical == g.head.objects)) Seq(v.fragments(i))
+            else if (g.size == 1) Seq(v.fragments(i).copy(objects = g.head.objects ++ extra))
+            else {
+              if (extra.nonEmpty) divisions += Division(at, g.size, extra)
+              g
+            }
+          at += out.size
+          out
+        }
+        val d = divisions.result()
+        Option.when(next != v.fragments || d.nonEmpty)(Carry(snap.copy(version = v.copy(compacted = Some(next)),
+          objects = snap.objects ++ engine.objects(pc.flatMap(_.objects))), d))
+      }
+    } yield carry
+  }
+
+  /**
+   * Writes `c`'s divisions (a compaction of its own, under its own lease) and records the complete carried form;
+   * returns it with the objects written.
+   */
+  private def divide(spark: SparkSession, engine: Engine, c: Carry): (TableSnapshot, Seq[ObjectMeta]) = {
+    val snap = c.snap
+    engine.leases.withLease(snap.repo, "compaction") { lease =>
+      val work = DiffConsolidation.Work(spark, snap.layout, ObjectTarget(engine.config, lease.id), splits = false)
+      val carriedForm = snap.version.compacted.get
+      val keyType = snap.layout.keyTypes.head
+      val written = c.divisions.map { d =>
+        val bounds = (1 until d.parts).map(j => Values.toInternal(carriedForm(d.at + j).lower.get.head, keyType))
+        d -> work.divide(d.diffs.map(id => read.ObjectFile.of(snap.config, snap.objects(id))), d.diffs, bounds)
+      }
+      val appended = written.flatMap { case (d, parts) => parts.zipWithIndex.collect { case (Some(m), j) => (d.at + j) -> m } }.toMap
+      val next = carriedForm.zipWithIndex.map { case (f, i) => appended.get(i).fold(f)(m => f.copy(objects = f.objects :+ m.id)) }
+      val metas = appended.values.toSeq
+      engine.setCompacted(snap.repo, snap.image.hash, snap.table, next, metas, Some(lease))
+      log.info(s"versioned: compaction ${snap.repo}.${snap.table}@${snap.image.shortHash} carried a split form forward: " +
+        s"divided the DIFFs of ${c.divisions.size} split fragment(s) into ${metas.size} new object(s)")
+      (snap.copy(version = snap.version.copy(compacted = Some(next)), objects = snap.objects ++ metas.map(m => m.id -> m)), metas)
     }
   }
 
@@ -156,13 +216,17 @@ private[versioned] object Compactor {
                    slots: Int = Int.MaxValue, pause: () => Unit = () => ()): Int = {
     val loaded = TableSnapshot.load(engine, req.ident.repo, req.ident.table, image)
     val carry = carried(engine, loaded)
-    val snap = carry.getOrElse(loaded)
+    val (snap, divided) = carry match {
+      case Some(c) if c.divisions.nonEmpty => divide(spark, engine, c)
+      case other => (other.fold(loaded)(_.snap), Seq.empty)
+    }
     val p = plan(snap, settings)
-    if (!p.isEmpty) compact(spark, engine, snap, p.resnapshot, req.locationOptions, p.runs, p.splits, slots, pause).size
+    if (!p.isEmpty) divided.size + compact(spark, engine, snap, p.resnapshot, req.locationOptions, p.runs, p.splits, slots, pause).size
     else {
       // no object to write: one metastore transaction (which checks that the objects still exist)
-      carry.foreach(c => engine.setCompacted(c.repo, image.hash, c.table, c.version.compacted.get, Seq.empty))
-      0
+      carry.filter(_.divisions.isEmpty).foreach(c => engine.setCompacted(c.snap.repo, image.hash, c.snap.table,
+        c.snap.version.compacted.get, Seq.empty))
+      divided.size
     }
   }
 

@@ -49,21 +49,41 @@ private[versioned] object DiffConsolidation {
       BoundReference(readSchema.fieldIndex(f.name), f.dataType, f.nullable)
     })
 
+    private def conflated(files: Seq[ObjectFile]): Array[InternalRow] =
+      Conflation(files.map(ObjectFiles.load(read, _, ObjectFiles.identity(readSchema), verify.value.value)).toArray, layout.keyTypes)
+
+    /** One DIFF of `rows` (in the read layout, key order) with `parents`. */
+    private def diffOf(rows: Iterator[InternalRow], parents: Seq[String]): ObjectMeta = {
+      val toDiff = back(layout.diffSchema)
+      val writer = new ObjectWriter(diffSink, target, ObjectKind.Diff)
+      try rows.foreach(r => writer.write(toDiff(r))) catch { case e: Throwable => writer.abort(); throw e }
+      writer.close().copy(parents = parents)
+    }
+
+    /**
+     * The DIFFs `files` (consecutive, oldest first) merged and divided at `bounds` (ascending first-key values, the
+     * lower bounds of the second and later parts): one DIFF per part, None for a part without rows.
+     */
+    def divide(files: Seq[ObjectFile], ids: Seq[String], bounds: Seq[Any]): Seq[Option[ObjectMeta]] = {
+      val rows = conflated(files)
+      val cmp = new KeyComparator(layout.keyTypes.take(1))
+      val cuts = 0 +: bounds.map { b =>
+        val bound = new GenericInternalRow(Array(b))
+        rows.indexWhere(r => cmp.compare(r, bound) >= 0) match { case -1 => rows.length; case i => i }
+      } :+ rows.length
+      cuts.sliding(2).map { case Seq(from, until) =>
+        Option.when(until > from)(diffOf(rows.iterator.slice(from, until), ids))
+      }.toSeq
+    }
+
     def apply(task: Task, files: Seq[ObjectFile]): Result = {
       val keyTypes = layout.keyTypes
       val change = readSchema.fieldIndex(VersionedOptions.ChangeColumn)
-      val sources = files.map(ObjectFiles.load(read, _, ObjectFiles.identity(readSchema), verify.value.value)).toArray
-      val rows = Conflation(sources, keyTypes)
+      val rows = conflated(files)
       val cut = task.split.fold(rows.length)(s => firstAbove(rows, Values.toInternal(s.snapMax, keyTypes.head), keyTypes))
       if (task.split.exists(cut > _.maxBodyRows)) Result(task.fragment, None, None, rewrite = true)
       else {
-        val diff = Option.when(task.split.isEmpty || cut > 0) {
-          val toDiff = back(layout.diffSchema)
-          val writer = new ObjectWriter(diffSink, target, ObjectKind.Diff)
-          try { var i = 0; while (i < cut) { writer.write(toDiff(rows(i))); i += 1 } }
-          catch { case e: Throwable => writer.abort(); throw e }
-          writer.close().copy(parents = task.diffs)
-        }
+        val diff = Option.when(task.split.isEmpty || cut > 0)(diffOf(rows.iterator.take(cut), task.diffs))
         val tail = if (task.split.isEmpty) None else snapSink.flatMap { sink =>
           val toSnap = back(layout.physicalSchema)
           val runs = new ObjectRuns(sink, target, ObjectKind.Snap, layout.keyColumns)
