@@ -166,8 +166,11 @@ private[versioned] object Compactor {
         val next = v.fragments.indices.flatMap { i =>
           val (logical, own, g) = (pv.fragments(i).objects, v.fragments(i).objects, byFragment(i))
           val extra = own.drop(logical.size)
+          // splits are by the first key of single-key tables (tailSplit): other refinements are not divided
+          val divisible = snap.layout.keyColumns.size == 1 && !snap.layout.hidden
           val out =
-            if (!own.startsWith(logical) || (g.size == 1 && logical == g.head.objects)) Seq(v.fragments(i))
+            if (!own.startsWith(logical) || (g.size == 1 && logical == g.head.objects) || (g.size > 1 && !divisible))
+              Seq(v.fragments(i))
             else if (g.size == 1) Seq(v.fragments(i).copy(objects = g.head.objects ++ extra))
             else {
               if (extra.nonEmpty) divisions += Division(at, g.size, extra)
