@@ -161,13 +161,13 @@ private[versioned] object Compactor {
       pc = pv.compacted.get
       byFragment <- groups(pc)
       carry <- {
+        // splits are by the first key of single-key tables (tailSplit): other refinements are not divided
+        val divisible = snap.layout.keyColumns.size == 1 && !snap.layout.hidden
         val divisions = Vector.newBuilder[Division]
         var at = 0
         val next = v.fragments.indices.flatMap { i =>
           val (logical, own, g) = (pv.fragments(i).objects, v.fragments(i).objects, byFragment(i))
           val extra = own.drop(logical.size)
-          // splits are by the first key of single-key tables (tailSplit): other refinements are not divided
-          val divisible = snap.layout.keyColumns.size == 1 && !snap.layout.hidden
           val out =
             if (!own.startsWith(logical) || (g.size == 1 && logical == g.head.objects) || (g.size > 1 && !divisible))
               Seq(v.fragments(i))
@@ -239,8 +239,9 @@ private[versioned] object Compactor {
    * split first for the fragments in `splits` (those whose split is refused get the SNAP); all of it
    * is recorded together as the version's compacted representation. The work runs as jobs of at most `slots`
    * fragments each, one task per fragment (DIFF merges first, on the driver when a group's DIFFs hold at most
-   * `localCommitMaxRows` rows, then SNAP rewrites), and `pause` is called before each group: background compaction leaves task slots to the commits that run meanwhile and waits for them
-   * between its jobs ([[Compactions]]).
+   * `localCommitMaxRows` rows, then SNAP rewrites), and `pause` is called before each group: background
+   * compaction leaves task slots to the commits that run meanwhile and waits for them between its jobs
+   * ([[Compactions]]).
    */
   def compact(spark: SparkSession, engine: Engine, snap: TableSnapshot, fragments: Set[Int],
               options: Map[String, String], runs: Map[Int, Seq[String]] = Map.empty,

@@ -66,11 +66,7 @@ private[versioned] object DiffConsolidation {
      */
     def divide(files: Seq[ObjectFile], ids: Seq[String], bounds: Seq[Any]): Seq[Option[ObjectMeta]] = {
       val rows = conflated(files)
-      val cmp = new KeyComparator(layout.keyTypes.take(1))
-      val cuts = 0 +: bounds.map { b =>
-        val bound = new GenericInternalRow(Array(b))
-        rows.indexWhere(r => cmp.compare(r, bound) >= 0) match { case -1 => rows.length; case i => i }
-      } :+ rows.length
+      val cuts = 0 +: bounds.map(b => firstFrom(rows, b, layout.keyTypes, orEqual = true)) :+ rows.length
       cuts.sliding(2).map { case Seq(from, until) =>
         Option.when(until > from)(diffOf(rows.iterator.slice(from, until), ids))
       }.toSeq
@@ -80,7 +76,7 @@ private[versioned] object DiffConsolidation {
       val keyTypes = layout.keyTypes
       val change = readSchema.fieldIndex(VersionedOptions.ChangeColumn)
       val rows = conflated(files)
-      val cut = task.split.fold(rows.length)(s => firstAbove(rows, Values.toInternal(s.snapMax, keyTypes.head), keyTypes))
+      val cut = task.split.fold(rows.length)(s => firstFrom(rows, Values.toInternal(s.snapMax, keyTypes.head), keyTypes, orEqual = false))
       if (task.split.exists(cut > _.maxBodyRows)) Result(task.fragment, None, None, rewrite = true)
       else {
         val diff = Option.when(task.split.isEmpty || cut > 0)(diffOf(rows.iterator.take(cut), task.diffs))
@@ -124,15 +120,20 @@ private[versioned] object DiffConsolidation {
   def runOnDriver(snap: TableSnapshot, tasks: Seq[Task], work: Work): Map[Int, Result] =
     versioned.spark.Jobs.onDriver(planned(snap, tasks)) { case (task, files) => work(task, files) }.map(r => r.fragment -> r).toMap
 
-  /** Index of the first row (sorted by its single leading key) whose key is above `max`. */
-  private def firstAbove(rows: Array[InternalRow], max: Any, keyTypes: Seq[org.apache.spark.sql.types.DataType]): Int = {
+  /**
+   * Index of the first row (sorted by its single leading key) whose key is above `bound`, or at or above it with
+   * `orEqual`; `rows.length` when there is none.
+   */
+  private def firstFrom(rows: Array[InternalRow], bound: Any, keyTypes: Seq[org.apache.spark.sql.types.DataType],
+                        orEqual: Boolean): Int = {
     val cmp = new KeyComparator(keyTypes)
-    val bound = new GenericInternalRow(Array(max))
+    val b = new GenericInternalRow(Array(bound))
     var lo = 0
     var hi = rows.length
     while (lo < hi) {
       val mid = (lo + hi) >>> 1
-      if (cmp.compare(rows(mid), bound) <= 0) lo = mid + 1 else hi = mid
+      val c = cmp.compare(rows(mid), b)
+      if (c < 0 || (c == 0 && !orEqual)) lo = mid + 1 else hi = mid
     }
     lo
   }
