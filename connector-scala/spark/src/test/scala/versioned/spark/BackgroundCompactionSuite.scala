@@ -312,6 +312,49 @@ class BackgroundCompactionFaultSuite extends FaultyWarehouseSuite {
       snapshots = false)
   }
 
+  test("a fault at any file operation of carrying a split form forward (dividing DIFFs) leaves history intact") {
+    val s = spark
+    def df(rows: Seq[Row]) = s.createDataFrame(s.sparkContext.parallelize(rows, 1), schema)
+    val ratio = Seq(VersionedOptions.ConfMaxDiffRatio -> "0.1", VersionedOptions.ConfMaxChain -> "1000",
+      VersionedOptions.ConfConsolidateAfter -> "1000")
+    /** Repository `repo`: a split compaction of an ancestor, then the head's compaction with fault `n`. */
+    var failed = 0
+    def attempt(repo: String, n: Long): Long = {
+      val req = WriteRequest(TableIdent(repo, "t"), Some("main"), WriteMode.Changes, None, upsert = false, "t", "t",
+        Map(VersionedOptions.Warehouse -> s.conf.get(VersionedOptions.ConfWarehouse),
+          VersionedOptions.MetastoreUrl -> s.conf.get(VersionedOptions.ConfMetastoreUrl)))
+      var cur = rowsOf(0 until 200, 0).map(r => r.getInt(0) -> r).toMap
+      def commit(ids: Seq[Int], v: Int): Unit = {
+        withConf(Off: _*)(write(df(rowsOf(ids, v)), s"$repo.t", "upsert" -> "true"))
+        cur ++= rowsOf(ids, v).map(r => r.getInt(0) -> r)
+      }
+      withConf(Off: _*)(write(df(cur.values.toSeq), s"$repo.t", "primaryKey" -> "id"))
+      commit(Seq(160, 200, 201, 202, 203, 204), 1)
+      val ancestor = eng.branchHeadOption(repo, "main").get
+      commit(Seq(170, 205), 2)
+      commit(Seq(171, 206), 3)
+      val head = eng.branchHeadOption(repo, "main").get
+      withConf(ratio: _*) {
+        Compactor.maybeCompact(s, eng, req, ancestor, Settings.of(s))
+        Faults.arm(n)
+        try Compactor.maybeCompact(s, eng, req, head, Settings.of(s)) catch { case _: Throwable => () }
+      }
+      val ops = Faults.operations
+      Faults.disarm()
+      failed += Faults.failures.get()
+      assertReads(read(s"$repo.t"), cur.values.toSeq, s"$repo: head after a fault at operation $n")
+      assertReads(read(s"$repo.t", "image" -> ancestor.hash),
+        (rowsOf(0 until 200, 0) ++ rowsOf(Seq(160, 200, 201, 202, 203, 204), 1)).map(r => r.getInt(0) -> r).toMap.values.toSeq,
+        s"$repo: the split ancestor after a fault at operation $n")
+      assert(MaintenanceApi.verify(spark, eng, repo, Seq("main")).filter("status != 'ok'").count() == 0)
+      ops
+    }
+    val ops = attempt("c0", 0)
+    assert(ops > 3, s"the division made only $ops file operations")
+    ((1L to 4L) ++ (1 to 3).map(i => ops * i / 4) :+ ops).distinct.zipWithIndex.foreach { case (n, i) => attempt(s"c${i + 1}", n) }
+    assert(failed > 0, "no injected fault hit a division")
+  }
+
   /**
    * Rounds of: commits of `changes(v)` with compaction off (two when not `snapshots`), then the background
    * compaction of the head under `policy` with the n-th file operation failing, for n spread over the operations
