@@ -26,6 +26,7 @@ final case class Settings(
     consolidateAfter: Int,
     backgroundCompaction: Boolean,
     compactionYieldMs: Long,
+    compactionDutyCycle: Double,
     maxOverlayRows: Long,
     diffCacheBytes: Long,
     localCommitMaxRows: Long,
@@ -65,6 +66,8 @@ object Settings {
         case _ => None
       }),
       compactionYieldMs = long(ConfCompactionYieldMs, DefaultCompactionYieldMs, 0),
+      compactionDutyCycle = num(ConfCompactionDutyCycle, DefaultCompactionDutyCycle, "a number > 0 and <= 1, e.g. 0.5")(v =>
+        v.toDoubleOption.filter(d => d > 0 && d <= 1)),
       maxOverlayRows = long(ConfMaxOverlayRows, DefaultMaxOverlayRows, 0),
       diffCacheBytes = bytes(ConfDiffCacheBytes, DefaultDiffCacheBytes),
       localCommitMaxRows = long(ConfLocalCommitMaxRows, DefaultLocalCommitMaxRows, 0),

@@ -44,6 +44,8 @@ object VersionedOptions {
   val ConfBackgroundCompaction = "spark.versioned.compaction.background"
   /** Most milliseconds background compaction waits, before each of its jobs, for writes in progress in the driver. */
   val ConfCompactionYieldMs = "spark.versioned.compaction.yieldMs"
+  /** Most share of the time a background compaction works; between its jobs it rests for the rest ([[versioned.spark.write.Pacing]]). */
+  val ConfCompactionDutyCycle = "spark.versioned.compaction.dutyCycle"
   val ConfAuthor = "spark.versioned.author"
   /** Most DIFF rows per fragment a scan merges column-wise (held in executor memory); above, rows are merged one by one. */
   val ConfMaxOverlayRows = "spark.versioned.read.maxOverlayRows"
@@ -67,7 +69,7 @@ object VersionedOptions {
   val ConfPrefix = "spark.versioned."
   /** Every Spark conf key the connector reads (parsed by [[Settings]]). */
   val ConfKeys: Seq[String] = Seq(ConfWarehouse, ConfMetastoreUrl, ConfDefaultBranch, ConfFragmentRows, ConfMaxChain,
-    ConfMaxDiffRatio, ConfConsolidateAfter, ConfBackgroundCompaction, ConfCompactionYieldMs, ConfAuthor, ConfMaxOverlayRows, ConfDiffCacheBytes, ConfLocalCommitMaxRows,
+    ConfMaxDiffRatio, ConfConsolidateAfter, ConfBackgroundCompaction, ConfCompactionYieldMs, ConfCompactionDutyCycle, ConfAuthor, ConfMaxOverlayRows, ConfDiffCacheBytes, ConfLocalCommitMaxRows,
     ConfLocalCommitMaxBytes, ConfDiffCompression)
 
   // ---- which options apply where
@@ -162,6 +164,7 @@ object VersionedOptions {
   val DefaultMaxDiffRatio = 1.0
   val DefaultConsolidateAfter = 5
   val DefaultCompactionYieldMs = 2000L
+  val DefaultCompactionDutyCycle = 0.5
   val DefaultMaxOverlayRows = 2000000L
   /** Negative: a fifth of each executor's heap ([[versioned.spark.read.DiffCache.defaultBudget]]). */
   val DefaultDiffCacheBytes: Long = -1L

@@ -252,6 +252,10 @@ class BackgroundCompactionSuite extends VersionedTestBase {
       (1 to 4).flatMap(v => rowsOf((0 until 4).map(_ * 50 + v), v)).map(r => r.getInt(0) -> r)).values.toSeq, "content")
     expectError(versioned.core.ErrorClass.InvalidOption, VersionedOptions.ConfCompactionYieldMs)(
       withConf(VersionedOptions.ConfCompactionYieldMs -> "-1")(append(frame(schema, rowsOf(Seq(1), 2)), "r.t")))
+    val head = headHash("r")
+    Seq("0", "1.5", "half").foreach(v => expectError(versioned.core.ErrorClass.InvalidOption, VersionedOptions.ConfCompactionDutyCycle)(
+      withConf(VersionedOptions.ConfCompactionDutyCycle -> v)(append(frame(schema, rowsOf(Seq(1), 2)), "r.t"))))
+    assert(headHash("r") == head, "the refused writes committed nothing")
   }
 
   test("compact waits for the background compaction and runs the policy on the head now") {

@@ -26,6 +26,8 @@ import versioned.spark.Settings
  *    for the threads to leave; [[awaitIdle]] waits for everything submitted (tests, `compact`).
  *  - It yields to writes: its work runs as small jobs (one fragment per task slot, at most half the slots), and
  *    before each it waits while a write is in progress in the driver (at most `spark.versioned.compaction.yieldMs`).
+ *  - It is paced ([[Pacing]]): between its jobs it rests so that it works at most
+ *    `spark.versioned.compaction.dutyCycle` of the time, spreading a burst of work over the next commits.
  *  - `spark.versioned.compaction.background=false` runs the same step inline after each commit.
  */
 private[versioned] object Compactions {
@@ -72,6 +74,16 @@ private[versioned] object Compactions {
     while (versioned.core.Leases.writesInProgress && System.nanoTime() < deadline && !sc.isStopped) Thread.sleep(2L)
   }
 
+  /** Sleeps `ns` nanoseconds in steps of at most 10 ms, ending early once the SparkContext stops. */
+  private def sleepUnlessStopped(sc: SparkContext, ns: Long): Unit = {
+    val deadline = System.nanoTime() + ns
+    var left = ns
+    while (left > 0 && !sc.isStopped) {
+      java.util.concurrent.locks.LockSupport.parkNanos(math.min(left, 10000000L))
+      left = deadline - System.nanoTime()
+    }
+  }
+
   private def submit(r: Request): Unit = lock.synchronized {
     val sc = r.spark.sparkContext
     if (sc.isStopped) return
@@ -112,7 +124,8 @@ private[versioned] object Compactions {
     sc.clearJobTags()
     SparkSession.setActiveSession(r.spark)
     sc.setJobGroup(group, s"versioned: compaction of ${r.req.ident}@${r.image.shortHash}", interruptOnCancel = true)
-    try runLogged(r, backgroundSlots(sc), () => yieldToWrites(sc, r.settings.compactionYieldMs))
+    val pacing = new Pacing(r.settings.compactionDutyCycle, ns => sleepUnlessStopped(sc, ns))
+    try runLogged(r, backgroundSlots(sc), () => pacing.rest(() => yieldToWrites(sc, r.settings.compactionYieldMs)))
     finally { sc.clearJobGroup(); SparkSession.clearActiveSession() }
   }
 
