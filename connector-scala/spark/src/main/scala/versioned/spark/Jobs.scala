@@ -19,7 +19,7 @@ private[versioned] object Jobs {
   }
 
   /** Threads of one [[onDriver]] call: small work is more latency (file creation, footer reads) than CPU. */
-  private val DriverThreads = 8
+  val DriverThreads = 8
 
   /** The driver's threads for [[onDriver]], shared by its calls (kept a minute when idle; a call can nest). */
   private val driverPool = java.util.concurrent.Executors.newCachedThreadPool((r: Runnable) => {
@@ -27,13 +27,13 @@ private[versioned] object Jobs {
   })
 
   /**
-   * `f` over `items` on the driver, up to [[DriverThreads]] at a time, without a Spark job (small commits and
-   * merges: a job's scheduling costs more than the work). Each item runs with the caller's active session and
-   * class loader. Results are in the order of `items`; once every started item has ended, the first failure
-   * is rethrown (the remaining items are skipped).
+   * `f` over `items` on the driver, up to `threads` (default [[DriverThreads]]) at a time, without a Spark job
+   * (small commits and merges: a job's scheduling costs more than the work). Each item runs with the caller's
+   * active session and class loader. Results are in the order of `items`; once every started item has ended,
+   * the first failure is rethrown (the remaining items are skipped).
    */
-  def onDriver[A, B](items: Seq[A])(f: A => B): Seq[B] =
-    if (items.size <= 1) items.map(f)
+  def onDriver[A, B](items: Seq[A], threads: Int = DriverThreads)(f: A => B): Seq[B] =
+    if (items.size <= 1 || threads <= 1) items.map(f)
     else {
       val session = SparkSession.getActiveSession
       val loader = Thread.currentThread().getContextClassLoader
@@ -53,7 +53,7 @@ private[versioned] object Jobs {
           }
         } finally SparkSession.clearActiveSession()
       }
-      val outcomes = Seq.fill(math.min(DriverThreads, items.size))(worker).map(driverPool.submit(_))
+      val outcomes = Seq.fill(math.min(threads, items.size))(worker).map(driverPool.submit(_))
         .map(fut => scala.util.Try(fut.get()))
       outcomes.collectFirst { case scala.util.Failure(e: ExecutionException) => throw e.getCause
                               case scala.util.Failure(e) => throw e }

@@ -162,7 +162,12 @@ class BackgroundCompactionSuite extends VersionedTestBase {
     compactsMany(driverMerges = true)
   }
 
-  test("DIFF merges over localCommitMaxRows run as Spark jobs, each of at most half the task slots") {
+  test("in local mode DIFF merges over localCommitMaxRows run on the driver too (a task would hold a commit's slot)") {
+    assert(spark.sparkContext.isLocal)
+    withConf(VersionedOptions.ConfLocalCommitMaxRows -> "1")(compactsMany(driverMerges = true))
+  }
+
+  test("with driver-side work off (localCommitMaxRows = 0) DIFF merges run as Spark jobs of at most half the slots") {
     withConf(VersionedOptions.ConfLocalCommitMaxRows -> "0")(compactsMany(driverMerges = false))
   }
 

@@ -266,12 +266,18 @@ private[versioned] object Compactor {
     val base = snap.version.effectiveFragments
     val tasks = runs.toSeq.map { case (i, ids) => DiffConsolidation.Task(i, ids) } ++
       splits.toSeq.map { case (i, s) => DiffConsolidation.Task(i, base(i).objects.tail, Some(s)) }
-    // the readers and writers are made once for all groups; a group whose DIFFs hold few rows is merged on the driver
+    // the readers and writers are made once for all groups. Unless driver-side work is off (localCommitMaxRows
+    // = 0), a group is merged on the driver when its DIFFs hold few rows, or in local mode whatever their size:
+    // there a task would run in this JVM too (same heap), but hold one of the task slots the commits need until
+    // it ends, while the compaction thread only shares the CPU (and is paced), as many fragments at once as a job.
     lazy val work = DiffConsolidation.Work(spark, layout, target, splits = splits.nonEmpty)
     val driverRows = Warehouses.localCommitMaxRows(spark)
+    val sc = spark.sparkContext
     val merged = tasks.sortBy(_.fragment).grouped(slots).flatMap { group =>
       pause()
-      if (group.flatMap(_.diffs).map(snap.objects(_).rowCount).sum <= driverRows) DiffConsolidation.runOnDriver(snap, group, work)
+      if (driverRows > 0 && sc.isLocal) DiffConsolidation.runOnDriver(snap, group, work, math.min(slots, sc.defaultParallelism))
+      else if (driverRows > 0 && group.flatMap(_.diffs).map(snap.objects(_).rowCount).sum <= driverRows)
+        DiffConsolidation.runOnDriver(snap, group, work, Jobs.DriverThreads)
       else DiffConsolidation.run(spark, snap, group, work)
     }.toMap
     val split = merged.filter { case (i, r) => splits.contains(i) && !r.rewrite }

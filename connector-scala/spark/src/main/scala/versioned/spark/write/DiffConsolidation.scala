@@ -114,11 +114,13 @@ private[versioned] object DiffConsolidation {
   }
 
   /**
-   * The same work on the driver (no Spark job), a few fragments at a time: for DIFFs with few rows, whose job
-   * would cost more to schedule than its work.
+   * The same work on the driver (no Spark job), at most `threads` fragments at a time: for DIFFs with few rows,
+   * whose job would cost more to schedule than its work, and in local mode (where a task would run in this JVM
+   * too, but take a task slot from the commits).
    */
-  def runOnDriver(snap: TableSnapshot, tasks: Seq[Task], work: Work): Map[Int, Result] =
-    versioned.spark.Jobs.onDriver(planned(snap, tasks)) { case (task, files) => work(task, files) }.map(r => r.fragment -> r).toMap
+  def runOnDriver(snap: TableSnapshot, tasks: Seq[Task], work: Work, threads: Int): Map[Int, Result] =
+    versioned.spark.Jobs.onDriver(planned(snap, tasks), threads) { case (task, files) => work(task, files) }
+      .map(r => r.fragment -> r).toMap
 
   /**
    * Index of the first row (sorted by its single leading key) whose key is above `bound`, or at or above it with
