@@ -33,8 +33,12 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
   /** The same, with the name of the action that ran each scan (`collect`: a frame collected by the connector itself). */
   private def executionsOf(f: => Any): Seq[(String, Long, Long, Boolean)] = {
     val seen = mutable.ArrayBuffer.empty[(String, Long, Long, Boolean)]
+    // only f's executions: a background compaction's scans are not f's (it is awaited first), and the events of
+    // executions before f may still be on the asynchronous listener bus (execution ids only grow)
+    awaitCompaction()
+    val before = spark.range(1).queryExecution.id
     val l = new QueryExecutionListener {
-      override def onSuccess(funcName: String, qe: QueryExecution, durationNs: Long): Unit = synchronized {
+      override def onSuccess(funcName: String, qe: QueryExecution, durationNs: Long): Unit = if (qe.id > before) synchronized {
         def scans(p: SparkPlan): Seq[BatchScanExec] = collectWithSubqueries(p) {
           case b: BatchScanExec => Seq(b)
           case i: InMemoryTableScanExec => scans(i.relation.cachedPlan) // cached frames: deleteWhere, row-level commits
