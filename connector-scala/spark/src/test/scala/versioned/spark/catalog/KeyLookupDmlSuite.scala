@@ -309,12 +309,15 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
       val scans = scansOf { n = TableApi.deleteWhere(spark, opts, table, cond, null, null, null) }
       (n, scans)
     }
-    /** Spark jobs `f` ran (the listener bus is asynchronous: drained before counting). */
+    /** Spark jobs `f` ran, not the background compaction's (the listener bus is asynchronous: drained before counting). */
     def jobsOf(f: => Any): Seq[String] = {
       val jobs = new java.util.concurrent.ConcurrentLinkedQueue[String]()
       val l = new org.apache.spark.scheduler.SparkListener {
-        override def onJobStart(j: org.apache.spark.scheduler.SparkListenerJobStart): Unit =
-          jobs.add(String.valueOf(Option(j.properties).map(_.getProperty("spark.job.description")).orNull))
+        override def onJobStart(j: org.apache.spark.scheduler.SparkListenerJobStart): Unit = {
+          val p = Option(j.properties)
+          if (!p.flatMap(x => Option(x.getProperty("spark.jobGroup.id"))).exists(_.startsWith("versioned-compaction-")))
+            jobs.add(String.valueOf(p.map(_.getProperty("spark.job.description")).orNull))
+        }
       }
       spark.sparkContext.addSparkListener(l)
       try { f; Thread.sleep(1000) } finally spark.sparkContext.removeSparkListener(l)
