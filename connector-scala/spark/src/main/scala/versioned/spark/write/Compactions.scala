@@ -69,17 +69,19 @@ private[versioned] object Compactions {
    * SparkContext stops. A compaction's jobs are small (one fragment per task slot), so a commit that starts
    * while one runs shares the host with it only until that job ends.
    */
-  private def yieldToWrites(sc: SparkContext, maxMs: Long): Unit = {
-    val deadline = System.nanoTime() + maxMs * 1000000L
-    while (versioned.core.Leases.writesInProgress && System.nanoTime() < deadline && !sc.isStopped) Thread.sleep(2L)
-  }
+  private def yieldToWrites(sc: SparkContext, maxMs: Long): Unit =
+    waitWhile(sc, maxMs * 1000000L, stepNs = 2000000L)(versioned.core.Leases.writesInProgress)
 
-  /** Sleeps `ns` nanoseconds in steps of at most 10 ms, ending early once the SparkContext stops. */
-  private def sleepUnlessStopped(sc: SparkContext, ns: Long): Unit = {
-    val deadline = System.nanoTime() + ns
-    var left = ns
-    while (left > 0 && !sc.isStopped) {
-      java.util.concurrent.locks.LockSupport.parkNanos(math.min(left, 10000000L))
+  /**
+   * Sleeps in steps of at most `stepNs` while `cond` holds, for at most `maxNs` nanoseconds in all, and not once
+   * the SparkContext stops: the waits of a background compaction (yielding to writes, pacing's rests).
+   */
+  private def waitWhile(sc: SparkContext, maxNs: Long, stepNs: Long)(cond: => Boolean): Unit = {
+    val deadline = System.nanoTime() + maxNs
+    var left = maxNs
+    while (left > 0 && cond && !sc.isStopped) {
+      val step = math.min(left, stepNs)
+      Thread.sleep(step / 1000000L, (step % 1000000L).toInt)
       left = deadline - System.nanoTime()
     }
   }
@@ -124,7 +126,7 @@ private[versioned] object Compactions {
     sc.clearJobTags()
     SparkSession.setActiveSession(r.spark)
     sc.setJobGroup(group, s"versioned: compaction of ${r.req.ident}@${r.image.shortHash}", interruptOnCancel = true)
-    val pacing = new Pacing(r.settings.compactionDutyCycle, ns => sleepUnlessStopped(sc, ns))
+    val pacing = new Pacing(r.settings.compactionDutyCycle, ns => waitWhile(sc, ns, stepNs = 10000000L)(true))
     try runLogged(r, backgroundSlots(sc), () => pacing.rest(() => yieldToWrites(sc, r.settings.compactionYieldMs)))
     finally { sc.clearJobGroup(); SparkSession.clearActiveSession() }
   }

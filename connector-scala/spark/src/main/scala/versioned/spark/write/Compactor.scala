@@ -239,7 +239,7 @@ private[versioned] object Compactor {
    * split first for the fragments in `splits` (those whose split is refused get the SNAP); all of it
    * is recorded together as the version's compacted representation. The work runs as jobs of at most `slots`
    * fragments each, one task per fragment (DIFF merges first, on the driver when a group's DIFFs hold at most
-   * `localCommitMaxRows` rows, then SNAP rewrites), and `pause` is called before each group: background
+   * `localCommitMaxRows` rows or in local mode, then SNAP rewrites), and `pause` is called before each group: background
    * compaction leaves task slots to the commits that run meanwhile and waits for them between its jobs
    * ([[Compactions]]).
    */
@@ -275,9 +275,8 @@ private[versioned] object Compactor {
     val sc = spark.sparkContext
     val merged = tasks.sortBy(_.fragment).grouped(slots).flatMap { group =>
       pause()
-      if (driverRows > 0 && sc.isLocal) DiffConsolidation.runOnDriver(snap, group, work, math.min(slots, sc.defaultParallelism))
-      else if (driverRows > 0 && group.flatMap(_.diffs).map(snap.objects(_).rowCount).sum <= driverRows)
-        DiffConsolidation.runOnDriver(snap, group, work, Jobs.DriverThreads)
+      if (driverRows > 0 && (sc.isLocal || group.flatMap(_.diffs).map(snap.objects(_).rowCount).sum <= driverRows))
+        DiffConsolidation.runOnDriver(snap, group, work, if (sc.isLocal) math.min(slots, sc.defaultParallelism) else Jobs.DriverThreads)
       else DiffConsolidation.run(spark, snap, group, work)
     }.toMap
     val split = merged.filter { case (i, r) => splits.contains(i) && !r.rewrite }
