@@ -12,27 +12,35 @@ import versioned.core.ChangeKind
  * layout: key columns first, change kind at `changeOrdinal`), with what the columnar merge derives
  * from them, built once per overlay, so once per executor while it stays in the [[DiffCache]]: a
  * single integral key as a sorted `long` array, and the live rows as column batches per output layout.
+ * The rows themselves are kept packed ([[PackedRows]]), not as an object per row.
  *
  * The batches are shared by every scan that uses the overlay: readers emit them as they are, and
  * Spark's consumers of scan batches only read them.
+ *
+ * @param conflated the conflated rows (unsafe rows of `changeOrdinal + 1` fields); not kept
  */
-private[read] final class Overlay(val rows: Array[InternalRow], keyTypes: Seq[DataType], changeOrdinal: Int) {
+private[read] final class Overlay(conflated: Array[InternalRow], keyTypes: Seq[DataType], changeOrdinal: Int) {
+  val rows: PackedRows = PackedRows(conflated, changeOrdinal + 1)
+
   /** The keys of `rows` as `long`s, for a single integral key. */
   val longKeys: Option[Array[Long]] = IntegralKeys.of(keyTypes).map { get =>
-    val a = new Array[Long](rows.length)
+    val a = new Array[Long](conflated.length)
     var i = 0
-    while (i < a.length) { a(i) = get(rows(i)); i += 1 }
+    while (i < a.length) { a(i) = get(conflated(i)); i += 1 }
     a
   }
 
-  private lazy val live = rows.filter(_.getByte(changeOrdinal) != ChangeKind.Delete)
   private val batches = new ConcurrentHashMap[List[Int], IndexedSeq[Overlay.Batch]]()
 
   /** The live rows (upserts) as batches of at most `batchRows` rows holding the columns `ordinals`. */
   def liveBatches(ordinals: Array[Int], types: Array[DataType], batchRows: Int): IndexedSeq[Overlay.Batch] = {
-    def build = (0 until live.length by batchRows).map { from =>
-      val n = math.min(batchRows, live.length - from)
-      Overlay.Batch(new RowColumns(ordinals, types, n).fill(live, from, n))
+    def build = {
+      val view = new UnsafeRow(rows.numFields)
+      val live = (0 until rows.length).filter(i => rows.pointTo(view, i).getByte(changeOrdinal) != ChangeKind.Delete).toArray
+      (0 until live.length by batchRows).map { from =>
+        val n = math.min(batchRows, live.length - from)
+        Overlay.Batch(new RowColumns(ordinals, types, n).fill(i => rows.pointTo(view, live(from + i)), n))
+      }
     }
     val key = ordinals.toList
     Option(batches.get(key)).getOrElse {
@@ -40,8 +48,8 @@ private[read] final class Overlay(val rows: Array[InternalRow], keyTypes: Seq[Da
     }
   }
 
-  /** Estimated heap bytes: the rows, and about as much again for their column batches (one layout). */
-  def estimatedBytes: Long = 2 * rows.iterator.map { case u: UnsafeRow => u.getSizeInBytes.toLong + 48; case _ => 256L }.sum
+  /** Estimated heap bytes: the packed rows and their keys, and about as much again for column batches (one layout). */
+  val estimatedBytes: Long = 2 * rows.heapBytes + longKeys.fold(0L)(8L * _.length)
 }
 
 private[read] object Overlay {

@@ -1,6 +1,6 @@
 package versioned.spark.read
 
-import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.connector.read.PartitionReader
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
@@ -106,16 +106,19 @@ private[read] object KeyMatcher {
   }
 
   /** Any key: rows compared through [[KeyComparator]]. */
-  private final class AnyKey(overlay: Array[InternalRow], keys: KeyComparator) extends KeyMatcher {
+  private final class AnyKey(overlay: PackedRows, keys: KeyComparator) extends KeyMatcher {
     private var j = 0
+    private val view = new UnsafeRow(overlay.numFields)
+    if (!overlay.isEmpty) overlay.pointTo(view, 0)
+    private def advance(): Unit = { j += 1; if (j < overlay.length) overlay.pointTo(view, j) }
     override def select(b: ColumnarBatch, sel: Array[Int]): Int = {
       val n = b.numRows()
       var kept = 0
       var i = 0
       while (i < n) {
         val row = b.getRow(i)
-        while (j < overlay.length && keys.compare(overlay(j), row) < 0) j += 1
-        if (!(j < overlay.length && keys.compare(overlay(j), row) == 0)) { sel(kept) = i; kept += 1 }
+        while (j < overlay.length && keys.compare(view, row) < 0) advance()
+        if (!(j < overlay.length && keys.compare(view, row) == 0)) { sel(kept) = i; kept += 1 }
         i += 1
       }
       kept

@@ -15,15 +15,18 @@ import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 private[read] final class RowColumns(ordinals: Array[Int], types: Array[DataType], capacity: Int) {
   private val vectors = types.map(t => new OnHeapColumnVector(capacity, t))
 
-  /** The rows `rows(from until from + n)` (n <= capacity) as a batch; valid until the next call. */
-  def fill(rows: Array[InternalRow], from: Int, n: Int): ColumnarBatch = {
+  /**
+   * The rows `row(0)` until `row(n)` (n <= capacity) as a batch; valid until the next call. Each row is read
+   * before the next is asked for, so `row` may return one reused view.
+   */
+  def fill(row: Int => InternalRow, n: Int): ColumnarBatch = {
     var c = 0
     while (c < vectors.length) {
       val v = vectors(c); val o = ordinals(c); val t = types(c)
       v.reset()
       var i = 0
       while (i < n) {
-        val r = rows(from + i)
+        val r = row(i)
         if (r.isNullAt(o)) v.putNull(i)
         else {
           v.putNotNull(i)
