@@ -5,9 +5,11 @@ package versioned.spark.read
  * chain (its object URIs, oldest first) read with one column layout always conflates to the same rows:
  * repeated scans of a version skip re-reading its DIFFs and reuse the [[Overlay]]'s column batches, and
  * a chain that extends a cached one (the next commit's chain: the same objects plus its own DIFFs) is
- * conflated from the cached rows and only the new DIFFs ([[longestPrefix]]). Least recently used chains
- * are dropped first once the cached overlays exceed the byte budget the scan passes (0 disables the
- * cache; a negative budget means the default, [[defaultBudget]] of this JVM's heap).
+ * conflated from the cached rows and only the new DIFFs ([[longestPrefix]]); the prefix's overlay is then
+ * dropped, since once a table moves on its previous version is rarely read again, and cached overlays are
+ * long-lived heap the garbage collector keeps walking and compacting. Least recently used chains are
+ * dropped first once the cached overlays exceed the byte budget the scan passes (0 disables the cache; a
+ * negative budget means the default, [[defaultBudget]] of this JVM's heap).
  */
 private[read] object DiffCache {
   final case class Key(objects: Seq[String], layout: String)
@@ -33,10 +35,13 @@ private[read] object DiffCache {
     val budget = if (budget0 < 0) defaultBudget else budget0
     if (budget <= 0) return load(None)
     synchronized { Option(entries.get(key)).map(_.overlay) }.getOrElse {
-      val overlay = load(longestPrefix(key))
+      val prefix = longestPrefix(key)
+      val overlay = load(prefix)
       val bytes = overlay.estimatedBytes
       if (bytes <= budget / 2) synchronized {
         if (!entries.containsKey(key)) { entries.put(key, new Entry(overlay, bytes)); total += bytes }
+        // the prefix's chain is superseded (a fragment's previous version): dropped now, not when the budget is full
+        prefix.foreach { case (_, n) => Option(entries.remove(Key(key.objects.take(n), key.layout))).foreach(total -= _.bytes) }
         val it = entries.values().iterator()
         while (total > budget && it.hasNext) { total -= it.next().bytes; it.remove() }
       }

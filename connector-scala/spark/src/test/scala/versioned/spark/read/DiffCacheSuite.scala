@@ -39,4 +39,22 @@ class DiffCacheSuite extends VersionedTestBase {
     DiffCache.clear()
     assertReads(read("r.t"), cur.values.toSeq, "cold full scan")
   }
+
+  test("an overlay built from a cached prefix replaces it; other chains stay until the budget is full") {
+    DiffCache.clear()
+    def overlay = new Overlay(Array.empty[org.apache.spark.sql.catalyst.InternalRow], Seq(LongType), 1)
+    var loads = Vector.empty[(Seq[String], Option[Int])]
+    def get(objects: String*): Overlay = DiffCache.getOrLoad(DiffCache.Key(objects, "l"), 1L << 20) { prefix =>
+      loads :+= (objects -> prefix.map(_._2)); overlay
+    }
+    get("a"); get("x")
+    get("a", "b")
+    get("a", "b", "c")
+    assert(loads == Vector(Seq("a") -> None, Seq("x") -> None, Seq("a", "b") -> Some(1), Seq("a", "b", "c") -> Some(2)))
+    get("a", "b", "c"); get("x")
+    assert(loads.length == 4, "the head chain and an unrelated chain stay cached")
+    get("a", "b")
+    assert(loads.last == (Seq("a", "b") -> None), "a superseded prefix was dropped: rebuilt from its DIFFs alone")
+    DiffCache.clear()
+  }
 }
