@@ -31,6 +31,17 @@ def parquet_bytes(path: str) -> Tuple[int, int]:
     return total, files
 
 
+def driver_java_options(driver_memory: str) -> str:
+    """JVM options of every benchmark driver (ours and the peers'): a fixed heap, touched once at start.
+
+    On a virtual machine that hands freed guest memory back to its host (free page reporting, as on the
+    Firecracker VMs the rounds ran on), the first touch of a heap page costs a kernel page fault. A heap that
+    grows and shrinks makes whichever scan runs first after a commit pay for it (measured: 1.5-3x slower
+    scans, with system time at 50-75% of the CPU), so alternating connector and Parquet scans measured the
+    heap's growth rather than the scan. A fixed, pre-touched heap is usual JVM benchmark practice."""
+    return f"-Xms{driver_memory} -XX:+AlwaysPreTouch"
+
+
 def timed(fn: Callable[[], Any]) -> Tuple[float, Any]:
     t = time.perf_counter()
     r = fn()

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import datagen as G
 import peers_client
-from common import ROOT, T0, find_jar, fmt_s, git_head, log, median, force, parquet_bytes, scan_reps, sha256_file, timed
+from common import ROOT, T0, driver_java_options, find_jar, fmt_s, git_head, log, median, force, parquet_bytes, scan_reps, sha256_file, timed
 
 
 class Suite:
@@ -56,6 +56,7 @@ class Suite:
         self.spark = (SparkSession.builder.master(self.master)
                       .appName("versioned-bench")
                       .config("spark.driver.memory", self.args.driver_memory)
+                      .config("spark.driver.extraJavaOptions", driver_java_options(self.args.driver_memory))
                       .config("spark.jars", jar)
                       .config("spark.ui.enabled", "false")
                       .config("spark.ui.showConsoleProgress", "false")
@@ -87,6 +88,7 @@ class Suite:
             "python": platform.python_version(),
             "master": self.master,
             "driver_memory": self.args.driver_memory,
+            "driver_java_options": driver_java_options(self.args.driver_memory),
             "host_cpus": os.cpu_count(),
             "rows": self.n,
             "hist_rows": n_h,

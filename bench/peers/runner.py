@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(HERE))  # bench/: datagen
 sys.path.insert(0, HERE)
 
 import datagen as G  # noqa: E402
-from common import T0, force, log, median, scan_reps, timed  # noqa: E402 - shared with the main benchmark
+from common import T0, driver_java_options, force, log, median, scan_reps, timed  # noqa: E402 - shared with the main benchmark
 import tables as TB  # noqa: E402
 
 DELTA_PACKAGE = "io.delta:delta-spark_4.1_2.13:4.4.0"
@@ -36,6 +36,7 @@ def session(args: argparse.Namespace):
     from pyspark.sql import SparkSession
     b = (SparkSession.builder.master(f"local[{args.cores}]").appName(f"versioned-bench-peer-{args.system}")
          .config("spark.driver.memory", args.driver_memory)
+         .config("spark.driver.extraJavaOptions", driver_java_options(args.driver_memory))
          .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
          .config("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
          .config("spark.sql.parquet.compression.codec", "snappy")
