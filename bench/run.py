@@ -97,6 +97,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--master", default=None,
                     help="Spark master URL (default local[--cores]); on a cluster, --work must be storage every executor sees")
     ap.add_argument("--driver-memory", default="6g")
+    ap.add_argument("--driver-java-options", default="",
+                    help="more JVM options for our driver, e.g. GC logging (-Xlog:gc*:file=gc.log:time,uptime)")
     ap.add_argument("--shuffle-partitions", type=int, default=200)
     ap.add_argument("--work", default=os.path.join(HERE, "work"), help="scratch directory (deleted first)")
     ap.add_argument("--results", default=os.path.join(HERE, "results"))

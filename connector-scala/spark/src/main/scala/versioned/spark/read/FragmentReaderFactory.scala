@@ -80,7 +80,7 @@ private[read] final class FragmentReaderFactory(
         val copy = identity()
         // the conflated rows of a cached prefix of the chain stand for its DIFFs (conflation is associative)
         val (cached, from) = prefix.fold((Array.empty[Array[InternalRow]], 0)) { case (o, n) => (Array(o.rows.toArray), n) }
-        new Overlay(Conflation(cached ++ p.diffs.drop(from).map(ObjectFiles.load(readers.diffRows.get, _, copy, readers.conf)),
+        Overlay(Conflation(cached ++ p.diffs.drop(from).map(ObjectFiles.load(readers.diffRows.get, _, copy, readers.conf)),
           keyTypes), keyTypes, mergedSchema.length)
       }
       val snap = p.snap.fold(Iterator.empty[ColumnarBatch])(batches(readers.mergedBatches.get, _))

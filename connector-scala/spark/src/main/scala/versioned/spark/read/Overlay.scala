@@ -17,19 +17,12 @@ import versioned.core.ChangeKind
  * The batches are shared by every scan that uses the overlay: readers emit them as they are, and
  * Spark's consumers of scan batches only read them.
  *
- * @param conflated the conflated rows (unsafe rows of `changeOrdinal + 1` fields); not kept
+ * Built by [[Overlay.apply]], which keeps no reference to the conflated rows it is given.
+ *
+ * @param rows the conflated rows, packed
+ * @param longKeys the keys of `rows` as `long`s, for a single integral key
  */
-private[read] final class Overlay(conflated: Array[InternalRow], keyTypes: Seq[DataType], changeOrdinal: Int) {
-  val rows: PackedRows = PackedRows(conflated, changeOrdinal + 1)
-
-  /** The keys of `rows` as `long`s, for a single integral key. */
-  val longKeys: Option[Array[Long]] = IntegralKeys.of(keyTypes).map { get =>
-    val a = new Array[Long](conflated.length)
-    var i = 0
-    while (i < a.length) { a(i) = get(conflated(i)); i += 1 }
-    a
-  }
-
+private[read] final class Overlay private (val rows: PackedRows, val longKeys: Option[Array[Long]], changeOrdinal: Int) {
   private val batches = new ConcurrentHashMap[List[Int], IndexedSeq[Overlay.Batch]]()
 
   /** The live rows (upserts) as batches of at most `batchRows` rows holding the columns `ordinals`. */
@@ -53,6 +46,17 @@ private[read] final class Overlay(conflated: Array[InternalRow], keyTypes: Seq[D
 }
 
 private[read] object Overlay {
+  /** The overlay of `conflated` (unsafe rows of `changeOrdinal + 1` fields, keys first); the array is not kept. */
+  def apply(conflated: Array[InternalRow], keyTypes: Seq[DataType], changeOrdinal: Int): Overlay = {
+    val longKeys = IntegralKeys.of(keyTypes).map { get =>
+      val a = new Array[Long](conflated.length)
+      var i = 0
+      while (i < a.length) { a(i) = get(conflated(i)); i += 1 }
+      a
+    }
+    new Overlay(PackedRows(conflated, changeOrdinal + 1), longKeys, changeOrdinal)
+  }
+
   /** Output layouts whose batches an overlay keeps (others are rebuilt per reader). */
   val MaxLayouts = 4
 

@@ -42,7 +42,7 @@ class DiffCacheSuite extends VersionedTestBase {
 
   test("an overlay built from a cached prefix replaces it; other chains stay until the budget is full") {
     DiffCache.clear()
-    def overlay = new Overlay(Array.empty[org.apache.spark.sql.catalyst.InternalRow], Seq(LongType), 1)
+    def overlay = Overlay(Array.empty[org.apache.spark.sql.catalyst.InternalRow], Seq(LongType), 1)
     var loads = Vector.empty[(Seq[String], Option[Int])]
     def get(objects: String*): Overlay = DiffCache.getOrLoad(DiffCache.Key(objects, "l"), 1L << 20) { prefix =>
       loads :+= (objects -> prefix.map(_._2)); overlay

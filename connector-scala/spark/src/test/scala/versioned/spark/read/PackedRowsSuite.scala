@@ -6,7 +6,10 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
-/** [[PackedRows]]: every row reads back byte for byte, across chunk boundaries and for rows larger than a chunk. */
+/**
+ * [[PackedRows]]: every row reads back byte for byte, across chunk boundaries and for rows larger than a chunk;
+ * an [[Overlay]] keeps only its packed rows.
+ */
 class PackedRowsSuite extends AnyFunSuite {
   private val schema = new StructType().add("id", LongType).add("s", StringType).add("kind", ByteType)
   private val project = UnsafeProjection.create(schema.fields.toSeq.zipWithIndex.map { case (f, o) => BoundReference(o, f.dataType, f.nullable) })
@@ -39,5 +42,16 @@ class PackedRowsSuite extends AnyFunSuite {
     assertSame(rows, packed)
     val data = rows.map(_.asInstanceOf[UnsafeRow].getSizeInBytes.toLong).sum
     assert(packed.heapBytes >= data && packed.heapBytes < data + 1024)
+  }
+
+  test("an overlay keeps its rows packed and holds no reference to the conflated rows it was built from") {
+    var conflated = Array.tabulate[InternalRow](1000)(i => row(i, "v"))
+    val ref = new java.lang.ref.WeakReference(conflated)
+    val overlay = Overlay(conflated, Seq(LongType), 2)
+    conflated = null
+    var tries = 0
+    while (ref.get != null && tries < 20) { System.gc(); Thread.sleep(10); tries += 1 }
+    assert(ref.get == null, "the conflated rows stayed reachable (from the overlay)")
+    assert(overlay.rows.length == 1000 && overlay.longKeys.get.toSeq == (0L until 1000L))
   }
 }
