@@ -53,11 +53,11 @@ class Suite:
         from pyspark.sql import SparkSession
         import pyspark
 
+        java_options = f"{driver_java_options(self.args.driver_memory)} {self.args.driver_java_options}".strip()
         self.spark = (SparkSession.builder.master(self.master)
                       .appName("versioned-bench")
                       .config("spark.driver.memory", self.args.driver_memory)
-                      .config("spark.driver.extraJavaOptions",
-                              f"{driver_java_options(self.args.driver_memory)} {self.args.driver_java_options}".strip())
+                      .config("spark.driver.extraJavaOptions", java_options)
                       .config("spark.jars", jar)
                       .config("spark.ui.enabled", "false")
                       .config("spark.ui.showConsoleProgress", "false")
@@ -89,7 +89,7 @@ class Suite:
             "python": platform.python_version(),
             "master": self.master,
             "driver_memory": self.args.driver_memory,
-            "driver_java_options": f"{driver_java_options(self.args.driver_memory)} {self.args.driver_java_options}".strip(),
+            "driver_java_options": java_options,
             "host_cpus": os.cpu_count(),
             "rows": self.n,
             "hist_rows": n_h,

@@ -29,7 +29,7 @@ private[read] final class Overlay private (val rows: PackedRows, val longKeys: O
   def liveBatches(ordinals: Array[Int], types: Array[DataType], batchRows: Int): IndexedSeq[Overlay.Batch] = {
     def build = {
       val view = new UnsafeRow(rows.numFields)
-      val live = (0 until rows.length).filter(i => rows.pointTo(view, i).getByte(changeOrdinal) != ChangeKind.Delete).toArray
+      val live = Array.range(0, rows.length).filter(i => rows.pointTo(view, i).getByte(changeOrdinal) != ChangeKind.Delete)
       (0 until live.length by batchRows).map { from =>
         val n = math.min(batchRows, live.length - from)
         Overlay.Batch(new RowColumns(ordinals, types, n).fill(i => rows.pointTo(view, live(from + i)), n))

@@ -56,7 +56,8 @@ private[read] object PackedRows {
       // the next chunk holds rows i until j, at least one row (a row larger than ChunkBytes gets its own)
       var bytes = 0L
       var j = i
-      while (j < rows.length && (j == i || bytes + size(rows(j)) <= ChunkBytes)) { bytes += size(rows(j)); j += 1 }
+      var next = 0L
+      while (j < rows.length && { next = size(rows(j)); j == i || bytes + next <= ChunkBytes }) { bytes += next; j += 1 }
       val chunk = new Array[Byte](bytes.toInt)
       var offset = 0
       while (i < j) {
