@@ -70,7 +70,7 @@ private[versioned] object FastDiff {
     // each reader gets its own configuration: building one sets the requested schema in the one it is given
     def reader(data: StructType, read: StructType, fs: Seq[Filter], batch: Boolean): ObjectFiles.Reader =
       format.buildReaderWithPartitionValues(spark, data, new StructType(), read, fs,
-        Map(FileFormat.OPTION_RETURNING_BATCH -> batch.toString), new org.apache.hadoop.conf.Configuration(conf))
+        Map(FileFormat.OPTION_RETURNING_BATCH -> batch.toString), ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration))
     val tasks = fast.map { f =>
       val (snap, diffs) = f.prefix.partition(id => metas(id).kind == ObjectKind.Snap)
       FragmentTask(snap.headOption.map(file), diffs.map(file), f.extraFrom.map(file), f.extraTo.map(file))

@@ -20,9 +20,12 @@ import versioned.core.{Errors, ObjectChecksum, ObjectStores, ObjectCorruptExcept
 private[versioned] object ObjectFiles {
   type Reader = PartitionedFile => Iterator[InternalRow]
 
-  /** A copy of `conf` whose Parquet readers verify page checksums (and read without Hadoop vectored IO). */
+  /**
+   * A copy of `conf` whose Parquet readers verify page checksums (and read without Hadoop vectored IO), cheap to
+   * broadcast ([[LeanConfiguration]]).
+   */
   def verifying(conf: Configuration): Configuration = {
-    val c = new Configuration(conf)
+    val c = new LeanConfiguration(conf)
     c.setBoolean("parquet.page.verify-checksum.enabled", true)
     // Hadoop's vectored reads open an asynchronous channel (threads) per call on local files: a key lookup,
     // which reads many small page ranges, spent most of its time starting threads; full scans are as fast without

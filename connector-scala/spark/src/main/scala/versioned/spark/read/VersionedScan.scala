@@ -69,22 +69,22 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
 
   /**
    * A runtime filter on the key: the scan is planned again with its values as a [[KeyLookup]], and the Parquet
-   * readers of the factories already built are rebuilt with the lookup pushed down. Spark builds the reader
-   * factory while planning, before runtime filters arrive, and ships it with the tasks after: without the
-   * rebuild, Parquet would decode every page of every column read and only the rows would be dropped.
+   * readers of the factory, if already built, are rebuilt with the lookup pushed down. The factory is shipped
+   * with the tasks: without the rebuild, Parquet would decode every page of every column read and only the
+   * rows would be dropped.
    */
   override def filter(predicates: Array[Predicate]): Unit =
     KeyLookup.fromPredicates(layout, predicates.toSeq).foreach { l =>
       runtimeLookup = Some(runtimeLookup.fold(l)(_ intersect l))
       planned = None
-      built.foreach { case (factory, shape) => factory.readers = readers(shape) }
+      built.foreach(_.readers = readers(shape))
     }
 
-  /** Which Parquet readers a factory holds: decided once, from the partitions planned first. */
+  /** Which Parquet readers a factory holds. */
   private case class ReaderShape(columnar: Boolean, snapRows: Boolean, diffRows: Boolean, snapBatches: Boolean,
                                  mergedBatches: Boolean)
-  /** The factories built so far (Spark may plan a scan more than once) and their shapes. */
-  private var built: List[(FragmentReaderFactory, ReaderShape)] = Nil
+  /** The reader factory, once built. */
+  private var built: Option[FragmentReaderFactory] = None
 
   private var planned: Option[Array[FragmentPartition]] = None
 
@@ -153,7 +153,28 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
   /** Key columns, then the other columns read: the layout of SNAP rows. */
   private def merged = layout.keyFirst(others)
 
-  override def createReaderFactory(): PartitionReaderFactory = {
+  /**
+   * Spark asks whether the scan is columnar while planning, possibly on more than one copy of its plan: answered
+   * from the readers' shape, so that no Parquet reader (each broadcasts a Hadoop configuration) is built for it.
+   */
+  override def columnarSupportMode(): Scan.ColumnarSupportMode =
+    if (shape.columnar) Scan.ColumnarSupportMode.SUPPORTED else Scan.ColumnarSupportMode.UNSUPPORTED
+
+  /**
+   * The scan's one reader factory: built on first use and shared by every copy of the plan (a runtime filter
+   * replaces its readers, see [[filter]]).
+   */
+  override def createReaderFactory(): PartitionReaderFactory = built.getOrElse {
+    // Runtime filters arrive after the factory is built: every scan of a keyed table whose output has an
+    // integral first key can apply the lookup values its partitions carry (and `filter` rebuilds the readers).
+    val factory = new FragmentReaderFactory(readers(shape), merged, layout.keyColumns.size,
+      readSchema0.fieldNames.map(merged.fieldIndex), limit, if (snapshot.onlyFragments.isDefined) None else lookupKey)
+    built = Some(factory)
+    factory
+  }
+
+  /** Which readers the factory holds: decided once, from the partitions planned first. */
+  private lazy val shape: ReaderShape = {
     val spark = SparkSession.active
     val format = new ParquetFileFormat()
     val withDiffs = partitions.exists(_.diffs.nonEmpty)
@@ -161,26 +182,18 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     val snapUnderDiffs = partitions.exists(p => p.diffs.nonEmpty && p.snap.isDefined)
     val columnar = !rowsOnly && limit.isEmpty && partitions.nonEmpty && readSchema0.nonEmpty && format.supportBatch(spark, readSchema0) &&
       (!withDiffs || (snapshot.onlyFragments.isEmpty && overlayFits(spark, format, merged)))
-    val shape = ReaderShape(columnar, snapRows = !columnar && partitions.exists(_.snap.isDefined), diffRows = withDiffs,
+    ReaderShape(columnar, snapRows = !columnar && partitions.exists(_.snap.isDefined), diffRows = withDiffs,
       snapBatches = columnar && snapOnly, mergedBatches = columnar && snapUnderDiffs)
-    // Runtime filters arrive after the factory is built: every scan of a keyed table whose output has an
-    // integral first key can apply the lookup values its partitions carry (and `filter` rebuilds the readers).
-    val factory = new FragmentReaderFactory(readers(shape), merged, layout.keyColumns.size,
-      readSchema0.fieldNames.map(merged.fieldIndex), limit, if (snapshot.onlyFragments.isDefined) None else lookupKey)
-    built ::= (factory, shape)
-    factory
   }
 
   /** The Parquet readers of `shape`, with this scan's filters and lookup pushed down. */
   private def readers(shape: ReaderShape): FragmentReaders = {
     val spark = SparkSession.active
-    val conf = ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration)
     val format = new ParquetFileFormat()
-    // Each reader broadcasts the Hadoop configuration (a snapshot of `conf`, taken at once): build only the
-    // ones this scan's partitions use.
+    // Each reader broadcasts its own copy of the Hadoop configuration: build only the ones this scan's partitions use.
     def reader(schema: StructType, read: StructType, fs: Seq[Filter], batch: Boolean) = format.buildReaderWithPartitionValues(
       spark, schema, new StructType(), read, fs.filter(Pruning.safeForParquet), Map(FileFormat.OPTION_RETURNING_BATCH -> batch.toString),
-      new org.apache.hadoop.conf.Configuration(conf))
+      ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration))
     FragmentReaders(
       shape.columnar,
       snapRows = Option.when(shape.snapRows)(reader(layout.physicalSchema, merged, parquetFilters, batch = false)),
