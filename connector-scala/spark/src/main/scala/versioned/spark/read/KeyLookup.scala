@@ -110,7 +110,8 @@ private[versioned] object KeyLookup {
   /**
    * Whether `filter` is exactly a set of values of the first key column of `layout` ([[fromFilters]] takes all of
    * it: `=`, `<=>`, `IN` and AND / OR of those). A scan's lookup then implies it, and it need not be pushed to
-   * Parquet besides the lookup's own filter (the scan still reports it to Spark, which applies it after).
+   * Parquet besides the lookup's own filter; when the readers apply the lookup exactly, Spark does not evaluate
+   * it after the scan either ([[VersionedScanBuilder]]).
    */
   def isKeySet(layout: TableLayout, filter: Filter): Boolean =
     keyField(layout).flatMap(keySet(_, filter)).exists { case (_, exact) => exact }

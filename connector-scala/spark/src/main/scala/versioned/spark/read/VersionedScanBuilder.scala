@@ -7,26 +7,52 @@ import org.apache.spark.sql.types.StructType
 import versioned.spark.TableSnapshot
 
 /**
- * Column pruning and filter pushdown. Filters are used to prune fragments and objects and to skip
- * Parquet row groups; every filter is still evaluated by Spark after the merge, which keeps results
- * correct under DIFFs (see [[VersionedScan]]). `rowsOnly` builds scans that never read columnar batches.
+ * Column pruning and filter pushdown. Filters are used to prune fragments and objects and to skip Parquet row
+ * groups and pages. Spark evaluates every filter again after the merge, which keeps results correct under DIFFs
+ * (see [[VersionedScan]]), except the filters the scan applies exactly itself ([[exact]]). `rowsOnly` builds scans
+ * that never read columnar batches.
  */
 private[versioned] final class VersionedScanBuilder(snapshot: TableSnapshot, tableSchema: StructType,
                                                     rowsOnly: Boolean = false)
   extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownFilters with SupportsPushDownLimit {
 
+  private val layout = snapshot.layout
   private var required: StructType = tableSchema
   private var filters: Array[Filter] = Array.empty
+  private var applied: Array[Filter] = Array.empty
   private var limit: Option[Int] = None
 
   override def pruneColumns(requiredSchema: StructType): Unit = required = requiredSchema
 
-  override def pushFilters(fs: Array[Filter]): Array[Filter] = { filters = fs; fs }
+  override def pushFilters(fs: Array[Filter]): Array[Filter] = {
+    filters = fs
+    applied = exact(fs)
+    fs.filterNot(applied.contains)
+  }
+
+  /**
+   * The filters that are exactly a set of values of an integral first key ([[KeyLookup.isKeySet]]: `key = v`,
+   * `key IN (...)`, OR and AND of those), when the scan's readers keep only those keys' rows ([[LookupReaders]]:
+   * at most `MaxValues` values, not in a scan restricted to some fragments). Spark does not evaluate them again:
+   * a key lookup then plans no filter of its own, whose generated code, with the looked-up values inlined as
+   * literals, Spark compiled anew for every lookup.
+   */
+  private def exact(fs: Array[Filter]): Array[Filter] = {
+    val keySets = fs.filter(KeyLookup.isKeySet(layout, _))
+    val applies = KeyLookup.keyField(layout).exists(f => LookupReaders.supports(f.dataType)) &&
+      snapshot.onlyFragments.isEmpty &&
+      KeyLookup.fromFilters(layout, keySets.toSeq).exists(_.values.size <= LookupReaders.MaxValues)
+    if (applies) keySets else Array.empty
+  }
 
   override def pushedFilters(): Array[Filter] = filters
 
   /** Each partition stops after `n` merged rows; Spark still applies the limit (partially pushed). */
   override def pushLimit(n: Int): Boolean = { limit = Some(n); true }
 
-  override def build(): Scan = new VersionedScan(snapshot, required, filters.toSeq, limit, rowsOnly)
+  /** The scan; it reads the first key column whenever it applies key filters itself, even if Spark pruned it. */
+  override def build(): Scan = {
+    val key = KeyLookup.keyField(layout).filter(f => applied.nonEmpty && !required.fieldNames.contains(f.name))
+    new VersionedScan(snapshot, key.fold(required)(f => required.add(tableSchema(f.name))), filters.toSeq, limit, rowsOnly)
+  }
 }

@@ -36,9 +36,10 @@ private[versioned] final class BeforeValuesScanBuilder(snapshot: TableSnapshot, 
     inner.pruneColumns(StructType(user ++ values))
   }
 
+  /** Filters on `_vbefore` are Spark's; of the others, those the inner scan does not apply exactly. */
   override def pushFilters(filters: Array[Filter]): Array[Filter] = {
-    inner.pushFilters(filters.filterNot(_.references.exists(_.startsWith(BeforeColumn))))
-    filters
+    val (before, others) = filters.partition(_.references.exists(_.startsWith(BeforeColumn)))
+    before ++ inner.pushFilters(others)
   }
 
   override def pushedFilters(): Array[Filter] = inner.pushedFilters()
