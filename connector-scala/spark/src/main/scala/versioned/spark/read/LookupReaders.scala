@@ -17,6 +17,14 @@ private[versioned] object LookupReaders {
   /** Most values carried to executors; a larger lookup only prunes. */
   val MaxValues = 1000000
 
+  /**
+   * Whether a scan's readers keep exactly the rows of `lookup`'s keys (given that the scan outputs the key
+   * column): an integral key, at most [[MaxValues]] values, and not a scan restricted to some fragments (the
+   * rewrites, which read those fragments whole). The scan and its builder ask this one rule.
+   */
+  def appliesExactly(lookup: KeyLookup, fragmentScan: Boolean): Boolean =
+    !fragmentScan && supports(lookup.field.dataType) && lookup.values.size <= MaxValues
+
   def supports(dt: DataType): Boolean = dt match {
     case ByteType | ShortType | IntegerType | LongType | DateType | TimestampType | TimestampNTZType => true
     case _ => false

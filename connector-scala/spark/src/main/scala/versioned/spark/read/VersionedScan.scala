@@ -141,7 +141,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
 
   /** The lookup's values for the readers (sorted `long`s), when they apply them. */
   private def lookupKeys: Option[Array[Long]] = for {
-    _ <- lookupKey; l <- lookup if l.values.size <= LookupReaders.MaxValues
+    _ <- lookupKey; l <- lookup if LookupReaders.appliesExactly(l, snapshot.onlyFragments.isDefined)
   } yield l.values.map(_.asInstanceOf[Long]).toArray
 
   override def supportedCustomMetrics(): Array[org.apache.spark.sql.connector.metric.CustomMetric] = ScanMetrics.supported

@@ -32,17 +32,14 @@ private[versioned] final class VersionedScanBuilder(snapshot: TableSnapshot, tab
 
   /**
    * The filters that are exactly a set of values of an integral first key ([[KeyLookup.isKeySet]]: `key = v`,
-   * `key IN (...)`, OR and AND of those), when the scan's readers keep only those keys' rows ([[LookupReaders]]:
-   * at most `MaxValues` values, not in a scan restricted to some fragments). Spark does not evaluate them again:
-   * a key lookup then plans no filter of its own, whose generated code, with the looked-up values inlined as
-   * literals, Spark compiled anew for every lookup.
+   * `key IN (...)`, OR and AND of those), when the scan's readers keep only those keys' rows
+   * ([[LookupReaders.appliesExactly]]). Spark does not evaluate them again: a key lookup then plans no filter of its
+   * own, whose generated code, with the looked-up values inlined as literals, Spark compiled anew for every lookup.
    */
   private def exact(fs: Array[Filter]): Array[Filter] = {
     val keySets = fs.filter(KeyLookup.isKeySet(layout, _))
-    val applies = KeyLookup.keyField(layout).exists(f => LookupReaders.supports(f.dataType)) &&
-      snapshot.onlyFragments.isEmpty &&
-      KeyLookup.fromFilters(layout, keySets.toSeq).exists(_.values.size <= LookupReaders.MaxValues)
-    if (applies) keySets else Array.empty
+    if (KeyLookup.fromFilters(layout, keySets.toSeq).exists(LookupReaders.appliesExactly(_, snapshot.onlyFragments.isDefined)))
+      keySets else Array.empty
   }
 
   override def pushedFilters(): Array[Filter] = filters
