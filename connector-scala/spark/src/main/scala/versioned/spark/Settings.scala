@@ -31,7 +31,8 @@ final case class Settings(
     diffCacheBytes: Long,
     localCommitMaxRows: Long,
     localCommitMaxBytes: Long,
-    diffCompression: String)
+    diffCompression: String,
+    beforeImages: Boolean = false)
 
 object Settings {
   /** The session's settings (the SQL conf, which includes the SparkConf the session started with). */
@@ -47,6 +48,11 @@ object Settings {
       num(key, default, s"an integer >= $min")(v => v.toLongOption.filter(_ >= min))
     def int(key: String, default: Int, min: Int): Int =
       num(key, default, s"an integer between $min and ${Int.MaxValue}")(v => v.toIntOption.filter(_ >= min))
+    def bool(key: String, default: Boolean): Boolean = num(key, default, "true or false")(_.toLowerCase match {
+      case "true" => Some(true)
+      case "false" => Some(false)
+      case _ => None
+    })
     def bytes(key: String, default: Long): Long =
       num(key, default, "a byte size >= 0 such as 1048576, 512k, 64m or 1g")(v =>
         Try(JavaUtils.byteStringAsBytes(v)).toOption.filter(_ >= 0))
@@ -60,11 +66,7 @@ object Settings {
       maxDiffRatio = num(ConfMaxDiffRatio, DefaultMaxDiffRatio, "a number > 0, e.g. 0.1")(v =>
         v.toDoubleOption.filter(d => d > 0 && !d.isInfinite)),
       consolidateAfter = int(ConfConsolidateAfter, DefaultConsolidateAfter, 2),
-      backgroundCompaction = num(ConfBackgroundCompaction, true, "true or false")(_.toLowerCase match {
-        case "true" => Some(true)
-        case "false" => Some(false)
-        case _ => None
-      }),
+      backgroundCompaction = bool(ConfBackgroundCompaction, default = true),
       compactionYieldMs = long(ConfCompactionYieldMs, DefaultCompactionYieldMs, 0),
       compactionDutyCycle = num(ConfCompactionDutyCycle, DefaultCompactionDutyCycle, "a number > 0 and <= 1, e.g. 0.5")(v =>
         v.toDoubleOption.filter(d => d > 0 && d <= 1)),
@@ -77,7 +79,8 @@ object Settings {
         if (!ParquetCodecs.contains(codec))
           throw invalid(ConfDiffCompression, v, s"one of the Parquet codecs ${ParquetCodecs.mkString(", ")}")
         codec
-      }.getOrElse(DefaultDiffCompression))
+      }.getOrElse(DefaultDiffCompression),
+      beforeImages = bool(ConfBeforeImages, default = false))
   }
 
   /** The credentials the session gives for remote `remote`'s metastore (never stored in a metastore). */

@@ -19,6 +19,11 @@ object VersionedOptions {
   val Upsert = "upsert"
   /** Boolean column of the incoming data marking rows to delete by key (implies upsert; not stored). */
   val DeleteColumn = "deleteColumn"
+  /**
+   * Whether an upsert's DIFFs record each key's row before the commit (before-images, docs/DIFF.md): a diff
+   * across the commit then reads only its DIFFs; the commit looks the rows up. Default: [[ConfBeforeImages]].
+   */
+  val BeforeImages = "beforeImages"
   // ---- location (per call; default from the Spark conf keys below)
   val Warehouse = "warehouse"
   val MetastoreUrl = "metastoreUrl"
@@ -56,6 +61,8 @@ object VersionedOptions {
   /** Byte cap (UnsafeRow size) of the rows such a local commit brings to the driver. */
   val ConfLocalCommitMaxBytes = "spark.versioned.write.localCommitMaxBytes"
   val ConfDiffCompression = "spark.versioned.write.diffCompression"
+  /** The default of write option [[BeforeImages]] (false). */
+  val ConfBeforeImages = "spark.versioned.write.beforeImages"
 
   /**
    * Credentials of remote `<name>`'s metastore (`spark.versioned.remote.<name>.metastore.user` / `.password`),
@@ -70,7 +77,7 @@ object VersionedOptions {
   /** Every Spark conf key the connector reads (parsed by [[Settings]]). */
   val ConfKeys: Seq[String] = Seq(ConfWarehouse, ConfMetastoreUrl, ConfDefaultBranch, ConfFragmentRows, ConfMaxChain,
     ConfMaxDiffRatio, ConfConsolidateAfter, ConfBackgroundCompaction, ConfCompactionYieldMs, ConfCompactionDutyCycle, ConfAuthor, ConfMaxOverlayRows, ConfDiffCacheBytes, ConfLocalCommitMaxRows,
-    ConfLocalCommitMaxBytes, ConfDiffCompression)
+    ConfLocalCommitMaxBytes, ConfDiffCompression, ConfBeforeImages)
 
   // ---- which options apply where
   /** Options that locate the warehouse; every call of the format may give them. */
@@ -78,7 +85,7 @@ object VersionedOptions {
   /** Options of `spark.read.format("versioned")` (`branch`: the branch whose head is read). */
   val ReadOptions: Seq[String] = Seq(Ref, Image, AsOf, Branch) ++ LocationOptions
   /** Options of `df.write.format("versioned")` and of writes to catalog tables. */
-  val WriteOptions: Seq[String] = Seq(Branch, Message, Author, PrimaryKey, Upsert, DeleteColumn) ++ LocationOptions
+  val WriteOptions: Seq[String] = Seq(Branch, Message, Author, PrimaryKey, Upsert, DeleteColumn, BeforeImages) ++ LocationOptions
   /** Options of the format before it knows whether it reads or writes. */
   val FormatOptions: Seq[String] = (ReadOptions ++ WriteOptions).distinct
   /** Options of the SQL catalog (`spark.sql.catalog.<name>.<option>`). */
@@ -177,10 +184,17 @@ object VersionedOptions {
   val DupColumn = "_vdup"
   /** Column names the engine uses internally (object columns, metadata columns, planner temporaries). */
   val ReservedColumns: Set[String] = Set("_vdup", "_vchange", "_vfrag", "_vrowid", "_vexists", "_vrn", "_vbase",
-    "_vnc", "_voc", "_vmax", "_vi", "_vo", "_vn", "_vnull", "_vcount", "_vbefore")
+    "_vnc", "_voc", "_vmax", "_vi", "_vo", "_vn", "_vnull", "_vcount", "_vbefore", "_vprior", "_vprior_chain")
 
   /** Name of the change-kind column inside DIFF objects. */
   val ChangeColumn = "_vchange"
+  /**
+   * Columns of DIFF objects written with before-images ([[BeforeImages]]): the chain the DIFF was written on
+   * (a hash of its object ids, the same in every row), and the key's row in that chain as a struct of the
+   * non-key columns (null: the key was absent). A DIFF without them has no before-images.
+   */
+  val PriorChainColumn = "_vprior_chain"
+  val PriorColumn = "_vprior"
   /** Metadata column of key-less tables: struct of all user columns and `_vdup` (their row id). */
   val RowIdColumn = "_vrowid"
   /**

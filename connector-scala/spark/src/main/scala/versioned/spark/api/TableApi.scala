@@ -43,7 +43,7 @@ object TableApi {
     val location = locationOptions(opts)
     val msg = Option(message).filter(_.nonEmpty).getOrElse(s"delete from ${ident.table} where $condition")
     val req = WriteRequest(ident, Some(b), WriteMode.Changes, None, upsert = false, ApiSupport.author(spark, author),
-      msg, location, expectedHead = Some(head.hash))
+      msg, location, expectedHead = Some(head.hash), beforeImages = versioned.spark.Settings.of(spark).beforeImages)
     val maxRows = versioned.spark.Warehouses.localCommitMaxRows(spark)
     // the key's columns (never null), the others as nulls, then the change kind: the frame of the general path
     // below when its condition implies the key is not null, as a key set does (DIFF objects record nullability)

@@ -62,32 +62,66 @@ private[versioned] object FastDiff {
   private def prepare(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, schema: StructType,
                       fast: Seq[DiffPlan.Fast], lookedUp: Seq[DiffPlan.Fast],
                       metas: Map[String, ObjectMeta]): (FragmentDiffReaders, Seq[FragmentTask]) = {
-    val nonKey = layout.nonKeyColumns
-    val rowSchema = layout.keyFirst(nonKey)
-    val conf = ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration)
-    val format = new ParquetFileFormat()
     def file(id: String) = ObjectFile.of(config, metas(id))
-    // each reader gets its own configuration: building one sets the requested schema in the one it is given
-    def reader(data: StructType, read: StructType, fs: Seq[Filter], batch: Boolean): ObjectFiles.Reader =
-      format.buildReaderWithPartitionValues(spark, data, new StructType(), read, fs,
-        Map(FileFormat.OPTION_RETURNING_BATCH -> batch.toString), ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration))
     val tasks = fast.map { f =>
       val (snap, diffs) = f.prefix.partition(id => metas(id).kind == ObjectKind.Snap)
-      FragmentTask(snap.headOption.map(file), diffs.map(file), f.extraFrom.map(file), f.extraTo.map(file))
+      FragmentTask(snap.headOption.map(file), diffs.map(file), f.extraFrom.map(file), f.extraTo.map(file),
+        recorded(f.prefix, f.extraFrom, metas), recorded(f.prefix, f.extraTo, metas))
     }
-    val lookups = tasks.filter(t => t.prefixSnap.isDefined || t.prefixDiffs.nonEmpty)
-    val filter = if (lookups.isEmpty) None else KeyFilter(layout, lookedUp.filter(_.prefix.nonEmpty), metas, file,
-      reader(layout.diffSchema, StructType(Seq(layout.keyFields.head)), Nil, batch = false), conf)
+    // fragments with a key whose row in the prefix is not recorded by a before-image
+    val looking = fast.zip(tasks).filter { case (_, t) => (t.prefixSnap.isDefined || t.prefixDiffs.nonEmpty) &&
+      !(t.recordedFrom && t.recordedTo) }.map(_._1)
+    val lookingIds = looking.map(_.index).toSet
+    val filter = if (looking.isEmpty) None else KeyFilter(layout, lookedUp.filter(f => f.prefix.nonEmpty && lookingIds(f.index)), metas, file,
+      reader(spark, layout.diffSchema, StructType(Seq(layout.keyFields.head)), Nil, batch = false), ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration))
+    val prefixes = looking.flatMap(_.prefix).map(metas)
+    val readers = this.readers(spark, layout, schema, filter, diffLookup = prefixes.exists(_.kind == ObjectKind.Diff),
+      snapLookup = prefixes.exists(_.kind == ObjectKind.Snap))
+    (readers, tasks)
+  }
+
+  /**
+   * Whether every DIFF of `extra` (one side's DIFFs after the common `prefix`) records before-images of the chain
+   * before it, by its statistics (the chain hash is the same in every row: min = max): then no key that side changed
+   * needs a lookup in the prefix.
+   */
+  private def recorded(prefix: Seq[String], extra: Seq[String], metas: Map[String, ObjectMeta]): Boolean =
+    extra.indices.forall { i =>
+      val m = metas(extra(i))
+      val chain = PriorImages.chainHash(prefix ++ extra.take(i))
+      m.minValues.get(VersionedOptions.PriorChainColumn).contains(chain) && m.maxValues.get(VersionedOptions.PriorChainColumn).contains(chain)
+    }
+
+  /** A Parquet reader of objects whose columns are `data`, returning `read` (as batches: `batch`); each gets its own configuration. */
+  private def reader(spark: SparkSession, data: StructType, read: StructType, fs: Seq[Filter], batch: Boolean): ObjectFiles.Reader =
+    new ParquetFileFormat().buildReaderWithPartitionValues(spark, data, new StructType(), read, fs,
+      Map(FileFormat.OPTION_RETURNING_BATCH -> batch.toString), ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration))
+
+  /**
+   * Readers of a fragment's objects for [[FragmentRows]] (result rows in `schema`): DIFFs whole (with their
+   * before-images when the layout has them), and, as requested, the prefix's DIFFs and SNAP with `filter` (the
+   * keys looked up) pushed down to Parquet.
+   */
+  def readers(spark: SparkSession, layout: TableLayout, schema: StructType, filter: Option[Filter], diffLookup: Boolean,
+              snapLookup: Boolean): FragmentDiffReaders = {
+    val nonKey = layout.nonKeyColumns
+    val rowSchema = layout.keyFirst(nonKey)
     val diffRead = layout.diffRead(nonKey)
-    val snapBatches = format.supportBatch(spark, rowSchema)
-    val readers = FragmentDiffReaders(
+    val withPriors = PriorImages.supported(layout)
+    // DIFFs written without before-images read them as nulls (so they are read as nullable)
+    val (diffData, diffWhole) = if (withPriors) {
+      val priors = PriorImages.diffSchema(layout).fields.takeRight(2).map(_.copy(nullable = true))
+      (StructType(layout.diffSchema.fields ++ priors), StructType(diffRead.fields ++ priors))
+    } else (layout.diffSchema, diffRead)
+    val snapBatches = new ParquetFileFormat().supportBatch(spark, rowSchema)
+    FragmentDiffReaders(
       rowSchema, layout.keyColumns.size,
       layout.keyColumns.indices.filterNot(i => layout.keyColumns(i) == VersionedOptions.DupColumn),
-      reader(layout.diffSchema, diffRead, Nil, batch = false),
-      Option.when(lookups.exists(_.prefixDiffs.nonEmpty))(reader(layout.diffSchema, diffRead, filter.toSeq, batch = false)),
-      Option.when(lookups.exists(_.prefixSnap.isDefined))(reader(layout.physicalSchema, rowSchema, filter.toSeq, snapBatches)),
+      diffWhole, if (withPriors) diffRead.length + 1 else -1,
+      reader(spark, diffData, diffWhole, Nil, batch = false),
+      Option.when(diffLookup)(reader(spark, layout.diffSchema, diffRead, filter.toSeq, batch = false)),
+      Option.when(snapLookup)(reader(spark, layout.physicalSchema, rowSchema, filter.toSeq, snapBatches)),
       snapBatches, schema,
       ObjectFiles.verifyingBroadcast(spark.sparkContext))
-    (readers, tasks)
   }
 }

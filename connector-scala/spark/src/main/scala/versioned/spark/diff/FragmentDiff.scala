@@ -4,14 +4,20 @@ import org.apache.spark.sql.Row
 import org.apache.spark.sql.types.StructType
 import versioned.spark.read.{ObjectFile, ObjectFiles}
 
-/** One fragment of a fast diff: the objects of the common prefix, and the extra DIFFs of each side (oldest first). */
+/**
+ * One fragment of a fast diff: the objects of the common prefix, and the extra DIFFs of each side (oldest first),
+ * with whether each side's DIFFs record the before-images of the chain they follow ([[PriorImages]]).
+ */
 private[diff] final case class FragmentTask(prefixSnap: Option[ObjectFile], prefixDiffs: Seq[ObjectFile],
-                                            extraFrom: Seq[ObjectFile], extraTo: Seq[ObjectFile])
+                                            extraFrom: Seq[ObjectFile], extraTo: Seq[ObjectFile],
+                                            recordedFrom: Boolean = false, recordedTo: Boolean = false)
 
 /**
  * Parquet readers prepared on the driver for [[FragmentDiff]]; rows lead with the key columns, then
  * the value columns (`rowSchema`), DIFF rows add the change kind.
  *
+ * @param diffSchema the rows `diffRows` returns: `rowSchema`, the change kind, then, when `priorOrdinal` >= 0, the
+ *                   chain hash and (at `priorOrdinal`) the before-image of DIFFs that record them
  * @param diffRows DIFF rows, whole objects (the extra DIFFs)
  * @param diffLookup DIFF rows of the prefix, with the changed keys pushed down as a filter (pages skipped)
  * @param snapLookup SNAP rows of the prefix with the same filter, as column batches when `snapBatches`
@@ -20,6 +26,8 @@ private[diff] final case class FragmentDiffReaders(
     rowSchema: StructType,
     keyCount: Int,
     userKeyOrdinals: Seq[Int],
+    diffSchema: StructType,
+    priorOrdinal: Int,
     diffRows: ObjectFiles.Reader,
     diffLookup: Option[ObjectFiles.Reader],
     snapLookup: Option[ObjectFiles.Reader],
@@ -30,9 +38,10 @@ private[diff] final case class FragmentDiffReaders(
 /**
  * Executor side of the fast diff of one fragment whose two chains are a common prefix P followed by
  * extra DIFFs EA (from) and EB (to). EA and EB are read whole and conflated; a key in both has its
- * before and after rows there; a key in only one of them has, on the other side, its row in P, which is
- * looked up for those keys only: P's DIFFs and SNAP are read with the keys pushed down to Parquet (row
- * groups and pages that cannot hold them are skipped) and merged against the sorted keys. Rows whose
+ * before and after rows there; a key in only one of them has, on the other side, its row in P: recorded by
+ * that side's before-images when its DIFFs have them ([[PriorImages]]), else looked up for those keys only:
+ * P's DIFFs and SNAP are read with the keys pushed down to Parquet (row groups and pages that cannot hold
+ * them are skipped) and merged against the sorted keys. Rows whose
  * before and after values are the same (an upsert of equal values, a delete of a missing key) are no change.
  */
 private[versioned] object FragmentDiff {
@@ -41,13 +50,13 @@ private[versioned] object FragmentDiff {
 
   def rows(r: FragmentDiffReaders, t: FragmentTask): Iterator[Row] = {
     val f = new FragmentRows(r)
-    val ea = f.conflated(t.extraFrom, r.diffRows)
-    val eb = f.conflated(t.extraTo, r.diffRows)
+    val (ea, pa) = f.side(t.extraFrom, t.recordedFrom)
+    val (eb, pb) = f.side(t.extraTo, t.recordedTo)
     // keys of EA and EB in order, each with its DIFF rows (null: not in that side's extra DIFFs)
     val pairs = f.pair(ea, eb)
     val oneSided = pairs.indices.filter(p => pairs(p)._1 == null || pairs(p)._2 == null)
-    val wanted = oneSided.map { p => val (a, b) = pairs(p); if (a != null) a else b }.toArray
-    val base = f.lookup(t, wanted)
+    // a key one side changed: its row in P as that side recorded it, else looked up
+    val base = f.prefixRows(t, oneSided.map { p => val (a, b) = pairs(p); if (a != null) (a, pa(a)) else (b, pb(b)) })
     val baseOf = oneSided.zipWithIndex.toMap
     pairs.indices.iterator.flatMap { p =>
       val (a, b) = pairs(p)
@@ -70,10 +79,11 @@ private[versioned] object FragmentDiff {
    */
   def mergeJoined(r: FragmentDiffReaders, t: FragmentTask): Iterator[Row] = {
     val f = new FragmentRows(r)
-    val eb = f.conflated(t.extraTo, r.diffRows)
-    val pairs = f.pair(f.conflated(t.extraFrom, r.diffRows), eb).filter(_._2 != null)
+    val (ea, pa) = f.side(t.extraFrom, t.recordedFrom)
+    val (eb, pb) = f.side(t.extraTo, t.recordedTo)
+    val pairs = f.pair(ea, eb).filter(_._2 != null)
     val both = pairs.indices.filter(p => pairs(p)._1 != null)
-    val base = f.lookup(t, both.map(p => pairs(p)._2).toArray)
+    val base = f.prefixRows(t, both.map { p => val (a, b) = pairs(p); (b, pa(a).orElse(pb(b))) })
     val baseOf = both.zipWithIndex.toMap
     pairs.indices.iterator.flatMap { p =>
       val (a, b) = pairs(p)

@@ -22,6 +22,7 @@ private[diff] final class FragmentRows(r: FragmentDiffReaders) {
   private val types = r.rowSchema.fields.map(_.dataType)
   private val keys = new KeyComparator(types.take(r.keyCount).toSeq)
   private val copyDiff = ObjectFiles.identity(r.rowSchema.add("change", org.apache.spark.sql.types.ByteType, nullable = false))
+  private val copyWhole = ObjectFiles.identity(r.diffSchema)
   private val trim = UnsafeProjection.create(r.rowSchema.fields.toSeq.zipWithIndex.map { case (f, i) =>
     BoundReference(i, f.dataType, f.nullable) })
   private val same = FragmentRows.sameValues(r.rowSchema, r.keyCount)
@@ -32,6 +33,47 @@ private[diff] final class FragmentRows(r: FragmentDiffReaders) {
   def conflated(files: Seq[ObjectFile], read: ObjectFiles.Reader): Array[InternalRow] =
     if (files.isEmpty) Array.empty
     else Conflation(files.map(ObjectFiles.load(read, _, copyDiff, conf)).toArray, types.take(r.keyCount).toSeq)
+
+  /**
+   * One side's extra DIFFs (oldest first): their rows conflated, and, when they `recorded` before-images
+   * ([[PriorImages]]), each key's row in the prefix (Some(null): absent there) from the oldest DIFF that has it;
+   * None for a key without one.
+   */
+  def side(files: Seq[ObjectFile], recorded: Boolean): (Array[InternalRow], InternalRow => Option[InternalRow]) =
+    if (files.isEmpty) (Array.empty, _ => None)
+    else {
+      val loaded = files.map(ObjectFiles.load(r.diffRows, _, copyWhole, conf)).toArray
+      val rows = Conflation(loaded, types.take(r.keyCount).toSeq)
+      if (!recorded || r.priorOrdinal < 0) (rows, _ => None)
+      else {
+        val first = new java.util.TreeMap[InternalRow, InternalRow]((a: InternalRow, b: InternalRow) => keys.compare(a, b))
+        loaded.reverseIterator.foreach(_.foreach(d => first.put(d, prior(d))))
+        (rows, k => if (first.containsKey(k)) Some(first.get(k)) else None)
+      }
+    }
+
+  /** The before-image of DIFF row `d` as a row (key, then values), null when the key was absent. */
+  private def prior(d: InternalRow): InternalRow =
+    if (d.isNullAt(r.priorOrdinal)) null
+    else {
+      val values = d.getStruct(r.priorOrdinal, width - r.keyCount)
+      val out = new Array[Any](width)
+      var i = 0
+      while (i < width) { out(i) = if (i < r.keyCount) d.get(i, types(i)) else values.get(i - r.keyCount, types(i)); i += 1 }
+      new GenericInternalRow(out)
+    }
+
+  /**
+   * The prefix's rows of sorted keys (rows leading with the key), null where absent: as recorded where a
+   * before-image gives it, the others looked up ([[lookup]]).
+   */
+  def prefixRows(t: FragmentTask, keysAndRecorded: Seq[(InternalRow, Option[InternalRow])]): Array[InternalRow] = {
+    val out = new Array[InternalRow](keysAndRecorded.size)
+    keysAndRecorded.indices.foreach(i => keysAndRecorded(i)._2.foreach(out(i) = _))
+    val missing = keysAndRecorded.indices.filter(i => keysAndRecorded(i)._2.isEmpty)
+    if (missing.nonEmpty) lookup(t, missing.map(i => keysAndRecorded(i)._1).toArray).zip(missing).foreach { case (v, i) => out(i) = v }
+    out
+  }
 
   /** A DIFF row as the row it leaves (null: the key is deleted). */
   def live(d: InternalRow): InternalRow = if (d.getByte(width) == ChangeKind.Delete) null else trim(d).copy()

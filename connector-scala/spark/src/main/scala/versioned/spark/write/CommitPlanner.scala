@@ -28,7 +28,8 @@ private[versioned] final case class WriteRequest(
     message: String,
     options: Map[String, String],
     expectedHead: Option[String] = None,
-    deleteColumn: Option[String] = None) {
+    deleteColumn: Option[String] = None,
+    beforeImages: Boolean = false) {
   /** Only the options that locate the warehouse, for internal re-reads of the table. */
   def locationOptions: Map[String, String] = options.filter { case (k, _) =>
     k.equalsIgnoreCase(VersionedOptions.Warehouse) || k.equalsIgnoreCase(VersionedOptions.MetastoreUrl)
@@ -127,15 +128,17 @@ private[versioned] object CommitPlanner {
         s"${c.schema.toDDL} with primary key (${c.primaryKey.mkString(", ")}), the data has ${layout.schema.toDDL} " +
         s"with key (${pk.mkString(", ")}). Align the DataFrame, or use mode 'overwrite' to replace the schema.")
     }
+    // where the objects of before-images' chains are found (write option beforeImages)
+    val priors: LocalCommit.Priors = Option.when(req.beforeImages)(ids => Warehouses.engine(spark, req.locationOptions).objects(ids))
     val (version, objects) = staged.localRows match {
       // small upserts: changes follow from the data alone, so the driver writes the DIFFs itself
       case Some(rows) if current.isDefined && sameShape && LocalCommit.applies(req, layout) =>
-        LocalCommit.writeDiffs(spark, target, layout, current.get, staged.schema, req.deleteColumn, rows)
+        LocalCommit.writeDiffs(spark, target, layout, current.get, staged.schema, req.deleteColumn, rows, priors)
       // computed changes already collected by the caller (a small merge)
       case Some(rows) if req.mode == WriteMode.Changes && current.isDefined && sameShape =>
-        LocalCommit.writeChanges(spark, target, layout, current.get, staged.schema, rows)
+        LocalCommit.writeChanges(spark, target, layout, current.get, staged.schema, rows, priors)
       case None if req.mode == WriteMode.Changes && current.isDefined && sameShape =>
-        planChanges(spark, target, req, staged.frame, layout, current.get, base.read)
+        planChanges(spark, target, req, staged.frame, layout, current.get, base.read, priors)
       // a keyed overwrite whose tasks computed its DIFFs over the version on `head`, else planned from its rows
       case None if staged.overwrite.isDefined && current.isDefined && sameShape && req.mode == WriteMode.Overwrite =>
         staged.overwrite.get.on(current.get)
@@ -152,11 +155,11 @@ private[versioned] object CommitPlanner {
    * with Spark jobs; the frame stays cached meanwhile so it is computed once.
    */
   private def planChanges(spark: SparkSession, target: ObjectTarget, req: WriteRequest, changes: DataFrame, layout: TableLayout,
-                          cur: TableVersion, read: () => DataFrame): (TableVersion, Seq[ObjectMeta]) = {
+                          cur: TableVersion, read: () => DataFrame, priors: LocalCommit.Priors): (TableVersion, Seq[ObjectMeta]) = {
     val owned = changes.storageLevel == StorageLevel.NONE // DML hands over a cached frame already
     val cached = if (owned) changes.persist(StorageLevel.MEMORY_AND_DISK) else changes
     try LocalCommit.collectSmall(cached, Warehouses.localCommitMaxRows(spark)) match {
-      case Some(rows) => LocalCommit.writeChanges(spark, target, layout, cur, cached.schema, rows)
+      case Some(rows) => LocalCommit.writeChanges(spark, target, layout, cur, cached.schema, rows, priors)
       case None => planDistributed(spark, target, req, cached, layout, Some(cur), read)
     } finally if (owned) cached.unpersist()
   }

@@ -7,6 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, Ge
 import org.apache.spark.sql.types.StructType
 import versioned.core.{ObjectKind, ObjectMeta, TableVersion}
 import versioned.spark.TableLayout
+import versioned.spark.diff.PriorImages
 import versioned.spark.read.KeyComparator
 
 /**
@@ -22,18 +23,24 @@ private[versioned] object LocalCommit {
   def applies(req: WriteRequest, layout: TableLayout): Boolean =
     req.mode == WriteMode.Append && req.upsert && !layout.hidden
 
+  /**
+   * Where a commit finds the metadata of stored objects, when its DIFFs record before-images
+   * ([[versioned.spark.diff.PriorImages]]).
+   */
+  type Priors = Option[Seq[String] => Map[String, ObjectMeta]]
+
   /** One DIFF object per touched fragment of `cur`; `rows` are in `schema` (the layout's columns + `deleteColumn`). */
   def writeDiffs(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
                  schema: StructType, deleteColumn: Option[String],
-                 rows: IndexedSeq[InternalRow]): (TableVersion, Seq[ObjectMeta]) =
-    write(spark, target, layout, cur, sortedByKey(rows, schema, layout), diffRows(spark, schema, layout, deleteColumn))
+                 rows: IndexedSeq[InternalRow], priors: Priors): (TableVersion, Seq[ObjectMeta]) =
+    write(spark, target, layout, cur, sortedByKey(rows, schema, layout), diffRows(spark, schema, layout, deleteColumn), priors)
 
   /** The same for DIFF rows already computed (`WriteMode.Changes`): `rows` hold the DIFF columns in `schema`'s order. */
   def writeChanges(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
-                   schema: StructType, rows: IndexedSeq[InternalRow]): (TableVersion, Seq[ObjectMeta]) = {
+                   schema: StructType, rows: IndexedSeq[InternalRow], priors: Priors): (TableVersion, Seq[ObjectMeta]) = {
     val refs = layout.diffSchema.fields.toSeq.map(f => BoundReference(schema.fieldIndex(f.name), f.dataType, f.nullable))
     // one projection per writing thread: an UnsafeProjection reuses its output row
-    write(spark, target, layout, cur, sortedByKey(rows, schema, layout, validate = false), () => UnsafeProjection.create(refs))
+    write(spark, target, layout, cur, sortedByKey(rows, schema, layout, validate = false), () => UnsafeProjection.create(refs), priors)
   }
 
   /** Changes of a write in `WriteMode.Changes`, on the driver when there are at most `maxRows` (one job; the frame stays cached). */
@@ -70,20 +77,28 @@ private[versioned] object LocalCommit {
     df.asInstanceOf[org.apache.spark.sql.classic.Dataset[_]].queryExecution.executedPlan.executeCollect().map(_.copy())
       .toIndexedSeq
 
-  /** `change` makes the function turning a kept row into a DIFF row, once per writing thread. */
+  /**
+   * `change` makes the function turning a kept row into a DIFF row, once per writing thread. With `priors`, each
+   * DIFF row also records the key's row in its fragment's chain (looked up first).
+   */
   private def write(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
                     keyed: IndexedSeq[(InternalRow, InternalRow)],
-                    change: () => InternalRow => InternalRow): (TableVersion, Seq[ObjectMeta]) = {
+                    change: () => InternalRow => InternalRow, priors: Priors): (TableVersion, Seq[ObjectMeta]) = {
     val base = CommitPlanner.baseFragments(cur)
     val fragmentOf = Routing.local(base, layout)
-    val sink = ParquetSink.forObjects(spark, layout.diffSchema, ObjectKind.Diff)
     // one object per touched fragment, rows in key order
-    val runs = keyed.map { case (key, row) => fragmentOf(key) -> row }.groupBy(_._1).toSeq.sortBy(_._1)
+    val runs = keyed.map(kr => fragmentOf(kr._1) -> kr).groupBy(_._1).toSeq.sortBy(_._1).map { case (f, g) => f -> g.map(_._2) }
+    val before = priors.filter(_ => PriorImages.supported(layout)).flatMap(metas =>
+      PriorImages.lookup(spark, target.config, layout, base, runs.map { case (f, kr) => f -> kr.map(_._1).toArray }, metas))
+    val sink = ParquetSink.forObjects(spark, if (before.isDefined) PriorImages.diffSchema(layout) else layout.diffSchema, ObjectKind.Diff)
     val written = versioned.spark.Jobs.onDriver(runs) { case (frag, changes) =>
       val objects = new ObjectRuns(sink, target, ObjectKind.Diff, layout.keyColumns)
       val toDiff = change()
-      try changes.foreach { case (_, row) => objects.write(frag, toDiff(row)) }
-      catch { case e: Throwable => objects.abort(); throw e }
+      val recorded = before.map(_(frag))
+      try changes.iterator.zipWithIndex.foreach { case ((_, row), i) =>
+        val d = toDiff(row)
+        objects.write(frag, recorded.fold(d)(_.attach(d, i)))
+      } catch { case e: Throwable => objects.abort(); throw e }
       objects.close()
     }
     CommitPlanner.withDiffs(cur, base, written.flatten)

@@ -20,6 +20,8 @@ private[versioned] object WriteRequests {
     val upsert = o.get(VersionedOptions.Upsert.toLowerCase).exists(VersionedOptions.boolean(VersionedOptions.Upsert, _))
     val author = opt(VersionedOptions.Author).orElse(settings.author).getOrElse(System.getProperty("user.name", "unknown"))
     val deleteColumn = opt(VersionedOptions.DeleteColumn)
+    val beforeImages = o.get(VersionedOptions.BeforeImages.toLowerCase)
+      .map(VersionedOptions.boolean(VersionedOptions.BeforeImages, _)).getOrElse(settings.beforeImages)
     val message = opt(VersionedOptions.Message).getOrElse(mode match {
       case WriteMode.Append if upsert || deleteColumn.isDefined => s"upsert into ${table.ident.table}"
       case WriteMode.Append => s"append to ${table.ident.table}"
@@ -29,6 +31,6 @@ private[versioned] object WriteRequests {
     if (deleteColumn.isDefined && mode != WriteMode.Append) throw Errors.invalidOption(
       "Option deleteColumn applies to mode 'append' (it upserts and deletes by key); remove it for 'overwrite'.")
     WriteRequest(table.ident, opt(VersionedOptions.Branch).orElse(table.branch), mode, pk, upsert || deleteColumn.isDefined,
-      author, message, options, deleteColumn = deleteColumn)
+      author, message, options, deleteColumn = deleteColumn, beforeImages = beforeImages)
   }
 }
