@@ -68,6 +68,8 @@ private[versioned] object FastDiff {
       FragmentTask(snap.headOption.map(file), diffs.map(file), f.extraFrom.map(file), f.extraTo.map(file),
         recorded(f.prefix, f.extraFrom, metas), recorded(f.prefix, f.extraTo, metas))
     }
+    PriorImages.recordedSides.addAndGet(tasks.map(t => (if (t.recordedFrom && t.extraFrom.nonEmpty) 1 else 0) +
+      (if (t.recordedTo && t.extraTo.nonEmpty) 1 else 0)).sum)
     // fragments with a key whose row in the prefix is not recorded by a before-image
     val looking = fast.zip(tasks).filter { case (_, t) => (t.prefixSnap.isDefined || t.prefixDiffs.nonEmpty) &&
       !(t.recordedFrom && t.recordedTo) }.map(_._1)

@@ -21,6 +21,9 @@ import versioned.spark.read.{KeyLookup, ObjectFile}
  * written, the way a fast diff reads them ([[FragmentRows.lookup]]).
  */
 private[versioned] object PriorImages {
+  /** Sides of fast-diff fragments whose extra DIFFs all had usable before-images, in this JVM (for tests). */
+  private[versioned] val recordedSides = new java.util.concurrent.atomic.AtomicLong()
+
   /** The hash of a fragment's chain (object ids, oldest first) recorded with before-images. */
   def chainHash(chain: Seq[String]): String = Hashing.sha256Hex(("chain" +: chain): _*)
 

@@ -183,6 +183,22 @@ class DiffPropertySuite extends VersionedTestBase {
     run(CompositeKey, 6L, "r.c")
   }
 
+  test("int key, commits with before-images: fast path = whole comparison = oracle, before-images used") {
+    withConf(VersionedOptions.ConfBeforeImages -> "true") {
+      val sides = PriorImages.recordedSides.get()
+      run(IntKey, 15L, "r.t")
+      assert(PriorImages.recordedSides.get() > sides, "no diff used before-images")
+    }
+  }
+
+  test("composite key, commits with before-images: fast path = whole comparison = oracle, before-images used") {
+    withConf(VersionedOptions.ConfBeforeImages -> "true") {
+      val sides = PriorImages.recordedSides.get()
+      run(CompositeKey, 16L, "r.c")
+      assert(PriorImages.recordedSides.get() > sides, "no diff used before-images")
+    }
+  }
+
   test("key-less table with duplicates: fast path = whole comparison = oracle") {
     run(KeyLess, 7L, "r.k")
   }
