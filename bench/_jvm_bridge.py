@@ -80,9 +80,10 @@ class Bridge:
         ident = jvm.versioned.spark.TableIdent.parse(table)
         args = [ident, jvm.scala.Some(branch), mode, none, False, "bench", message, empty]
         req = None
-        for extra in range(5):  # later versions append defaulted Option parameters (expectedHead, ...)
+        # later versions append defaulted parameters: Options (expectedHead, deleteColumn), then beforeImages
+        for extra, tail in ((e, t) for e in range(5) for t in ([], [False])):
             try:
-                req = w.WriteRequest(*args, *([none] * extra))
+                req = w.WriteRequest(*args, *([none] * extra), *tail)
                 break
             except Py4JError as e:
                 if "does not exist" not in str(e):

@@ -154,22 +154,27 @@ class Suite:
             raise RuntimeError("no delete function in the python package")
         return r.delete_where(table, condition, branch=branch)
 
-    def upsert_feed(self, changes, table: str, branch: Optional[str] = None, message: Optional[str] = None) -> None:
+    def upsert_feed(self, changes, table: str, branch: Optional[str] = None, message: Optional[str] = None,
+                    before_images: bool = False) -> None:
         """Public API, one commit, no table read: ``upsert=true`` with ``deleteColumn`` (a boolean column;
-        true deletes the key). ``changes`` has the table columns and ``_vchange`` (1 = delete)."""
+        true deletes the key). ``changes`` has the table columns and ``_vchange`` (1 = delete). With
+        ``before_images`` the commit records each key's row before it (write option ``beforeImages``)."""
         feed = changes.withColumn("_del", G.F.col("_vchange") == G.DELETE).drop("_vchange")
         w = feed.write.format("versioned").option("upsert", "true").option("deleteColumn", "_del")
+        if before_images:
+            w = w.option("beforeImages", "true")
         if branch:
             w = w.option("branch", branch)
         if message:
             w = w.option("message", message)
         w.mode("append").save(table)
 
-    def apply_changes(self, changes, table: str, branch: str = "main", message: str = "changes") -> str:
+    def apply_changes(self, changes, table: str, branch: str = "main", message: str = "changes",
+                      before_images: bool = False) -> str:
         """One commit of mixed upserts and deletes: the public change-feed write when the connector has it,
         else one DIFF commit through the engine (bridge)."""
         if self.state.get("feed_public"):
-            self.upsert_feed(changes, table, branch=branch, message=message)
+            self.upsert_feed(changes, table, branch=branch, message=message, before_images=before_images)
             return "public"
         self.bridge.commit_changes(self.wh, table, changes, branch=branch, message=message)
         return "engine"

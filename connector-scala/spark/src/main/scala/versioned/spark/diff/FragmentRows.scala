@@ -21,10 +21,10 @@ private[diff] final class FragmentRows(r: FragmentDiffReaders) {
   private val width = r.rowSchema.length
   private val types = r.rowSchema.fields.map(_.dataType)
   private val keys = new KeyComparator(types.take(r.keyCount).toSeq)
-  private val copyDiff = ObjectFiles.identity(r.rowSchema.add("change", org.apache.spark.sql.types.ByteType, nullable = false))
-  private val copyWhole = ObjectFiles.identity(r.diffSchema)
-  private val trim = UnsafeProjection.create(r.rowSchema.fields.toSeq.zipWithIndex.map { case (f, i) =>
-    BoundReference(i, f.dataType, f.nullable) })
+  private val copyDiff = FragmentRows.identity(r.rowSchema.add("change", org.apache.spark.sql.types.ByteType, nullable = false))
+  private val copyWhole = FragmentRows.identity(r.diffSchema)
+  // copies of rows a reader reuses (each use copies its output at once, so one projection per thread serves all)
+  private val trim = FragmentRows.identity(r.rowSchema)
   private val same = FragmentRows.sameValues(r.rowSchema, r.keyCount)
   private val values = (r.keyCount until width).toArray
   private lazy val toRow = CatalystTypeConverters.createToScalaConverter(r.outputSchema)
@@ -152,7 +152,7 @@ private[diff] final class FragmentRows(r: FragmentDiffReaders) {
     }
     val rest = wanted.indices.filterNot(decided).toArray
     t.prefixSnap.filter(_ => rest.nonEmpty).foreach { snap =>
-      val copy = ObjectFiles.identity(r.rowSchema)
+      val copy = trim
       val it = ObjectFiles.open(r.snapLookup.get, snap, conf)
       try {
         var next = 0 // index into rest of the first key not passed yet
@@ -188,6 +188,17 @@ private[diff] final class FragmentRows(r: FragmentDiffReaders) {
 }
 
 private[diff] object FragmentRows {
+  /**
+   * The identity projection of `schema` ([[ObjectFiles.identity]]) of this thread: generating one costs about a
+   * millisecond, and a diff needs several for each fragment. Its output is reused, so users copy it at once.
+   */
+  def identity(schema: StructType): UnsafeProjection = {
+    val cache = projections.get()
+    if (cache.size > 32) cache.clear()
+    cache.computeIfAbsent(schema, s => ObjectFiles.identity(s))
+  }
+  private val projections = ThreadLocal.withInitial[java.util.HashMap[StructType, UnsafeProjection]](() => new java.util.HashMap())
+
   /** Null-safe equality of the value columns of two rows (Spark's `<=>`: NaN equals NaN, -0.0 equals 0.0). */
   def sameValues(schema: StructType, keyCount: Int): (InternalRow, InternalRow) => Boolean = {
     val w = schema.length
