@@ -220,10 +220,12 @@ class SqlOps:
         return int(row["deleted"])
 
     def upsert(self, df: DataFrame, table_name: str, branch: Optional[str], message: Optional[str],
-               author: Optional[str], keys: Optional[str], delete_column: Optional[str]) -> str:
+               author: Optional[str], keys: Optional[str], delete_column: Optional[str],
+               before_images: Optional[bool] = None) -> str:
         w = df.write.format("versioned").option("upsert", "true")
         for key, value in {**self.options, "branch": branch, "message": message or None, "author": author,
-                           "primaryKey": keys, "deleteColumn": delete_column}.items():
+                           "primaryKey": keys, "deleteColumn": delete_column,
+                           "beforeImages": None if before_images is None else str(bool(before_images)).lower()}.items():
             if value is not None:
                 w = w.option(key, value)
         before = first(self._call("last_commit"))

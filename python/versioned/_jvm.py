@@ -301,8 +301,9 @@ class JvmOps:
         return int(self._call("deleteWhere", table, condition, branch, message, author))
 
     def upsert(self, df: DataFrame, table: str, branch: Optional[str], message: Optional[str],
-               author: Optional[str], keys: Optional[str], delete_column: Optional[str]) -> str:
-        return str(self._call("upsert", df, table, branch, message, author, keys, delete_column))
+               author: Optional[str], keys: Optional[str], delete_column: Optional[str],
+               before_images: Optional[bool] = None) -> str:
+        return str(self._call("upsert", df, table, branch, message, author, keys, delete_column, before_images))
 
     def begin_transaction(self, repo: str, branch: Optional[str], message: Optional[str],
                           author: Optional[str]) -> Any:

@@ -244,20 +244,22 @@ class Repository(RemotesMixin):
 
     def upsert(self, df: DataFrame, table: str, *, branch: Optional[str] = None, message: Optional[str] = None,
                author: Optional[str] = None, primary_key: Optional[Union[str, Sequence[str]]] = None,
-               delete_column: Optional[str] = None) -> str:
+               delete_column: Optional[str] = None, before_images: Optional[bool] = None) -> str:
         """Inserts rows of ``df`` into ``table``, updating rows whose primary key exists, as one commit on
         ``branch`` (default branch if None); returns the new head hash. ``primary_key`` is needed when
         the table is created by this call. With ``delete_column`` (a boolean column of ``df``, not
         stored), rows where it is true delete their key instead: a change feed applied by key in one
-        commit, without reading the table.
+        commit, without reading the table. With ``before_images=True`` the commit also records each key's
+        row before it (looked up now), so diffs across it read only what it wrote (None: the session's
+        ``spark.versioned.write.beforeImages``, false by default; see docs/DIFF.md).
 
         Example::
 
             repo.upsert(changes_df, "orders", message="nightly sync")
-            repo.upsert(cdc_df, "orders", delete_column="is_deleted", message="apply CDC batch")
+            repo.upsert(cdc_df, "orders", delete_column="is_deleted", before_images=True, message="apply CDC batch")
         """
         return str(self._ops.upsert(df, self._table(table), branch, message, author, _jvm.key_option(primary_key),
-                                    delete_column))
+                                    delete_column, before_images))
 
     # ---- multi-table transactions (docs/TRANSACTIONS.md)
     def transaction(self, branch: Optional[str] = None, message: Optional[str] = None,

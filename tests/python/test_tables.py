@@ -120,6 +120,19 @@ def test_upsert_on_branch(spark: SparkSession, repo: Repository) -> None:
     assert rows_of(spark.read.versioned("r.t", ref="dev")) == [(1, "a"), (2, "b"), (3, "C")]
 
 
+def test_upsert_with_before_images(spark: SparkSession, repo: Repository) -> None:
+    before = repo.resolve("main")
+    cdc = spark.createDataFrame([(2, "B", False), (3, None, True), (5, "e", False)], "id long, name string, gone boolean")
+    head = repo.upsert(cdc, "t", delete_column="gone", before_images=True, message="cdc")
+    assert rows_of(spark.read.versioned("r.t")) == [(1, "a"), (2, "B"), (5, "e")]
+    changes = sorted(tuple(r) for r in repo.diff("t", before, head).collect())
+    assert changes == [("delete", 3, "c", None), ("insert", 5, None, "e"), ("update", 2, "b", "B")]
+    with pytest.raises(InvalidOption, match="beforeImages"):
+        frame(spark, [(9, "z")]).write.format("versioned").option("upsert", "true") \
+            .option("beforeImages", "maybe").mode("append").save("r.t")
+    assert repo.resolve("main") == head
+
+
 def test_upsert_errors(spark: SparkSession, repo: Repository) -> None:
     repo.create_tag("v1", "main")
     before = refs_state(repo)

@@ -93,7 +93,7 @@ object TableApi {
    * Returns the new head hash.
    */
   def upsert(spark: SparkSession, options: Opts, df: DataFrame, table: String, branch: String, message: String,
-             author: String, primaryKey: String, deleteColumn: String): String = {
+             author: String, primaryKey: String, deleteColumn: String, beforeImages: java.lang.Boolean): String = {
     val opts = ApiSupport.options(options)
     val ident = TableIdent.parse(table)
     val e = engine(spark, options)
@@ -104,7 +104,8 @@ object TableApi {
       .option(VersionedOptions.Branch, b)
       .option(VersionedOptions.Author, ApiSupport.author(spark, author))
     val w = Option(message).filter(_.nonEmpty).fold(w0)(w0.option(VersionedOptions.Message, _))
-    val withDeletes = Option(deleteColumn).filter(_.nonEmpty).fold(w)(w.option(VersionedOptions.DeleteColumn, _))
+    val withBefore = Option(beforeImages).fold(w)(v => w.option(VersionedOptions.BeforeImages, v.booleanValue()))
+    val withDeletes = Option(deleteColumn).filter(_.nonEmpty).fold(withBefore)(withBefore.option(VersionedOptions.DeleteColumn, _))
     // the commit this write made (not the branch head read afterwards, which another writer may have moved)
     val result = Commits.of(Option(primaryKey).filter(_.nonEmpty).fold(withDeletes)(withDeletes.option(VersionedOptions.PrimaryKey, _))
       .mode("append").save(ident.toString))

@@ -61,8 +61,8 @@ object VersionedApi {
                   message: String, author: String): Long =
     TableApi.deleteWhere(spark, options, table, condition, branch, message, author)
   def upsert(spark: SparkSession, options: Opts, df: DataFrame, table: String, branch: String, message: String,
-             author: String, primaryKey: String, deleteColumn: String): String =
-    TableApi.upsert(spark, options, df, table, branch, message, author, primaryKey, deleteColumn)
+             author: String, primaryKey: String, deleteColumn: String, beforeImages: java.lang.Boolean): String =
+    TableApi.upsert(spark, options, df, table, branch, message, author, primaryKey, deleteColumn, beforeImages)
 
   // ---- multi-table transactions (docs/TRANSACTIONS.md)
   /** Opens a transaction on `branch` of `repo` (null: the default branch); commit it or abort it through the handle. */

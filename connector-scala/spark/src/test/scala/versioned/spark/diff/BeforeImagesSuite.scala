@@ -14,15 +14,23 @@ import versioned.spark.{VersionedOptions, VersionedTestBase}
  * chain raises a typed error and commits nothing; bad values of the option are refused.
  */
 class BeforeImagesSuite extends VersionedTestBase {
+  override protected def extraConf: Map[String, String] =
+    Map("spark.sql.catalog.c" -> classOf[versioned.spark.catalog.VersionedCatalog].getName)
+
   private val schema = new StructType().add("id", IntegerType).add("name", StringType).add("x", DoubleType)
   private def location = Map(VersionedOptions.Warehouse -> warehouse.getAbsolutePath)
   private def head(): Image = engine.resolve("r", Revision.Spec("main"))
-  private def lastDiff(table: String): ObjectMeta = {
-    val t = engine.table("r", head(), table)
-    val id = t.fragments.flatMap(_.objects).last
-    engine.objects(Seq(id))(id)
+  /** The objects the last commit added to `table` (its DIFFs). */
+  private def lastDiffs(table: String): Seq[ObjectMeta] = {
+    val h = head()
+    def ids(img: Image) = engine.table("r", img, table).fragments.flatMap(_.objects).toSet
+    val added = (ids(h) -- ids(engine.image("r", h.parents.head))).toSeq
+    assert(added.nonEmpty, "the last commit wrote no object")
+    added.map(engine.objects(added))
   }
+  private def lastDiff(table: String): ObjectMeta = lastDiffs(table).head
   private def recorded(m: ObjectMeta): Boolean = m.minValues.contains(VersionedOptions.PriorChainColumn)
+  private def allRecorded(table: String): Boolean = lastDiffs(table).forall(recorded)
 
   private def base(table: String, values: Int => String = i => s"n$i"): Unit =
     write(frame(schema, (0 until 3000).map(i => Row(i, values(i), i * 0.5))), s"r.$table", "primaryKey" -> "id")
@@ -48,10 +56,10 @@ class BeforeImagesSuite extends VersionedTestBase {
     base("t")
     val v0 = head()
     changes("t", 1, VersionedOptions.BeforeImages -> "true")
-    assert(recorded(lastDiff("t")), "the upsert's DIFF should record before-images")
+    assert(allRecorded("t"), "the upsert's DIFFs should record before-images")
     val v1 = head()
     withConf(VersionedOptions.ConfBeforeImages -> "true")(changes("t", 2)) // the session default
-    assert(recorded(lastDiff("t")))
+    assert(allRecorded("t"))
     val v2 = head()
     Seq((v0, v1), (v1, v0), (v0, v2), (v2, v0), (v1, v2)).foreach { case (a, b) =>
       val snapRows = FragmentDiff.snapRowsRead.get()
@@ -66,11 +74,31 @@ class BeforeImagesSuite extends VersionedTestBase {
     assert(kinds == Map("update" -> 40, "delete" -> 12, "insert" -> 6), kinds)
   }
 
+  test("SQL UPDATE, DELETE and MERGE record before-images with the setting on, and diffs across them use them") {
+    base("t")
+    val v0 = head()
+    withConf(VersionedOptions.ConfBeforeImages -> "true") {
+      spark.sql("UPDATE c.r.t SET name = 'z' WHERE id % 97 = 0")
+      assert(allRecorded("t"))
+      spark.sql("DELETE FROM c.r.t WHERE id % 89 = 1")
+      assert(allRecorded("t"))
+      spark.sql("MERGE INTO c.r.t t USING (SELECT id, 'm' AS name, -1.0 AS x FROM range(2990, 3010)) s ON t.id = s.id " +
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+      assert(allRecorded("t"))
+    }
+    val snapRows = FragmentDiff.snapRowsRead.get()
+    val (fast, whole) = diffs("t", v0, head())
+    assert(FragmentDiff.snapRowsRead.get() == snapRows)
+    assertSameRows(fast, whole, "diff across DML")
+    val kinds = fast.groupBy(_.getString(0)).map { case (k, g) => k -> g.size }
+    assert(kinds == Map("update" -> (31 + 10), "delete" -> 34, "insert" -> 10), kinds)
+  }
+
   test("without the option DIFFs record nothing and the same diff looks the keys up") {
     base("t")
     val v0 = head()
     changes("t", 1)
-    assert(!recorded(lastDiff("t")))
+    assert(!lastDiffs("t").exists(recorded))
     val snapRows = FragmentDiff.snapRowsRead.get()
     val (fast, whole) = diffs("t", v0, head())
     assert(FragmentDiff.snapRowsRead.get() > snapRows)

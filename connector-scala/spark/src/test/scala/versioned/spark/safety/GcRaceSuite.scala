@@ -117,7 +117,7 @@ class UpsertResultSuite extends VersionedSparkSuite {
         override def run(): Unit = (1 to 4).foreach { i =>
           val msg = s"w$w-$i"
           try results.add(versioned.spark.api.TableApi.upsert(spark, null, Seq((w * 10 + i, msg)).toDF("id", "v"), "r.t",
-            null, msg, null, null, null) -> msg)
+            null, msg, null, null, null, null) -> msg)
           catch { case t: Throwable if Iterator.iterate(t)(_.getCause).takeWhile(_ != null)
             .exists { case v: VersionedException => v.errorClass == ErrorClass.RefConflict; case _ => false } => () }
         }
