@@ -63,10 +63,11 @@ private[versioned] object FastDiff {
                       fast: Seq[DiffPlan.Fast], lookedUp: Seq[DiffPlan.Fast],
                       metas: Map[String, ObjectMeta]): (FragmentDiffReaders, Seq[FragmentTask]) = {
     def file(id: String) = ObjectFile.of(config, metas(id))
+    // before-images are only read from the DIFFs of a layout that can hold them
+    def recorded(prefix: Seq[String], extra: Seq[String]) = PriorImages.supported(layout) && this.recorded(prefix, extra, metas)
     val tasks = fast.map { f =>
-      val (snap, diffs) = f.prefix.partition(id => metas(id).kind == ObjectKind.Snap)
-      FragmentTask(snap.headOption.map(file), diffs.map(file), f.extraFrom.map(file), f.extraTo.map(file),
-        recorded(f.prefix, f.extraFrom, metas), recorded(f.prefix, f.extraTo, metas))
+      FragmentTask.onPrefix(f.prefix, metas, file).copy(extraFrom = f.extraFrom.map(file), extraTo = f.extraTo.map(file),
+        recordedFrom = recorded(f.prefix, f.extraFrom), recordedTo = recorded(f.prefix, f.extraTo))
     }
     PriorImages.recordedSides.addAndGet(tasks.map(t => (if (t.recordedFrom && t.extraFrom.nonEmpty) 1 else 0) +
       (if (t.recordedTo && t.extraTo.nonEmpty) 1 else 0)).sum)

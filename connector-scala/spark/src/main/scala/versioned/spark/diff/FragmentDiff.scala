@@ -12,6 +12,14 @@ private[diff] final case class FragmentTask(prefixSnap: Option[ObjectFile], pref
                                             extraFrom: Seq[ObjectFile], extraTo: Seq[ObjectFile],
                                             recordedFrom: Boolean = false, recordedTo: Boolean = false)
 
+private[diff] object FragmentTask {
+  /** A task whose common prefix is the chain `prefix` (an optional SNAP, then DIFFs), without extra DIFFs yet. */
+  def onPrefix(prefix: Seq[String], metas: Map[String, versioned.core.ObjectMeta], file: String => ObjectFile): FragmentTask = {
+    val (snap, diffs) = prefix.partition(id => metas(id).kind == versioned.core.ObjectKind.Snap)
+    FragmentTask(snap.headOption.map(file), diffs.map(file), Nil, Nil)
+  }
+}
+
 /**
  * Parquet readers prepared on the driver for [[FragmentDiff]]; rows lead with the key columns, then
  * the value columns (`rowSchema`), DIFF rows add the change kind.

@@ -44,7 +44,7 @@ private[diff] final class FragmentRows(r: FragmentDiffReaders) {
     else {
       val loaded = files.map(ObjectFiles.load(r.diffRows, _, copyWhole, conf)).toArray
       val rows = Conflation(loaded, types.take(r.keyCount).toSeq)
-      if (!recorded || r.priorOrdinal < 0) (rows, _ => None)
+      if (!recorded) (rows, _ => None)
       else {
         val first = new java.util.TreeMap[InternalRow, InternalRow]((a: InternalRow, b: InternalRow) => keys.compare(a, b))
         loaded.reverseIterator.foreach(_.foreach(d => first.put(d, prior(d))))

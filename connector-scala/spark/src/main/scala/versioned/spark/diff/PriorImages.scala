@@ -52,25 +52,27 @@ private[versioned] object PriorImages {
 
   /**
    * The before-images of sorted key rows (`keys`: rows leading with the key columns) of each touched fragment
-   * (index into `base`), looked up on the driver in the fragments' chains. None when some object of those
-   * chains has no recorded metadata (a transaction's objects before it commits): the DIFFs are written
-   * without before-images then.
+   * (index into `base`), looked up on the driver in the fragments' chains. None when the layout cannot hold them
+   * ([[supported]]) or some object of those chains has no recorded metadata (a transaction's objects before it
+   * commits): the DIFFs are written without before-images then.
    */
   def lookup(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, base: Seq[Fragment],
              keys: Seq[(Int, Array[InternalRow])], metasOf: Seq[String] => Map[String, ObjectMeta]): Option[Map[Int, FragmentPriors]] = {
-    val chains = keys.map { case (f, _) => f -> base(f).objects }
-    val metas = metasOf(chains.flatMap(_._2).distinct)
-    if (!chains.forall(_._2.forall(metas.contains))) return None
-    val nonKey = layout.nonKeyColumns
-    val rowSchema = layout.keyFirst(nonKey)
+    if (!supported(layout)) return None
+    val chained = keys.flatMap { case (f, _) => base(f).objects }.distinct
+    val metas = metasOf(chained)
+    if (!chained.forall(metas.contains)) return None
+    val rowSchema = layout.keyFirst(layout.nonKeyColumns)
     val first = layout.keyFields.head
     val filter = Option.when(KeyLookup.supports(first.dataType))(
       KeyLookup.of(first, keys.flatMap(_._2).map(r => Values.fromInternal(r, 0, first.dataType)))).flatMap(_.filter)
-    val readers = FastDiff.readers(spark, layout, rowSchema, filter, diffLookup = true, snapLookup = true)
+    // only the lookup readers the chains need (each broadcasts a Hadoop configuration)
+    val kinds = chained.map(metas(_).kind).toSet
+    val readers = FastDiff.readers(spark, layout, rowSchema, filter, diffLookup = kinds(ObjectKind.Diff),
+      snapLookup = kinds(ObjectKind.Snap))
     def file(id: String) = ObjectFile.of(config, metas(id))
     val found = versioned.spark.Jobs.onDriver(keys) { case (f, wanted) =>
-      val (snap, diffs) = chains.find(_._1 == f).get._2.partition(id => metas(id).kind == ObjectKind.Snap)
-      f -> new FragmentRows(readers).lookup(FragmentTask(snap.headOption.map(file), diffs.map(file), Nil, Nil), wanted)
+      f -> new FragmentRows(readers).lookup(FragmentTask.onPrefix(base(f).objects, metas, file), wanted)
     }
     val types = rowSchema.fields.map(_.dataType).toSeq
     Some(found.map { case (f, rows) =>

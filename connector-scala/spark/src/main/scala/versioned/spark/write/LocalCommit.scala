@@ -88,7 +88,7 @@ private[versioned] object LocalCommit {
     val fragmentOf = Routing.local(base, layout)
     // one object per touched fragment, rows in key order
     val runs = keyed.map(kr => fragmentOf(kr._1) -> kr).groupBy(_._1).toSeq.sortBy(_._1).map { case (f, g) => f -> g.map(_._2) }
-    val before = priors.filter(_ => PriorImages.supported(layout)).flatMap(metas =>
+    val before = priors.flatMap(metas =>
       PriorImages.lookup(spark, target.config, layout, base, runs.map { case (f, kr) => f -> kr.map(_._1).toArray }, metas))
     val sink = ParquetSink.forObjects(spark, if (before.isDefined) PriorImages.diffSchema(layout) else layout.diffSchema, ObjectKind.Diff)
     val written = versioned.spark.Jobs.onDriver(runs) { case (frag, changes) =>

@@ -176,6 +176,22 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
       cur => { val byId = cur.map(r => r.getInt(0) -> r).toMap; (byId + (k -> Row(k, s"u$k")) + ((200 + k) -> Row(200 + k, s"n$k"))).values.toSet })
   }
 
+  // Each commit adds a DIFF to the chains the next one reads, so later attempts make more reads than the first:
+  // the faults land in the chain reads the before-images add, the object writes being those of the test above.
+  test("keyed upserts with before-images: the commit reads its chain, then writes DIFFs that record it") {
+    val s = spark; import s.implicits._
+    write((1 to 120).map(i => (i, s"v$i")).toDF("id", "v"), "r.t", "primaryKey" -> "id")
+    var k = 0
+    allOrNothing("r", "t",
+      () => { k += 1; write(Seq((k, s"u$k"), (200 + k, s"n$k")).toDF("id", "v"), "r.t", "upsert" -> "true", "beforeImages" -> "true") },
+      () => read("r.t").collect().toSet,
+      cur => { val byId = cur.map(r => r.getInt(0) -> r).toMap; (byId + (k -> Row(k, s"u$k")) + ((200 + k) -> Row(200 + k, s"n$k"))).values.toSet })
+    val h = eng.resolve("r", Revision.Spec("main"))
+    val ids = eng.table("r", h, "t").fragments.flatMap(_.objects)
+    assert(eng.objects(ids).values.exists(_.minValues.contains(versioned.spark.VersionedOptions.PriorChainColumn)),
+      "the upserts should have recorded before-images")
+  }
+
   test("overwrite computed by a distributed comparison") {
     val s = spark; import s.implicits._
     write((1 to 120).map(i => (i, s"v$i")).toDF("id", "v"), "r.t", "primaryKey" -> "id")
