@@ -21,7 +21,9 @@ Build a session with the connector jar, optionally add ``df.write.versioned`` /
     repo.log("main").select("hash", "message").show()
 
 Errors are :class:`versioned.errors.VersionedError` subclasses with the engine's stable
-``error_class`` (e.g. :class:`RefNotFound`, :class:`ImmutableRef`).
+``error_class`` (e.g. :class:`RefNotFound`, :class:`ImmutableRef`); they are PySpark exceptions too
+(``RefNotFound`` is an ``AnalysisException``). Importing the package patches nothing: :func:`install` (and
+:func:`configure_spark_with_versioned`) install the hook that makes plain DataFrame and SQL calls raise them.
 
 The plain format works too, without :func:`install`::
 
@@ -138,13 +140,3 @@ __all__ = [
     "RemoteHistoryRewritten",
     "NonFastForward",
 ]
-
-import sys as _sys
-
-from versioned import _jvm as _jvm_module
-
-_jvm_module.install_error_translation()
-if "pyspark.sql.connect.client.core" in _sys.modules:  # a Spark Connect client is in use: map its errors too
-    from versioned._connect import install_error_translation as _install_connect_translation
-
-    _install_connect_translation()

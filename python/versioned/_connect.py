@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from pyspark.sql import DataFrame, SparkSession
 
-from versioned.errors import VersionedError, error_for_class, known_error_classes
+from versioned.errors import VersionedError, error_for_class, known_error_classes, pyspark_kind, with_pyspark_variant
 
 CATALOG_CLASS = "versioned.spark.catalog.VersionedCatalog"
 _CATALOG_PREFIX = "versioned_api"
@@ -99,7 +99,13 @@ def _versioned_error(exc: BaseException) -> Optional[VersionedError]:
         return None
     message = str(getattr(exc, "_message", None) or str(exc))
     message = _CLASS_PREFIX.sub("", message.split(_JVM_TRACE, 1)[0]).strip()
-    return error_for_class(str(condition), message)
+    error = error_for_class(str(condition), message)
+    try:
+        from pyspark.errors.exceptions import connect
+    except ImportError:  # the Connect client's dependencies are not installed
+        return error
+    kind = pyspark_kind(type(error))
+    return with_pyspark_variant(error, getattr(connect, kind) if kind else connect.SparkConnectGrpcException, exc)
 
 
 _translation_installed = False
@@ -107,9 +113,17 @@ _translation_installed = False
 
 def install_error_translation() -> None:
     """Makes Spark Connect raise :mod:`versioned.errors` exceptions for versioned errors: the server sends
-    each error's condition (``REF_NOT_FOUND``, ...), and this maps it to the matching Python type for every
-    call on a Connect session (this package's and plain DataFrame/SQL calls). Idempotent; a no-op when the
-    Spark Connect client is not installed."""
+    each error's condition (``REF_NOT_FOUND``, ...), and this maps it to the matching Python type (which is
+    also the Connect client's PySpark exception of its kind, e.g.
+    ``pyspark.errors.exceptions.connect.AnalysisException``) for every call on a Connect session (this
+    package's and plain DataFrame/SQL calls). Idempotent; a no-op when the Spark Connect client is not
+    installed. :func:`versioned.install` calls it.
+
+    Example::
+
+        install_error_translation()
+        spark.sql("SELECT * FROM vc.shop.products VERSION AS OF 'nope'").collect()   # raises RefNotFound
+    """
     global _translation_installed
     if _translation_installed:
         return

@@ -16,7 +16,8 @@ from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors.exceptions.captured import CapturedException, UnknownException, convert_exception
 from pyspark.sql import DataFrame, SparkSession
 
-from versioned.errors import UnsupportedOperation, VersionedError, error_for_class, known_error_classes
+from versioned.errors import (UnsupportedOperation, VersionedError, error_for_class, known_error_classes, pyspark_kind,
+                              with_pyspark_variant)
 
 API_CLASS = "versioned.spark.api.VersionedApi"
 _EXCEPTION_CLASS = "versioned.core.VersionedException"
@@ -77,6 +78,28 @@ def _versioned_cause(spark_gateway: Any, throwable: Any) -> Optional[VersionedEr
     return None
 
 
+def classic_variant(error: VersionedError, throwable: Any, original: Optional[BaseException] = None) -> VersionedError:
+    """``error`` as an instance of the classic session's own PySpark exception of its kind too (e.g.
+    ``pyspark.errors.exceptions.captured.AnalysisException``), keeping the Java ``throwable`` as its origin and
+    the state of ``original``, the exception PySpark made of it (if any).
+
+    Example::
+
+        e = classic_variant(error_for_class("REF_NOT_FOUND", "no such ref"), java_throwable)
+        assert isinstance(e, pyspark.errors.exceptions.captured.AnalysisException)
+    """
+    from pyspark.errors.exceptions import captured
+
+    kind = pyspark_kind(type(error))
+    variant = getattr(captured, kind) if kind else captured.CapturedException
+    state: Dict[str, Any] = {}
+    if original is None or getattr(original, "_origin", None) is None:
+        state["_origin"] = throwable
+    if original is None:
+        state.update(_desc=error.message, _stackTrace="", _cause=None)
+    return with_pyspark_variant(error, variant, original, **state)
+
+
 def _java_throwable(exc: BaseException) -> Any:
     if isinstance(exc, Py4JJavaError):
         return exc.java_exception
@@ -100,7 +123,8 @@ def translated_errors() -> Iterator[None]:
 
         converted = _versioned_cause(SparkContext._gateway, throwable)
         if converted is not None:
-            raise converted from None
+            original = exc if isinstance(exc, CapturedException) else None
+            raise classic_variant(converted, throwable, original) from None
         if isinstance(exc, Py4JJavaError):
             spark_exc = convert_exception(throwable)
             if not isinstance(spark_exc, UnknownException):
@@ -161,11 +185,18 @@ _translation_installed = False
 
 def install_error_translation() -> None:
     """Makes PySpark raise :mod:`versioned.errors` exceptions for versioned errors from plain DataFrame
-    and ``spark.sql`` calls too (not only from this package's wrappers). Idempotent.
+    and ``spark.sql`` calls on classic sessions too (not only from this package's wrappers). Idempotent;
+    :func:`versioned.install` and :func:`versioned.configure_spark_with_versioned` call it.
 
     PySpark turns JVM exceptions into Python ones in ``pyspark.errors.exceptions.captured``; errors it
     does not know come out as ``Py4JJavaError`` with the whole Java trace. This wraps that conversion so
-    that an exception whose cause chain holds a versioned error becomes the matching Python type.
+    that an exception whose cause chain holds a versioned error becomes the matching versioned type, which
+    is also the PySpark exception of its kind (``captured.AnalysisException``, ...).
+
+    Example::
+
+        install_error_translation()
+        spark.read.format("versioned").option("ref", "nope").load("shop.products")   # raises RefNotFound
     """
     global _translation_installed
     if _translation_installed:
@@ -177,11 +208,12 @@ def install_error_translation() -> None:
     def convert(e: Any) -> Any:
         from pyspark import SparkContext
 
+        converted = original(e)
         try:
-            converted = _versioned_cause(SparkContext._gateway, e)
+            mapped = _versioned_cause(SparkContext._gateway, e)
+            return classic_variant(mapped, e, converted) if mapped is not None else converted
         except Exception:  # never let the translation itself fail a call
-            converted = None
-        return converted if converted is not None else original(e)
+            return converted
 
     captured.convert_exception = convert
     _translation_installed = True

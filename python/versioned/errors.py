@@ -5,6 +5,16 @@ Every exception is a :class:`VersionedError` carrying the engine's stable ``erro
 specific class, a family (:class:`NotFoundError`, :class:`InvalidInputError`,
 :class:`RefStateError`, :class:`DataValidationError`) or :class:`VersionedError` for all of them.
 
+They stay in PySpark's hierarchy: every one is a :class:`pyspark.errors.PySparkException` (``getCondition()``,
+``getErrorClass()`` and ``getSqlState()`` give the stable class and its SQLSTATE), and a family is the PySpark
+exception a handler written for Spark expects: not-found, invalid-input and ref-state errors are
+:class:`pyspark.errors.AnalysisException`, storage and metastore failures
+:class:`pyspark.errors.SparkRuntimeException`, unsupported operations
+:class:`pyspark.errors.UnsupportedOperationException`. An error raised by a call on a session is also an
+instance of that session's own variant (``pyspark.errors.exceptions.captured.AnalysisException`` on a classic
+session, ``pyspark.errors.exceptions.connect.AnalysisException`` on Spark Connect), so existing
+``except AnalysisException`` handlers keep catching it.
+
 Example::
 
     from versioned.errors import RefNotFound
@@ -16,7 +26,12 @@ Example::
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Optional, Type
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple, Type
+
+from pyspark.errors import AnalysisException as _AnalysisException
+from pyspark.errors import PySparkException
+from pyspark.errors import SparkRuntimeException as _SparkRuntimeException
+from pyspark.errors import UnsupportedOperationException as _UnsupportedOperationException
 
 __all__ = [
     "VersionedError",
@@ -61,14 +76,45 @@ __all__ = [
     "ObjectStoreUnsupported",
     "error_for_class",
     "known_error_classes",
+    "sql_state_of",
+    "pyspark_kind",
+    "with_pyspark_variant",
 ]
 
+#: SQLSTATE of each engine error class (``ErrorClass.sqlState`` in the engine): 42xxx user errors, 0A000
+#: unsupported, 58xxx system; an unknown class is XX000.
+_SQL_STATES: Dict[str, str] = {
+    "REPOSITORY_NOT_FOUND": "42P01", "TABLE_NOT_FOUND": "42P01", "REF_NOT_FOUND": "42704",
+    "IMAGE_NOT_FOUND": "42704", "REPOSITORY_EXISTS": "42P07", "TABLE_EXISTS": "42P07", "REF_EXISTS": "42710",
+    "AMBIGUOUS_REF": "42702", "INVALID_NAME": "42602", "INVALID_REVISION": "22023", "INVALID_OPTION": "22023",
+    "IMMUTABLE_REF": "55000", "PROTECTED_REF": "55000", "REF_CONFLICT": "40001", "SCHEMA_MISMATCH": "42804",
+    "NULL_PRIMARY_KEY": "23502", "DUPLICATE_KEY": "23505", "KEY_EXISTS": "23505", "MISSING_KEY_COLUMN": "42703",
+    "MERGE_CARDINALITY_VIOLATION": "21000", "UNSUPPORTED_OPERATION": "0A000", "METASTORE_ERROR": "58030",
+    "STORAGE_ERROR": "58030", "OBJECT_CORRUPT": "XX001", "OBJECT_MISSING": "58030", "WAREHOUSE_MISMATCH": "55000",
+    "MERGE_CONFLICT": "40001", "NO_COMMON_ANCESTOR": "42000", "TRANSACTION_CLOSED": "25000",
+    "REMOTE_NOT_FOUND": "42704", "REMOTE_EXISTS": "42710", "REMOTE_UNREACHABLE": "08001",
+    "REMOTE_HISTORY_REWRITTEN": "55000", "NON_FAST_FORWARD": "55000", "OBJECT_STORE_UNSUPPORTED": "0A000",
+}
+_UNKNOWN_SQL_STATE = "XX000"
 
-class VersionedError(Exception):
-    """Base of every versioned error.
+
+def sql_state_of(error_class: Optional[str]) -> str:
+    """The SQLSTATE of an engine error class (``XX000`` for a class the engine does not list).
+
+    Example::
+
+        >>> sql_state_of("REF_NOT_FOUND")
+        '42704'
+    """
+    return _SQL_STATES.get(error_class or "", _UNKNOWN_SQL_STATE)
+
+
+class VersionedError(PySparkException):
+    """Base of every versioned error: a :class:`pyspark.errors.PySparkException` whose condition is the engine's
+    stable error class.
 
     Attributes:
-        error_class: the engine's stable error class, e.g. ``"REF_NOT_FOUND"``.
+        error_class: the engine's stable error class, e.g. ``"REF_NOT_FOUND"`` (also ``getCondition()``).
         message: the engine's message, which says what to do next.
 
     Example::
@@ -76,7 +122,7 @@ class VersionedError(Exception):
         try:
             repo.create_branch("main")
         except VersionedError as e:
-            print(e.error_class, e.message)
+            print(e.error_class, e.message, e.getSqlState())
     """
 
     error_class: Optional[str] = None
@@ -86,23 +132,91 @@ class VersionedError(Exception):
         self.message: str = message[len(prefix):] if message.startswith(prefix) else message
         if error_class is not None:
             self.error_class = error_class
-        super().__init__(f"[{self.error_class}] {self.message}" if self.error_class else self.message)
+        # PySparkException's state, set directly: its constructor would look the class up in Spark's own list.
+        self._message = self.message
+        self._errorClass = self.error_class
+        self._messageParameters = {"message": self.message}
+        self._contexts: List[Any] = []
+        self._versioned_sql_state = sql_state_of(self.error_class) if self.error_class else None
+        Exception.__init__(self, f"[{self.error_class}] {self.message}" if self.error_class else self.message)
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else self.message
+
+    def getCondition(self) -> Optional[str]:  # noqa: N802 - PySpark's name
+        """The engine's error class, as Spark's error condition.
+
+        Example::
+
+            >>> error_for_class("REF_NOT_FOUND", "no such ref").getCondition()
+            'REF_NOT_FOUND'
+        """
+        return self.error_class
+
+    def getErrorClass(self) -> Optional[str]:  # noqa: N802 - PySpark's name
+        """The engine's error class (PySpark's older name of :meth:`getCondition`).
+
+        Example::
+
+            >>> error_for_class("REF_NOT_FOUND", "no such ref").getErrorClass()
+            'REF_NOT_FOUND'
+        """
+        return self.error_class
+
+    def getSqlState(self) -> Optional[str]:  # noqa: N802 - PySpark's name
+        """The SQLSTATE of the error class, as the engine reports it.
+
+        Example::
+
+            >>> error_for_class("REF_NOT_FOUND", "no such ref").getSqlState()
+            '42704'
+        """
+        return self._versioned_sql_state
+
+    def getMessageParameters(self) -> Optional[Dict[str, str]]:  # noqa: N802 - PySpark's name
+        """``{"message": <the message>}``, as the engine's exception reports it.
+
+        Example::
+
+            >>> error_for_class("REF_NOT_FOUND", "no such ref").getMessageParameters()
+            {'message': 'no such ref'}
+        """
+        return {"message": self.message}
+
+    def getMessage(self) -> str:  # noqa: N802 - PySpark's name
+        """``[ERROR_CLASS] message``.
+
+        Example::
+
+            >>> error_for_class("REF_NOT_FOUND", "no such ref").getMessage()
+            '[REF_NOT_FOUND] no such ref'
+        """
+        return str(self)
+
+    def getBreakingChangeInfo(self) -> Optional[Dict[str, Any]]:  # noqa: N802 - PySpark's name
+        """None: no versioned error is a breaking change of Spark's.
+
+        Example::
+
+            assert error.getBreakingChangeInfo() is None
+        """
+        return None
 
 
-class NotFoundError(VersionedError, LookupError):
-    """A repository, table, ref or image does not exist."""
+class NotFoundError(VersionedError, _AnalysisException, LookupError):
+    """A repository, table, ref or image does not exist (an ``AnalysisException``)."""
 
 
-class InvalidInputError(VersionedError, ValueError):
-    """An argument, option, name, revision or the data itself is not acceptable."""
+class InvalidInputError(VersionedError, _AnalysisException, ValueError):
+    """An argument, option, name, revision or the data itself is not acceptable (an ``AnalysisException``)."""
 
 
 class DataValidationError(InvalidInputError):
     """The data of a write breaks a table rule (keys); nothing was committed."""
 
 
-class RefStateError(VersionedError):
-    """A ref cannot be changed in the requested way (exists, immutable, protected, moved)."""
+class RefStateError(VersionedError, _AnalysisException):
+    """A ref cannot be changed in the requested way (exists, immutable, protected, moved; an ``AnalysisException``)."""
 
 
 class RepositoryNotFound(NotFoundError):
@@ -111,7 +225,7 @@ class RepositoryNotFound(NotFoundError):
     error_class = "REPOSITORY_NOT_FOUND"
 
 
-class RepositoryExists(VersionedError):
+class RepositoryExists(VersionedError, _AnalysisException):
     """The repository already exists."""
 
     error_class = "REPOSITORY_EXISTS"
@@ -123,7 +237,7 @@ class TableNotFound(NotFoundError):
     error_class = "TABLE_NOT_FOUND"
 
 
-class TableExists(VersionedError):
+class TableExists(VersionedError, _AnalysisException):
     """The table already exists."""
 
     error_class = "TABLE_EXISTS"
@@ -225,19 +339,19 @@ class MergeCardinalityViolation(DataValidationError):
     error_class = "MERGE_CARDINALITY_VIOLATION"
 
 
-class UnsupportedOperation(VersionedError):
+class UnsupportedOperation(VersionedError, _UnsupportedOperationException):
     """The operation is not supported."""
 
     error_class = "UNSUPPORTED_OPERATION"
 
 
-class MetastoreError(VersionedError):
+class MetastoreError(VersionedError, _SparkRuntimeException):
     """The metastore (SQLite/PostgreSQL) failed."""
 
     error_class = "METASTORE_ERROR"
 
 
-class StorageError(VersionedError):
+class StorageError(VersionedError, _SparkRuntimeException):
     """Object storage failed."""
 
     error_class = "STORAGE_ERROR"
@@ -264,7 +378,7 @@ class ObjectMissing(StorageError):
     error_class = "OBJECT_MISSING"
 
 
-class WarehouseMismatch(VersionedError):
+class WarehouseMismatch(VersionedError, _SparkRuntimeException):
     """The metastore and the object store do not belong to the same warehouse (a deleted, empty or
     foreign metastore); nothing was changed. Example: ``metastore.db`` deleted by mistake."""
 
@@ -306,7 +420,7 @@ class RemoteExists(RefStateError):
     error_class = "REMOTE_EXISTS"
 
 
-class RemoteUnreachable(VersionedError):
+class RemoteUnreachable(VersionedError, _SparkRuntimeException):
     """The remote's metastore or object store cannot be reached, or holds no warehouse; nothing was changed.
     Example: a ``metastore_url`` naming a SQLite file that does not exist."""
 
@@ -336,7 +450,7 @@ class NonFastForward(RefStateError):
     error_class = "NON_FAST_FORWARD"
 
 
-class ObjectStoreUnsupported(VersionedError):
+class ObjectStoreUnsupported(VersionedError, _UnsupportedOperationException):
     """A warehouse, remote or object URI names a scheme this Spark has no file system for, typically
     ``s3a://`` on pip's PySpark, which does not ship ``hadoop-aws`` nor the AWS SDK; nothing was changed.
 
@@ -387,3 +501,59 @@ def known_error_classes() -> FrozenSet[str]:
         True
     """
     return frozenset(_BY_CLASS)
+
+
+_KINDS: Tuple[type, ...] = (_AnalysisException, _SparkRuntimeException, _UnsupportedOperationException)
+
+
+def pyspark_kind(cls: Type[VersionedError]) -> Optional[str]:
+    """The name of the PySpark exception a versioned error class is (``AnalysisException``,
+    ``SparkRuntimeException``, ``UnsupportedOperationException``), or None for one that is only a
+    ``PySparkException``.
+
+    Example::
+
+        >>> pyspark_kind(RefNotFound)
+        'AnalysisException'
+    """
+    return next((k.__name__ for k in _KINDS if issubclass(cls, k)), None)
+
+
+_VARIANTS: Dict[Tuple[type, type], type] = {}
+
+
+def with_pyspark_variant(error: VersionedError, variant: type, original: Optional[BaseException] = None,
+                         **state: Any) -> VersionedError:
+    """``error`` as an instance of a class that is both its own class and ``variant`` (a session's own PySpark
+    exception class, e.g. ``pyspark.errors.exceptions.connect.AnalysisException``), so handlers written for
+    either catch it. The PySpark state of ``original`` (the exception PySpark made of the same failure, if any)
+    and ``state`` are kept, so the variant's own methods (stack trace, query context) work; the versioned
+    methods (condition, SQLSTATE, message) win.
+
+    Example::
+
+        from pyspark.errors.exceptions import connect
+        e = with_pyspark_variant(error_for_class("REF_NOT_FOUND", "no such ref"), connect.AnalysisException)
+        assert isinstance(e, RefNotFound) and isinstance(e, connect.AnalysisException)
+    """
+    base = type(error)
+    if isinstance(error, variant):
+        return error
+    cls = _VARIANTS.get((base, variant))
+    if cls is None:
+        cls = type(base.__name__, (base, variant), {"__module__": base.__module__, "__qualname__": base.__qualname__})
+        _VARIANTS[(base, variant)] = cls
+    out = cls.__new__(cls)
+    own = dict(error.__dict__)
+    if original is not None:
+        out.__dict__.update(original.__dict__)
+        if getattr(original, "_contexts", None):
+            own.pop("_contexts", None)  # the query context Spark gave the failure
+        sql_state = getattr(original, "_sql_state", None)
+        if base.error_class is None and error.error_class not in _SQL_STATES and sql_state:
+            own["_versioned_sql_state"] = sql_state
+    out.__dict__.update(state)
+    out.__dict__.update(own)
+    out.args = error.args
+    out.__traceback__ = error.__traceback__
+    return out

@@ -126,7 +126,9 @@ def _classes() -> List[Tuple[type, type]]:
 
 def install() -> None:
     """Adds ``DataFrameWriter.versioned`` and ``DataFrameReader.versioned``, on classic and Spark Connect
-    sessions (and makes Spark Connect errors raise :mod:`versioned.errors` types). Idempotent.
+    sessions, and installs the error hook: plain DataFrame and SQL calls on either kind of session raise
+    :mod:`versioned.errors` types for versioned errors (each also the session's PySpark exception of its kind,
+    e.g. ``AnalysisException``). Idempotent.
 
     Example::
 
@@ -137,10 +139,12 @@ def install() -> None:
         spark.read.versioned("demo.numbers").count()
     """
     from versioned._connect import install_error_translation
+    from versioned._jvm import install_error_translation as install_classic_translation
 
     for writer, reader in _classes():
         writer.versioned = _writer_versioned  # type: ignore[attr-defined]
         reader.versioned = _reader_versioned  # type: ignore[attr-defined]
+    install_classic_translation()
     install_error_translation()
 
 

@@ -53,7 +53,8 @@ def configure_spark_with_versioned(
             Maven Central by :func:`versioned.s3a.install_s3a_jars`), for ``s3a://`` warehouses and remotes.
 
     Returns:
-        the same builder, for chaining.
+        the same builder, for chaining. The error hook of :func:`versioned.install` for classic sessions is
+        installed too, so plain DataFrame and SQL calls raise :mod:`versioned.errors` types.
 
     Example::
 
@@ -69,6 +70,9 @@ def configure_spark_with_versioned(
     """
     if warehouse is not None and not str(warehouse).strip():
         raise InvalidOption("warehouse must not be empty.")
+    from versioned._jvm import install_error_translation
+
+    install_error_translation()  # plain DataFrame and SQL calls raise versioned.errors types too
     jar = jar_path()
     existing = getattr(builder, "_options", {}).get("spark.jars")
     jars = [j for j in str(existing).split(",") if j.strip()] if existing else []
