@@ -158,7 +158,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
    * from the readers' shape, so that no Parquet reader (each broadcasts a Hadoop configuration) is built for it.
    */
   override def columnarSupportMode(): Scan.ColumnarSupportMode =
-    if (shape.columnar) Scan.ColumnarSupportMode.SUPPORTED else Scan.ColumnarSupportMode.UNSUPPORTED
+    if (columnar) Scan.ColumnarSupportMode.SUPPORTED else Scan.ColumnarSupportMode.UNSUPPORTED
 
   /**
    * The scan's one reader factory: built on first use and shared by every copy of the plan (a runtime filter
@@ -173,17 +173,27 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     factory
   }
 
-  /** Which readers the factory holds: decided once, from the partitions planned first. */
-  private lazy val shape: ReaderShape = {
+  /**
+   * Whether the scan is columnar: decided once, from the partitions planned first (Spark asks while planning, and
+   * the answer must hold for the plan). A runtime filter only removes fragments and objects, so a later plan's
+   * DIFFs still fit.
+   */
+  private lazy val columnar: Boolean = {
     val spark = SparkSession.active
     val format = new ParquetFileFormat()
-    val withDiffs = partitions.exists(_.diffs.nonEmpty)
-    val snapOnly = partitions.exists(_.diffs.isEmpty)
-    val snapUnderDiffs = partitions.exists(p => p.diffs.nonEmpty && p.snap.isDefined)
-    val columnar = !rowsOnly && limit.isEmpty && partitions.nonEmpty && readSchema0.nonEmpty && format.supportBatch(spark, readSchema0) &&
-      (!withDiffs || (snapshot.onlyFragments.isEmpty && overlayFits(spark, format, merged)))
-    ReaderShape(columnar, snapRows = !columnar && partitions.exists(_.snap.isDefined), diffRows = withDiffs,
-      snapBatches = columnar && snapOnly, mergedBatches = columnar && snapUnderDiffs)
+    !rowsOnly && limit.isEmpty && partitions.nonEmpty && readSchema0.nonEmpty && format.supportBatch(spark, readSchema0) &&
+      (!partitions.exists(_.diffs.nonEmpty) || (snapshot.onlyFragments.isEmpty && overlayFits(spark, format, merged)))
+  }
+
+  /**
+   * Which readers the factory holds for the partitions planned now: a runtime filter plans again and may leave a
+   * fragment its SNAP without its DIFFs (their key ranges miss the values), or its DIFFs without the SNAP, so the
+   * kinds are taken from the current plan each time readers are built.
+   */
+  private def shape: ReaderShape = {
+    val ps = partitions
+    ReaderShape(columnar, snapRows = !columnar && ps.exists(_.snap.isDefined), diffRows = ps.exists(_.diffs.nonEmpty),
+      snapBatches = columnar && ps.exists(_.diffs.isEmpty), mergedBatches = columnar && ps.exists(p => p.diffs.nonEmpty && p.snap.isDefined))
   }
 
   /** The Parquet readers of `shape`, with this scan's filters and lookup pushed down. */
