@@ -7,11 +7,23 @@ final class RefOps(engine: Engine) {
   private def requireRepo(c: java.sql.Connection, repo: String): Unit =
     if (!MetaDao.repoExists(c, repo)) throw new RepositoryNotFoundException(repo)
 
+  /**
+   * Branches, tags and locks share one namespace of short names (as git's ambiguity rule and Iceberg's refs):
+   * a name that is already another kind of ref would make a revision ambiguous, so it is refused.
+   */
+  private def requireFreeName(c: java.sql.Connection, repo: String, short: String, what: String): Unit =
+    Seq(Ref.branch(short) -> "a branch", Ref.tag(short) -> "a tag", s"locks/$short" -> "a lock").foreach { case (full, kind) =>
+      MetaDao.getRef(c, repo, full).foreach(r => throw new RefExistsException(
+        s"$what cannot be created: '$short' is already $kind of '$repo' (at ${r.image.take(12)}). Branches, tags " +
+          "and locks share one namespace; pick another name."))
+    }
+
   private def create(repo: String, full: String, kind: String, from: Revision, what: String): Ref = ms.tx { c =>
     requireRepo(c, repo)
     MetaDao.getRef(c, repo, full).foreach(r => throw new RefExistsException(
       s"$what already exists in '$repo' (at ${r.image.take(12)}). Pick another name" +
         (if (kind == RefKind.Branch) " or reset the branch." else "; tags and locks never move.")))
+    requireFreeName(c, repo, full.substring(full.indexOf('/') + 1), what)
     val target = engine.resolver.resolve(c, repo, from)
     val ref = Ref(full, kind, target.hash, engine.now())
     Sql.unique(MetaDao.insertRef(c, repo, ref))(new RefExistsException(s"$what was just created in '$repo' by another writer."))
@@ -55,9 +67,22 @@ final class RefOps(engine: Engine) {
         throw new RefNotFoundException(s"Branch '$from' does not exist in '$repo'.")
       if (MetaDao.getRef(c, repo, Ref.branch(to)).nonEmpty)
         throw new RefExistsException(s"Branch '$to' already exists in '$repo'.")
+      requireFreeName(c, repo, to, s"Branch '$to'")
       Sql.unique(MetaDao.renameRef(c, repo, Ref.branch(from), Ref.branch(to)))(
         new RefExistsException(s"Branch '$to' was just created in '$repo' by another writer."))
       if (MetaDao.defaultBranch(c, repo).contains(from)) MetaDao.setDefaultBranch(c, repo, to)
+    }
+  }
+
+  /** Makes an existing branch the repository's default (what reads and writes use when no branch is named). */
+  def setDefaultBranch(repo: String, name: String): Ref = {
+    Names.validate(Names.Branch, name)
+    ms.tx { c =>
+      requireRepo(c, repo)
+      val ref = MetaDao.getRef(c, repo, Ref.branch(name)).getOrElse(throw new RefNotFoundException(
+        s"Branch '$name' does not exist in '$repo'; create it first, then make it the default."))
+      MetaDao.setDefaultBranch(c, repo, name)
+      ref
     }
   }
 

@@ -20,6 +20,14 @@ object RefsApi {
     engine(spark, options).resolve(ApiSupport.repo(repo), spec(revision)).hash
 
   // ---- branches
+  /** The repository's default branch: what a read or write that names no branch uses. */
+  def defaultBranch(spark: SparkSession, options: Opts, repo: String): String =
+    engine(spark, options).defaultBranch(ApiSupport.repo(repo))
+
+  /** Makes an existing branch the repository's default; returns its head hash. */
+  def setDefaultBranch(spark: SparkSession, options: Opts, repo: String, name: String): String =
+    engine(spark, options).refs.setDefaultBranch(ApiSupport.repo(repo), name).image
+
   def branches(spark: SparkSession, options: Opts, repo: String): DataFrame =
     refsFrame(spark, engine(spark, options).refs.branches(ApiSupport.repo(repo)))
 

@@ -34,6 +34,7 @@ private[versioned] object Procedures {
     "cherry_pick" -> (e => new PickProcedure(e, revert = false)),
     "revert" -> (e => new PickProcedure(e, revert = true)),
     "rename_branch" -> (e => new RenameBranchProcedure(e)),
+    "default_branch" -> (e => new DefaultBranchProcedure(e)),
     "resolve" -> (e => new ResolveProcedure(e)),
     "show" -> (e => new ShowProcedure(e)),
     "add_remote" -> (e => new AddRemoteProcedure(e)),
