@@ -58,15 +58,16 @@ class RefsSuite extends CoreFixture {
     failsUnchanged[RefExistsException](ErrorClass.RefExists)(refs.createLock("r", "ns", "a", spec("main~2")))
   }
 
-  test("branch, tag and lock namespaces are separate") {
+  test("qualified ref names resolve each kind; a lock's name never collides (it holds a namespace)") {
     val cs = setup()
     refs.createTag("r", "x", spec("main~2"))
-    refs.createBranch("r", "x", spec("main~1"))
+    refs.createBranch("r", "y", spec("main~1"))
     refs.createLock("r", "x", "x", spec("main"))
     assert(refs.all("r").map(r => r.fullName -> r.kind) ==
-      Seq("heads/main" -> "branch", "heads/x" -> "branch", "locks/x:x" -> "lock", "tags/x" -> "tag"))
-    assert(engine.resolve("r", spec("x")).hash == cs(1).image.hash, "a branch wins over a tag of the same name")
+      Seq("heads/main" -> "branch", "heads/y" -> "branch", "locks/x:x" -> "lock", "tags/x" -> "tag"))
     assert(engine.resolve("r", spec("tags/x")).hash == cs(0).image.hash)
+    assert(engine.resolve("r", spec("heads/y")).hash == cs(1).image.hash)
+    assert(engine.resolve("r", spec("x:x")).hash == cs(2).image.hash)
   }
 
   test("rename a branch, including the default branch") {
@@ -188,5 +189,28 @@ class RefsSuite extends CoreFixture {
     missing(refs.renameBranch("nope", "a", "b"))
     missing(refs.resetBranch("nope", "a", Revision.DefaultBranch))
     assert(engine.repositories() == Seq("r"))
+  }
+
+  test("branches, tags and locks share one namespace of names: a collision is refused, nothing changes") {
+    setup()
+    refs.createTag("r", "v1", spec("main~1"))
+    failsUnchanged[RefExistsException](ErrorClass.RefExists)(refs.createBranch("r", "v1", spec("main")))
+    refs.createBranch("r", "dev", spec("main"))
+    failsUnchanged[RefExistsException](ErrorClass.RefExists)(refs.createTag("r", "dev", spec("main")))
+    failsUnchanged[RefExistsException](ErrorClass.RefExists)(refs.renameBranch("r", "dev", "v1"))
+    // the tag still pins its image
+    assert(engine.resolve("r", spec("v1")) == engine.resolve("r", spec("main~1")))
+  }
+
+  test("the default branch can be changed to an existing branch") {
+    val cs = setup()
+    refs.createBranch("r", "trunk", spec("main~1"))
+    assert(refs.setDefaultBranch("r", "trunk").image == cs(1).image.hash)
+    assert(engine.defaultBranch("r") == "trunk")
+    assert(engine.resolve("r", Revision.DefaultBranch).hash == cs(1).image.hash)
+    failsUnchanged[RefNotFoundException](ErrorClass.RefNotFound)(refs.setDefaultBranch("r", "nope"))
+    failsUnchanged[ProtectedRefException](ErrorClass.ProtectedRef)(refs.deleteBranch("r", "trunk"))
+    refs.deleteBranch("r", "main")
+    assert(refs.branches("r").map(_.shortName) == Seq("trunk"))
   }
 }
