@@ -169,8 +169,24 @@ class SqlOps:
         rows = self.spark.sql(f"SHOW NAMESPACES IN {catalog(self.spark, self.options)}").collect()
         return sorted(str(r[0]) for r in rows if str(r[0]) != "system")
 
-    def resolve(self, repo: str, spec: str) -> str:
+    def resolve(self, repo: str, spec: Optional[str]) -> str:
         return self._image("resolve", repository=repo, ref=spec)
+
+    def default_branch(self, repo: str) -> str:
+        try:
+            return str(first(self._call("default_branch", repository=repo))["name"])
+        except Exception as exc:
+            if condition_of(exc) != "REF_NOT_FOUND":
+                raise
+        # A repository without commits has a default branch but not the branch yet: its namespace says the name.
+        rows = self.spark.sql(f"DESCRIBE NAMESPACE EXTENDED {catalog(self.spark, self.options)}.{_quote(repo)}").collect()
+        found = re.search(r"\(defaultBranch,([^)]*)\)", next((str(r[1]) for r in rows if r[0] == "Properties"), ""))
+        if found is None:
+            raise error_for_class("REF_NOT_FOUND", f"Repository '{repo}' has no default branch.")
+        return found.group(1)
+
+    def set_default_branch(self, repo: str, name: str) -> str:
+        return self._image("default_branch", repository=repo, branch=name)
 
     def refs(self, repo: str, kind: str, namespace: Optional[str] = None) -> DataFrame:
         where, params = "kind = :kind", {"kind": kind}
@@ -193,7 +209,7 @@ class SqlOps:
             raise
         return df
 
-    def create_branch(self, repo: str, name: str, from_ref: str) -> str:
+    def create_branch(self, repo: str, name: str, from_ref: Optional[str]) -> str:
         return self._image("create_branch", repository=repo, branch=name, from_ref=from_ref)
 
     def delete_branch(self, repo: str, name: str) -> None:
@@ -205,25 +221,25 @@ class SqlOps:
     def reset(self, repo: str, branch: str, ref: str) -> str:
         return self._image("reset_branch", repository=repo, branch=branch, ref=ref)
 
-    def create_tag(self, repo: str, name: str, ref: str) -> str:
+    def create_tag(self, repo: str, name: str, ref: Optional[str]) -> str:
         return self._image("create_tag", repository=repo, tag=name, ref=ref)
 
     def delete_tag(self, repo: str, name: str) -> None:
         self._call("delete_tag", repository=repo, tag=name)
 
-    def create_lock(self, repo: str, namespace: str, name: str, ref: str) -> str:
+    def create_lock(self, repo: str, namespace: str, name: str, ref: Optional[str]) -> str:
         return self._image("create_lock", repository=repo, namespace=namespace, name=name, ref=ref)
 
     def release_lock(self, repo: str, namespace: str, name: str) -> None:
         self._call("release_lock", repository=repo, namespace=namespace, name=name)
 
-    def log(self, repo: str, ref: str, limit: Optional[int]) -> DataFrame:
+    def log(self, repo: str, ref: Optional[str], limit: Optional[int]) -> DataFrame:
         # Pinned to the image `ref` names now, as on a classic session.
         head = self.resolve(repo, ref)
         df = self._analyzed(lambda: table(self.spark, self.options, repo, f"$log@{head}"), repo)
         return df if limit is None or limit < 0 else df.limit(int(limit))
 
-    def show(self, repo: str, ref: str) -> str:
+    def show(self, repo: str, ref: Optional[str]) -> str:
         return str(first(self._call("show", repository=repo, ref=ref))["json"])
 
     def delete_where(self, table_name: str, condition: str, branch: Optional[str], message: Optional[str],

@@ -20,6 +20,7 @@ from versioned.errors import (UnsupportedOperation, VersionedError, error_for_cl
                               with_pyspark_variant)
 
 API_CLASS = "versioned.spark.api.VersionedApi"
+REFS_API_CLASS = "versioned.spark.api.RefsApi"
 _EXCEPTION_CLASS = "versioned.core.VersionedException"
 _MAX_CAUSES = 32
 
@@ -33,11 +34,11 @@ def _gateway(spark: SparkSession) -> Any:
     return gw
 
 
-def _api(spark: SparkSession) -> Any:
-    cls = getattr(_gateway(spark).jvm, API_CLASS)
+def _api(spark: SparkSession, name: str = API_CLASS) -> Any:
+    cls = getattr(_gateway(spark).jvm, name)
     if not isinstance(cls, JavaClass):
         raise UnsupportedOperation(
-            f"The JVM does not have {API_CLASS}: the versioned jar is not on the classpath. Build the session "
+            f"The JVM does not have {name}: the versioned jar is not on the classpath. Build the session "
             "with versioned.configure_spark_with_versioned(SparkSession.builder).getOrCreate().")
     return cls
 
@@ -132,12 +133,13 @@ def translated_errors() -> Iterator[None]:
         raise
 
 
-def call(spark: SparkSession, options: Optional[Mapping[str, str]], method: str, *args: Any) -> Any:
-    """Calls ``VersionedApi.<method>(spark, options, *args)`` and converts the result.
+def call(spark: SparkSession, options: Optional[Mapping[str, str]], method: str, *args: Any,
+         api_class: str = API_CLASS) -> Any:
+    """Calls ``VersionedApi.<method>(spark, options, *args)`` (or that of ``api_class``) and converts the result.
 
     Java DataFrames come back as :class:`pyspark.sql.DataFrame`, Java lists as Python lists.
     """
-    api = _api(spark)
+    api = _api(spark, api_class)
     with translated_errors():
         result = getattr(api, method)(spark._jsparkSession, _java_options(spark, options), *map(_to_java, args))
     return _from_java(spark, result)
@@ -290,16 +292,26 @@ class JvmOps:
     def repositories(self) -> List[str]:
         return call_strings(self.spark, self.options, "repositories")
 
-    def resolve(self, repo: str, spec: str) -> str:
-        return str(self._call("resolve", repo, spec))
+    def _ref(self, repo: str, ref: Optional[str]) -> str:
+        """``ref``, or the repository's default branch when it is None (the facade takes no null revision)."""
+        return ref if ref is not None else self.default_branch(repo)
+
+    def resolve(self, repo: str, spec: Optional[str]) -> str:
+        return str(self._call("resolve", repo, self._ref(repo, spec)))
+
+    def default_branch(self, repo: str) -> str:
+        return str(call(self.spark, self.options, "defaultBranch", repo, api_class=REFS_API_CLASS))
+
+    def set_default_branch(self, repo: str, name: str) -> str:
+        return str(call(self.spark, self.options, "setDefaultBranch", repo, name, api_class=REFS_API_CLASS))
 
     def refs(self, repo: str, kind: str, namespace: Optional[str] = None) -> DataFrame:
         if kind == "lock":
             return self._frame("locks", repo, namespace)
         return self._frame("branches" if kind == "branch" else "tags", repo)
 
-    def create_branch(self, repo: str, name: str, from_ref: str) -> str:
-        return str(self._call("createBranch", repo, name, from_ref))
+    def create_branch(self, repo: str, name: str, from_ref: Optional[str]) -> str:
+        return str(self._call("createBranch", repo, name, self._ref(repo, from_ref)))
 
     def delete_branch(self, repo: str, name: str) -> None:
         self._call("deleteBranch", repo, name)
@@ -310,23 +322,23 @@ class JvmOps:
     def reset(self, repo: str, branch: str, ref: str) -> str:
         return str(self._call("resetBranch", repo, branch, ref))
 
-    def create_tag(self, repo: str, name: str, ref: str) -> str:
-        return str(self._call("createTag", repo, name, ref))
+    def create_tag(self, repo: str, name: str, ref: Optional[str]) -> str:
+        return str(self._call("createTag", repo, name, self._ref(repo, ref)))
 
     def delete_tag(self, repo: str, name: str) -> None:
         self._call("deleteTag", repo, name)
 
-    def create_lock(self, repo: str, namespace: str, name: str, ref: str) -> str:
-        return str(self._call("createLock", repo, namespace, name, ref))
+    def create_lock(self, repo: str, namespace: str, name: str, ref: Optional[str]) -> str:
+        return str(self._call("createLock", repo, namespace, name, self._ref(repo, ref)))
 
     def release_lock(self, repo: str, namespace: str, name: str) -> None:
         self._call("releaseLock", repo, namespace, name)
 
-    def log(self, repo: str, ref: str, limit: Optional[int]) -> DataFrame:
-        return self._frame("log", repo, ref, -1 if limit is None else int(limit))
+    def log(self, repo: str, ref: Optional[str], limit: Optional[int]) -> DataFrame:
+        return self._frame("log", repo, self._ref(repo, ref), -1 if limit is None else int(limit))
 
-    def show(self, repo: str, ref: str) -> str:
-        return str(self._call("show", repo, ref))
+    def show(self, repo: str, ref: Optional[str]) -> str:
+        return str(self._call("show", repo, self._ref(repo, ref)))
 
     def delete_where(self, table: str, condition: str, branch: Optional[str], message: Optional[str],
                      author: Optional[str]) -> int:

@@ -8,6 +8,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter
 
+from versioned import _args
 from versioned._connect import is_connect
 from versioned._jvm import translated_errors
 from versioned.errors import InvalidOption
@@ -36,7 +37,7 @@ def _writer_versioned(
     self: DataFrameWriter,
     table: str,
     *,
-    branch: str = "main",
+    branch: Optional[str] = None,
     message: Optional[str] = None,
     author: Optional[str] = None,
     mode: str = "append",
@@ -47,7 +48,8 @@ def _writer_versioned(
 
     Args:
         table: ``"<repository>.<table>"``; the repository and table are created by the first write.
-        branch: the branch to commit to (a tag raises :class:`~versioned.errors.ImmutableRef`).
+        branch: the branch to commit to (default: the repository's default branch; a tag raises
+            :class:`~versioned.errors.ImmutableRef`).
         message: commit message (default: "append to <table>" / "overwrite <table>").
         author: commit author (default: ``spark.versioned.author`` or the OS user).
         mode: ``"append"`` (new rows; existing keys raise ``KeyExists`` unless ``upsert``) or
@@ -60,15 +62,22 @@ def _writer_versioned(
         versioned.install()
         df.write.versioned("sales.orders", primary_key="id", message="load orders")
     """
+    _args.text("table", table)
+    for name, value in (("branch", branch), ("message", message), ("author", author)):
+        _args.optional_text(name, value)
+    keys_given = _args.key_columns("primary_key", primary_key)
+    _args.flag("upsert", upsert)
     if mode not in _MODES:
         raise InvalidOption(f"mode={mode!r} is not supported; use 'append' or 'overwrite'.")
-    w = self.format("versioned").option("branch", branch).option("upsert", "true" if upsert else "false")
+    w = self.format("versioned").option("upsert", "true" if upsert else "false")
+    if branch is not None:
+        w = w.option("branch", branch)
     if message is not None:
         w = w.option("message", message)
     if author is not None:
         w = w.option("author", author)
-    if primary_key is not None:
-        keys = [primary_key] if isinstance(primary_key, str) else list(primary_key)
+    if keys_given is not None:
+        keys = [keys_given] if isinstance(keys_given, str) else list(keys_given)
         w = w.option("primaryKey", ",".join(keys))
     with translated_errors():
         w.mode(mode).save(table)
@@ -98,6 +107,9 @@ def _reader_versioned(
         old = spark.read.versioned("sales.orders", ref="main~1")
         then = spark.read.versioned("sales.orders", as_of="2026-01-31T12:00:00Z")
     """
+    _args.text("table", table)
+    _args.optional_text("ref", ref)
+    _args.optional_text("image", image)
     r = self.format("versioned")
     if ref is not None:
         r = r.option("ref", ref)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from pyspark.sql import DataFrame, SparkSession
 
-from versioned import _connect, _jvm
+from versioned import _args, _connect, _jvm
 from versioned.errors import InvalidOption
 from versioned.merging import MergeResult, Resolutions
 from versioned.remotes import RemotesMixin
@@ -55,7 +55,9 @@ class Repository(RemotesMixin):
 
     Revisions (``ref``, ``from_ref``, ``spec``) are resolved by the engine: a branch, a tag, a lock
     (``"namespace:name"``), a full image hash or a unique prefix of at least 4 hex digits, each
-    optionally followed by ``~N`` (N-th first-parent ancestor) or ``^N`` (N-th parent).
+    optionally followed by ``~N`` (N-th first-parent ancestor) or ``^N`` (N-th parent). A revision or branch
+    left out (None) is the repository's default branch (:attr:`default_branch`, ``main`` unless the repository
+    was created with another or :meth:`set_default_branch` changed it).
 
     Example::
 
@@ -73,7 +75,7 @@ class Repository(RemotesMixin):
             repo = Repository(spark, "sales", warehouse="/data/warehouse")
         """
         self.spark = spark
-        self.name = name
+        self.name = _args.text("name", name)
         self._options = _location(warehouse, metastore_url)
         self._ops = _ops(spark, self._options)
 
@@ -81,18 +83,42 @@ class Repository(RemotesMixin):
         return f"Repository({self.name!r})"
 
     def _table(self, table: str) -> str:
-        return f"{self.name}.{table}"
+        return f"{self.name}.{_args.text('table', table)}"
 
     # ---- revisions
-    def resolve(self, spec: str) -> str:
-        """The full image hash ``spec`` resolves to.
+    def resolve(self, spec: Optional[str] = None) -> str:
+        """The full image hash ``spec`` resolves to (None: the head of the default branch).
 
         Example::
 
             >>> repo.resolve("main~1")
             '3f1c...'
         """
-        return str(self._ops.resolve(self.name, spec))
+        return str(self._ops.resolve(self.name, _args.optional_text("spec", spec)))
+
+    # ---- the default branch
+    @property
+    def default_branch(self) -> str:
+        """The repository's default branch: what every call, write and read that names no branch uses.
+
+        Example::
+
+            >>> repo.default_branch
+            'main'
+        """
+        return str(self._ops.default_branch(self.name))
+
+    def set_default_branch(self, name: str) -> str:
+        """Makes the existing branch ``name`` the repository's default (it is then protected from deletion);
+        returns its head hash. Raises :class:`~versioned.errors.RefNotFound` if there is no such branch.
+
+        Example::
+
+            repo.create_branch("trunk")
+            repo.set_default_branch("trunk")
+            repo.delete_branch("main")
+        """
+        return str(self._ops.set_default_branch(self.name, _args.text("name", name)))
 
     # ---- branches
     def branches(self) -> DataFrame:
@@ -105,16 +131,18 @@ class Repository(RemotesMixin):
         """
         return self._ops.refs(self.name, "branch")
 
-    def create_branch(self, name: str, from_ref: str = "main") -> str:
-        """Creates branch ``name`` at ``from_ref``; returns the image hash it points to.
+    def create_branch(self, name: str, from_ref: Optional[str] = None) -> str:
+        """Creates branch ``name`` at ``from_ref`` (default: the head of the default branch); returns the image
+        hash it points to.
 
-        Raises :class:`~versioned.errors.RefExists` if the branch exists.
+        Raises :class:`~versioned.errors.RefExists` if a branch, tag or lock of that name exists.
 
         Example::
 
             repo.create_branch("dev", from_ref="main")
         """
-        return str(self._ops.create_branch(self.name, name, from_ref))
+        return str(self._ops.create_branch(self.name, _args.text("name", name),
+                                           _args.optional_text("from_ref", from_ref)))
 
     def delete_branch(self, name: str) -> None:
         """Deletes a branch (its images stay reachable from other refs). The default branch is protected.
@@ -123,7 +151,7 @@ class Repository(RemotesMixin):
 
             repo.delete_branch("dev")
         """
-        self._ops.delete_branch(self.name, name)
+        self._ops.delete_branch(self.name, _args.text("name", name))
 
     def rename_branch(self, name: str, new_name: str) -> None:
         """Renames a branch (renaming the default branch makes the new name the default).
@@ -132,7 +160,7 @@ class Repository(RemotesMixin):
 
             repo.rename_branch("dev", "develop")
         """
-        self._ops.rename_branch(self.name, name, new_name)
+        self._ops.rename_branch(self.name, _args.text("name", name), _args.text("new_name", new_name))
 
     def reset(self, branch: str, ref: str) -> str:
         """Moves ``branch`` to the image ``ref`` resolves to; returns the new head hash.
@@ -141,7 +169,7 @@ class Repository(RemotesMixin):
 
             repo.reset("main", "main~1")   # undo the last commit on main
         """
-        return str(self._ops.reset(self.name, branch, ref))
+        return str(self._ops.reset(self.name, _args.text("branch", branch), _args.text("ref", ref)))
 
     # ---- tags
     def tags(self) -> DataFrame:
@@ -153,14 +181,15 @@ class Repository(RemotesMixin):
         """
         return self._ops.refs(self.name, "tag")
 
-    def create_tag(self, name: str, ref: str = "main") -> str:
-        """Tags the image ``ref`` resolves to; returns its hash. Tags never move.
+    def create_tag(self, name: str, ref: Optional[str] = None) -> str:
+        """Tags the image ``ref`` resolves to (default: the head of the default branch); returns its hash. Tags
+        never move.
 
         Example::
 
             repo.create_tag("v1", "main")
         """
-        return str(self._ops.create_tag(self.name, name, ref))
+        return str(self._ops.create_tag(self.name, _args.text("name", name), _args.optional_text("ref", ref)))
 
     def delete_tag(self, name: str) -> None:
         """Deletes a tag.
@@ -169,7 +198,7 @@ class Repository(RemotesMixin):
 
             repo.delete_tag("v1")
         """
-        self._ops.delete_tag(self.name, name)
+        self._ops.delete_tag(self.name, _args.text("name", name))
 
     # ---- locks
     def locks(self, namespace: Optional[str] = None) -> DataFrame:
@@ -179,17 +208,19 @@ class Repository(RemotesMixin):
 
             repo.locks("etl").show()
         """
-        return self._ops.refs(self.name, "lock", namespace)
+        return self._ops.refs(self.name, "lock", _args.optional_text("namespace", namespace))
 
-    def create_lock(self, namespace: str, name: str, ref: str = "main") -> str:
-        """Pins the image ``ref`` resolves to under ``namespace:name``; returns its hash. Locks never move.
+    def create_lock(self, namespace: str, name: str, ref: Optional[str] = None) -> str:
+        """Pins the image ``ref`` resolves to (default: the head of the default branch) under
+        ``namespace:name``; returns its hash. Locks never move.
 
         Example::
 
             repo.create_lock("etl", "run-42", "main")
             spark.read.versioned("sales.orders", ref="etl:run-42")
         """
-        return str(self._ops.create_lock(self.name, namespace, name, ref))
+        return str(self._ops.create_lock(self.name, _args.text("namespace", namespace), _args.text("name", name),
+                                         _args.optional_text("ref", ref)))
 
     def release_lock(self, namespace: str, name: str) -> None:
         """Releases (deletes) a lock.
@@ -198,11 +229,11 @@ class Repository(RemotesMixin):
 
             repo.release_lock("etl", "run-42")
         """
-        self._ops.release_lock(self.name, namespace, name)
+        self._ops.release_lock(self.name, _args.text("namespace", namespace), _args.text("name", name))
 
     # ---- history
-    def log(self, ref: str = "main", limit: Optional[int] = None) -> DataFrame:
-        """History reachable from ``ref``, newest first, as a DataFrame with columns
+    def log(self, ref: Optional[str] = None, limit: Optional[int] = None) -> DataFrame:
+        """History reachable from ``ref`` (default: the default branch), newest first, as a DataFrame with columns
         hash, parents (array), author, message, created (timestamp), tables_changed (array).
         The DataFrame is pinned to the image ``ref`` points at when ``log`` is called (later commits do not
         change it); rows are read when a query needs them, and ``count()`` reads only the commit graph.
@@ -211,10 +242,10 @@ class Repository(RemotesMixin):
 
             repo.log("main", limit=10).select("hash", "message").show()
         """
-        return self._ops.log(self.name, ref, None if limit is None else int(limit))
+        return self._ops.log(self.name, _args.optional_text("ref", ref), _args.optional_int("limit", limit))
 
-    def show(self, ref: str = "main") -> Dict[str, Any]:
-        """One image as a dict: image, parents, author, message, created (ISO-8601), created_ms,
+    def show(self, ref: Optional[str] = None) -> Dict[str, Any]:
+        """One image (default: the head of the default branch) as a dict: image, parents, author, message, created (ISO-8601), created_ms,
         tables (name, schema, columns, primary_key, fragments with objects: id, kind, rows, bytes),
         changed_tables and dropped_tables.
 
@@ -223,7 +254,7 @@ class Repository(RemotesMixin):
             >>> repo.show("main")["changed_tables"]
             ['orders']
         """
-        info: Dict[str, Any] = json.loads(self._ops.show(self.name, ref))
+        info: Dict[str, Any] = json.loads(self._ops.show(self.name, _args.optional_text("ref", ref)))
         return info
 
     # ---- row-level writes
@@ -240,7 +271,8 @@ class Repository(RemotesMixin):
             repo.delete_where("orders", "status = 'cancelled'", message="purge cancelled")
             repo.delete_where("orders", "order_id IN (17, 42)", message="erasure requests")
         """
-        return int(self._ops.delete_where(self._table(table), condition, branch, message, author))
+        return int(self._ops.delete_where(self._table(table), _args.text("condition", condition),
+                                          *_commit_args(branch, message, author)))
 
     def upsert(self, df: DataFrame, table: str, *, branch: Optional[str] = None, message: Optional[str] = None,
                author: Optional[str] = None, primary_key: Optional[Union[str, Sequence[str]]] = None,
@@ -258,8 +290,10 @@ class Repository(RemotesMixin):
             repo.upsert(changes_df, "orders", message="nightly sync")
             repo.upsert(cdc_df, "orders", delete_column="is_deleted", before_images=True, message="apply CDC batch")
         """
-        return str(self._ops.upsert(df, self._table(table), branch, message, author, _jvm.key_option(primary_key),
-                                    delete_column, before_images))
+        return str(self._ops.upsert(_args.frame("df", df), self._table(table), *_commit_args(branch, message, author),
+                                    _jvm.key_option(_args.key_columns("primary_key", primary_key)),
+                                    _args.optional_text("delete_column", delete_column),
+                                    _args.optional_flag("before_images", before_images)))
 
     # ---- multi-table transactions (docs/TRANSACTIONS.md)
     def transaction(self, branch: Optional[str] = None, message: Optional[str] = None,
@@ -276,7 +310,7 @@ class Repository(RemotesMixin):
                 tx.upsert(customers_df, "customers")
                 tx.delete_where("events", "day < '2026-01-01'")
         """
-        handle = self._ops.begin_transaction(self.name, branch, message, author)
+        handle = self._ops.begin_transaction(self.name, *_commit_args(branch, message, author))
         return Transaction(self, handle)
 
     # ---- merge, cherry-pick, revert (docs/MERGE.md)
@@ -302,8 +336,10 @@ class Repository(RemotesMixin):
                 fixed = spark.createDataFrame([(7, "blue", 12.5)], "id int, color string, price double")
                 repo.merge("pricing", into="main", resolutions={"products": fixed}).check()
         """
-        return MergeResult._of(self._ops.merge(self.name, source, into, strategy, fast_forward, bool(dry_run),
-                                               message, author, resolutions, bool(allow_unrelated)))
+        return MergeResult._of(self._ops.merge(
+            self.name, _args.text("source", source), _args.optional_text("into", into), _args.text("strategy", strategy),
+            _args.text("fast_forward", fast_forward), _args.flag("dry_run", dry_run), *_commit_args(None, message, author)[1:],
+            _resolutions(resolutions), _args.flag("allow_unrelated", allow_unrelated)))
 
     def cherry_pick(self, commit: str, onto: Optional[str] = None, *, parent: Optional[int] = None,
                     strategy: str = "fail", dry_run: bool = False, message: Optional[str] = None,
@@ -315,8 +351,10 @@ class Repository(RemotesMixin):
 
             repo.cherry_pick("dev~2", onto="main").check()
         """
-        return MergeResult._of(self._ops.pick(self.name, commit, onto, int(parent or 0), False, strategy,
-                                              bool(dry_run), message, author, resolutions))
+        return MergeResult._of(self._ops.pick(self.name, _args.text("commit", commit), _args.optional_text("onto", onto),
+                                              _args.optional_int("parent", parent) or 0, False,
+                                              _args.text("strategy", strategy), _args.flag("dry_run", dry_run),
+                                              *_commit_args(None, message, author)[1:], _resolutions(resolutions)))
 
     def revert(self, commit: str, on: Optional[str] = None, *, parent: Optional[int] = None,
                strategy: str = "fail", dry_run: bool = False, message: Optional[str] = None,
@@ -328,8 +366,10 @@ class Repository(RemotesMixin):
 
             repo.revert("main~1", on="main").check()
         """
-        return MergeResult._of(self._ops.pick(self.name, commit, on, int(parent or 0), True, strategy,
-                                              bool(dry_run), message, author, resolutions))
+        return MergeResult._of(self._ops.pick(self.name, _args.text("commit", commit), _args.optional_text("on", on),
+                                              _args.optional_int("parent", parent) or 0, True,
+                                              _args.text("strategy", strategy), _args.flag("dry_run", dry_run),
+                                              *_commit_args(None, message, author)[1:], _resolutions(resolutions)))
 
     # ---- diffs and maintenance
     def diff(self, table: str, from_ref: str, to_ref: str) -> DataFrame:
@@ -341,7 +381,7 @@ class Repository(RemotesMixin):
 
             repo.diff("orders", "v1", "main").filter("_change = 'update'").show()
         """
-        return self._ops.diff(self._table(table), from_ref, to_ref)
+        return self._ops.diff(self._table(table), _args.text("from_ref", from_ref), _args.text("to_ref", to_ref))
 
     def diff_summary(self, from_ref: str, to_ref: str, table: Optional[str] = None) -> DataFrame:
         """What changed between two revisions, one row per table that differs (or only ``table``):
@@ -356,7 +396,8 @@ class Repository(RemotesMixin):
             repo.diff_summary("v1", "main").show()
             repo.diff_summary("v1", "main", table="orders").select("updated", "cells_changed").show()
         """
-        return self._ops.diff_summary(self.name, from_ref, to_ref, table)
+        return self._ops.diff_summary(self.name, _args.text("from_ref", from_ref), _args.text("to_ref", to_ref),
+                                      _args.optional_text("table", table))
 
     def materialize(self) -> DataFrame:
         """Ref-driven snapshots (MMS5): compacts every image a branch, tag or lock points at so each ref
@@ -380,7 +421,7 @@ class Repository(RemotesMixin):
 
             repo.compact("orders").show()
         """
-        return self._ops.compact(self.name, branch, table)
+        return self._ops.compact(self.name, _args.optional_text("branch", branch), _args.optional_text("table", table))
 
     def gc(self, older_than_seconds: Optional[float] = None, *, force: bool = False,
            dry_run: bool = False) -> DataFrame:
@@ -409,6 +450,21 @@ class Repository(RemotesMixin):
             repo.verify().filter("status != 'ok'").show(truncate=False)
         """
         return self._ops.verify(self.name, [str(r) for r in (refs or [])])
+
+
+def _commit_args(branch: Any, message: Any, author: Any) -> Tuple[Optional[str], Optional[str], Optional[str]]:
+    """``(branch, message, author)`` of a call that commits, each a string or None (checked before any work)."""
+    return (_args.optional_text("branch", branch), _args.optional_text("message", message),
+            _args.optional_text("author", author))
+
+
+def _resolutions(resolutions: Resolutions) -> Resolutions:
+    """Merge resolutions: table name -> DataFrame of resolved rows, checked."""
+    if resolutions is None:
+        return None
+    if not hasattr(resolutions, "items"):
+        raise _args.bad_argument(f"resolutions must map table names to DataFrames, not {type(resolutions).__name__}.")
+    return {_args.text("resolutions table", t): _args.frame(f"resolutions[{t!r}]", df) for t, df in resolutions.items()}
 
 
 def _retention_ms(older_than_seconds: Optional[float]) -> int:

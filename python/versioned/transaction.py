@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Type, Union
 
 from pyspark.sql import DataFrame
 
-from versioned import _jvm
+from versioned import _args, _jvm
 
 if TYPE_CHECKING:  # pragma: no cover
     from versioned.repository import Repository
@@ -60,14 +60,10 @@ class Transaction:
         return self._repo._ops.on_transaction(self._handle, method, *args)
 
     def _table(self, table: str) -> str:
-        if not isinstance(table, str):
-            raise TypeError(f"table must be a table name (str), not {type(table).__name__}")
-        return table
+        return _args.text("table", table)
 
     def _frame(self, df: DataFrame) -> DataFrame:
-        if not isinstance(df, DataFrame):
-            raise TypeError(f"expected a DataFrame, got {type(df).__name__}")
-        return df
+        return _args.frame("df", df)
 
     # ---- state
     @property
@@ -138,7 +134,8 @@ class Transaction:
             tx.write(orders_df, "orders", mode="overwrite")
             tx.write(new_df, "regions", primary_key="code")
         """
-        self._call("write", self._frame(df), self._table(table), mode, _jvm.key_option(primary_key))
+        self._call("write", self._frame(df), self._table(table), _args.text("mode", mode),
+                   _jvm.key_option(_args.key_columns("primary_key", primary_key)))
 
     def upsert(self, df: DataFrame, table: str, *, primary_key: Optional[Union[str, Sequence[str]]] = None,
                delete_column: Optional[str] = None) -> None:
@@ -150,7 +147,8 @@ class Transaction:
             tx.upsert(customers_df, "customers")
             tx.upsert(cdc_df, "orders", delete_column="is_deleted")
         """
-        self._call("upsert", self._frame(df), self._table(table), _jvm.key_option(primary_key), delete_column)
+        self._call("upsert", self._frame(df), self._table(table), _jvm.key_option(_args.key_columns("primary_key", primary_key)),
+                   _args.optional_text("delete_column", delete_column))
 
     def delete_where(self, table: str, condition: str) -> int:
         """Deletes the rows of ``table`` (as the transaction sees it) matching the SQL ``condition``;
@@ -160,7 +158,7 @@ class Transaction:
 
             tx.delete_where("events", "day < '2026-01-01'")
         """
-        return int(self._call("deleteWhere", self._table(table), condition))
+        return int(self._call("deleteWhere", self._table(table), _args.text("condition", condition)))
 
     def read(self, table: str) -> DataFrame:
         """``table`` as the transaction sees it: its version at ``base`` with the transaction's own changes.

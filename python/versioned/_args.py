@@ -1,0 +1,119 @@
+"""Checks of the arguments of the public API, made in Python before anything reaches the JVM or the server: a
+wrong-typed argument is :class:`~versioned.errors.InvalidOption` (``INVALID_OPTION``, as the engine reports a bad
+option), which is also a :class:`TypeError`, and nothing is committed."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Union
+
+from pyspark.sql import DataFrame
+
+from versioned.errors import InvalidOption, with_pyspark_variant
+
+__all__ = ["bad_argument", "frame", "text", "optional_text", "flag", "optional_flag", "optional_int", "key_columns"]
+
+
+def bad_argument(message: str) -> InvalidOption:
+    """An ``INVALID_OPTION`` error for a wrong-typed argument, which is a :class:`TypeError` too.
+
+    Example::
+
+        >>> isinstance(bad_argument("message must be a string, not int"), TypeError)
+        True
+    """
+    return with_pyspark_variant(InvalidOption(message), TypeError)  # type: ignore[return-value]
+
+
+def _kind(value: Any) -> str:
+    return "None" if value is None else type(value).__name__
+
+
+def frame(name: str, value: Any) -> DataFrame:
+    """``value`` if it is a DataFrame (classic or Spark Connect), else an error naming the argument.
+
+    Example::
+
+        frame("df", spark.range(1))
+    """
+    if not isinstance(value, DataFrame):
+        raise bad_argument(f"{name} must be a DataFrame, not {_kind(value)}.")
+    return value
+
+
+def text(name: str, value: Any) -> str:
+    """``value`` if it is a string, else an error naming the argument.
+
+    Example::
+
+        >>> text("table", "orders")
+        'orders'
+    """
+    if not isinstance(value, str):
+        raise bad_argument(f"{name} must be a string, not {_kind(value)}.")
+    return value
+
+
+def optional_text(name: str, value: Any) -> Optional[str]:
+    """``value`` if it is a string or None, else an error naming the argument.
+
+    Example::
+
+        >>> optional_text("message", None) is None
+        True
+    """
+    return None if value is None else text(name, value)
+
+
+def flag(name: str, value: Any) -> bool:
+    """``value`` if it is a bool, else an error naming the argument (``"yes"`` or ``1`` are not flags).
+
+    Example::
+
+        >>> flag("dry_run", True)
+        True
+    """
+    if not isinstance(value, bool):
+        raise bad_argument(f"{name} must be True or False, not {_kind(value)}.")
+    return value
+
+
+def optional_flag(name: str, value: Any) -> Optional[bool]:
+    """``value`` if it is a bool or None, else an error naming the argument.
+
+    Example::
+
+        >>> optional_flag("before_images", None) is None
+        True
+    """
+    return None if value is None else flag(name, value)
+
+
+def optional_int(name: str, value: Any) -> Optional[int]:
+    """``value`` if it is an int (not a bool) or None, else an error naming the argument.
+
+    Example::
+
+        >>> optional_int("limit", 5)
+        5
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise bad_argument(f"{name} must be an integer, not {_kind(value)}.")
+    return value
+
+
+def key_columns(name: str, value: Any) -> Optional[Union[str, Sequence[str]]]:
+    """A primary key given as a column name, comma-separated names or a list of names (None: the table's
+    key), else an error naming the argument.
+
+    Example::
+
+        >>> key_columns("primary_key", ["id", "day"])
+        ['id', 'day']
+    """
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise bad_argument(f"{name} must be a column name or a list of column names, not {_kind(value)}.")
