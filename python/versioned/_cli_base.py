@@ -13,6 +13,7 @@ import enum
 import json
 import os
 import sys
+import threading
 from decimal import Decimal
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -22,6 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from versioned import __version__
+from versioned._cli_text import add_suggestion, cli_wording, iso_utc
 from versioned._connect import condition_of
 from versioned.errors import VersionedError
 
@@ -64,7 +66,13 @@ class CommandError(VersionedError):
 
 
 def _error_text(exc: BaseException) -> Tuple[str, str]:
-    """``(error_class, message)`` of any exception, without a Java stack trace."""
+    """``(error_class, message)`` of any exception, without a Java stack trace, in CLI words (commands, not
+    Python methods) and with a "did you mean" hint when one was found."""
+    error_class, message = _raw_error_text(exc)
+    return error_class, cli_wording(message) + getattr(exc, "cli_hint", "")
+
+
+def _raw_error_text(exc: BaseException) -> Tuple[str, str]:
     if isinstance(exc, VersionedError):
         return exc.error_class or "VERSIONED_ERROR", exc.message
     condition = condition_of(exc)
@@ -160,6 +168,9 @@ class State:
                 spark.conf.set(key, value)
         try:
             yield spark
+        except Exception as exc:
+            add_suggestion(spark, exc)  # while the invocation's warehouse is still set
+            raise
         finally:
             for key, old in saved.items():
                 if old is None:
@@ -218,6 +229,67 @@ def _quiet_log4j() -> Optional[str]:
 
 
 _LIGHT_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"  # about 35% faster startup; slower on big data
+#: Lines the JVM and Spark print on stderr while they start that say nothing to a user of the command line (the
+#: JDK's note on the incubator module Spark adds, Spark's log4j banners); anything else is passed on.
+_JVM_NOISE = ("WARNING: Using incubator modules:", "Using Spark's default log4j profile:",
+              "Setting default log level to", "To adjust logging level use sc.setLogLevel")
+
+
+def _forward(source: int, target: int) -> None:
+    """Copies what arrives on fd ``source`` to fd ``target``, dropping whole lines that start with a
+    :data:`_JVM_NOISE` prefix; a partial line that cannot become one is passed on at once."""
+    pending = b""
+    noise = [n.encode() for n in _JVM_NOISE]
+    while True:
+        try:
+            chunk = os.read(source, 65536)
+        except OSError:
+            return
+        if not chunk:
+            if pending:
+                os.write(target, pending)
+            return
+        pending += chunk
+        out = b""
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            if not any(line.startswith(n) for n in noise):
+                out += line + b"\n"
+        if pending and not any(n.startswith(pending[:len(n)]) for n in noise):
+            out, pending = out + pending, b""
+        if out:
+            try:
+                os.write(target, out)
+            except OSError:
+                return
+
+
+@contextlib.contextmanager
+def _quiet_jvm_start() -> Iterator[None]:
+    """While the block starts the JVM, its inherited stderr is a pipe whose lines a daemon thread passes on to
+    this process's stderr without the startup noise (:data:`_JVM_NOISE`); the JVM keeps the pipe, so its later
+    errors still reach stderr. Python's own stderr is restored when the block ends.
+
+    Example::
+
+        with _quiet_jvm_start():
+            spark = builder.getOrCreate()
+    """
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        read_end, write_end = os.pipe()
+    except OSError:  # no file descriptors to play with (an embedded interpreter): Spark's output as it is
+        yield
+        return
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    threading.Thread(target=_forward, args=(read_end, saved), name="versioned-jvm-stderr", daemon=True).start()
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
 
 
 def _local_session(light: bool = True) -> Any:
@@ -238,7 +310,8 @@ def _local_session(light: bool = True) -> Any:
     java += [os.environ["VERSIONED_JAVA_OPTIONS"]] if os.environ.get("VERSIONED_JAVA_OPTIONS") else []
     if java:
         builder = builder.config("spark.driver.extraJavaOptions", " ".join(java))
-    spark = versioned.configure_spark_with_versioned(builder).getOrCreate()
+    with _quiet_jvm_start():
+        spark = versioned.configure_spark_with_versioned(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
@@ -266,9 +339,28 @@ def err_console() -> Console:
     return Console(stderr=True, no_color=not state.color, highlight=False)
 
 
+def _progress(spark: Any) -> Optional[str]:
+    """``stage 3: 12/40 tasks`` for the Spark stages running now (classic sessions), or None."""
+    sc = getattr(spark, "_sc", None) if spark is not None else None
+    if sc is None:
+        return None
+    try:
+        tracker = sc.statusTracker()
+        stages = [tracker.getStageInfo(i) for i in tracker.getActiveStageIds()]
+    except Exception:  # noqa: BLE001 - progress is decoration; a session being stopped has none
+        return None
+    stages = [s for s in stages if s is not None]
+    if not stages:
+        return None
+    done, total = sum(s.numCompletedTasks for s in stages), sum(s.numTasks for s in stages)
+    ids = ", ".join(str(s.stageId) for s in stages)
+    return f"stage{'s' if len(stages) > 1 else ''} {ids}: {done}/{total} tasks"
+
+
 @contextlib.contextmanager
 def status(text: str) -> Iterator[None]:
-    """A spinner on stderr while a long operation runs (nothing when stderr is not a terminal).
+    """A spinner on stderr while a long operation runs, with the progress of the Spark jobs it starts (stages
+    and tasks done, on a classic session); nothing when stderr is not a terminal.
 
     Example::
 
@@ -279,8 +371,24 @@ def status(text: str) -> Iterator[None]:
     if not c.is_terminal:
         yield
         return
-    with c.status(text):
-        yield
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession()
+    stop = threading.Event()
+    with c.status(text) as spinner:
+
+        def watch() -> None:
+            while not stop.wait(0.25):
+                done = _progress(spark)
+                spinner.update(f"{text} ({done})" if done else text)
+
+        watcher = threading.Thread(target=watch, name="versioned-progress", daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            watcher.join(timeout=1)
 
 
 def short(h: Optional[str]) -> str:
@@ -316,15 +424,15 @@ def split_table(spec: str, allow_ref: bool = True) -> Tuple[str, str, Optional[s
 
 
 def jsonable(value: Any) -> Any:
-    """A value JSON can hold: timestamps as ISO-8601, decimals as strings, bytes as hex, rows as dicts.
+    """A value JSON can hold: timestamps as ISO 8601 in UTC, decimals as strings, bytes as hex, rows as dicts.
 
     Example::
 
-        >>> jsonable(datetime.datetime(2026, 1, 2, 3, 4, 5))
-        '2026-01-02T03:04:05'
+        >>> jsonable(datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc))
+        '2026-01-02T03:04:05Z'
     """
     if isinstance(value, (_dt.datetime, _dt.date)):
-        return value.isoformat()
+        return iso_utc(value)
     if isinstance(value, Decimal):
         return str(value)
     if isinstance(value, (bytes, bytearray)):
@@ -343,8 +451,6 @@ def _cell(value: Any) -> str:
         return ""
     if isinstance(value, (list, tuple)):
         return ",".join(_cell(v) for v in value)
-    if isinstance(value, _dt.datetime):
-        return value.strftime("%Y-%m-%d %H:%M:%S")
     return str(jsonable(value))
 
 

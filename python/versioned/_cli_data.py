@@ -73,7 +73,7 @@ def _read_file(spark: Any, path: str, ff: FileFormat, delimiter: Optional[str]) 
     return spark.read.options(header=True, inferSchema=True, sep=sep).csv(path)
 
 
-def _fit_to_table(spark: Any, df: Any, table: str, branch: str) -> Any:
+def _fit_to_table(spark: Any, df: Any, table: str, branch: Optional[str]) -> Any:
     """Casts the file's columns to the existing table's types (CSV inference gives int where the table has
     bigint); a table that does not exist yet keeps the file's types."""
     from versioned.errors import NotFoundError
@@ -102,7 +102,7 @@ _file_format_option = click.option("--as", "file_format", type=_choice(FileForma
 @click.argument("file")
 @click.argument("target", metavar="REPOSITORY.TABLE")
 @click.option("--key", "-k", multiple=True, help="Primary key column(s): repeat, or a comma list.")
-@click.option("--branch", "-b", default="main", show_default=True, help="Branch to commit to.")
+@click.option("--branch", "-b", help="Branch to commit to [default: the repository's default branch].")
 @message_option("import FILE")
 @author_option
 @click.option("--mode", type=_choice(Mode), default=Mode.append.value, show_default=True, callback=_as_enum(Mode),
@@ -110,7 +110,7 @@ _file_format_option = click.option("--as", "file_format", type=_choice(FileForma
 @_file_format_option
 @click.option("--delimiter", help="CSV field separator [default: ',', tab for .tsv].")
 @format_option
-def import_file(file: str, target: str, key: Tuple[str, ...], branch: str, message: Optional[str],
+def import_file(file: str, target: str, key: Tuple[str, ...], branch: Optional[str], message: Optional[str],
                 author: Optional[str], mode: Mode, file_format: Optional[FileFormat], delimiter: Optional[str],
                 fmt: Format) -> None:
     """Imports FILE (.csv, .tsv, .parquet file or directory) into a table as one commit.
@@ -133,13 +133,25 @@ def import_file(file: str, target: str, key: Tuple[str, ...], branch: str, messa
                                message=message or f"import {os.path.basename(file)}",
                                mode="overwrite" if mode is Mode.overwrite else "append",
                                primary_key=keys or None, upsert=mode is Mode.upsert)
-            head = versioned.Repository(spark, repo).resolve(branch)
+            repository = versioned.Repository(spark, repo)
+            branch = branch or repository.default_branch
+            head = repository.resolve(branch)
     info = {"repository": repo, "table": table, "branch": branch, "commit": head, "mode": mode.value}
     if fmt is not Format.table:
         emit_one(info, fmt)
         return
     console().print(f"[green]Imported[/green] {file} into [bold]{repo}.{table}[/bold] on {branch} "
                     f"({mode.value}): [yellow]{short(head)}[/yellow]")
+
+
+def _key_columns(spark: Any, spec: str) -> List[str]:
+    """The primary key of table ``spec`` (``repo.table[@ref]``) at that ref, from the commit's description;
+    [] for a key-less table."""
+    import versioned
+
+    repo, table, ref = split_table(spec)
+    tables = versioned.Repository(spark, repo).show(ref).get("tables", [])
+    return list(next((t.get("primary_key") or [] for t in tables if t.get("name") == table), []))
 
 
 def _read_table(spark: Any, spec: str, as_of: Optional[str]) -> Tuple[str, Any]:
@@ -156,14 +168,16 @@ _as_of_option = click.option("--as-of", help="The newest version at or before th
 @_as_of_option
 @format_option
 def cat(target: str, limit: Optional[int], as_of: Optional[str], fmt: Format) -> None:
-    """Prints a table at any revision (default main), without checking anything out.
+    """Prints a table at any revision (default: the head of the default branch) in primary-key order, without
+    checking anything out.
 
     Example: versioned cat shop.products@v1 --limit 10
     """
     with state.session() as spark:
         _, df = _read_table(spark, target, as_of)
         with status(f"Reading {target}"):
-            rows = rows_of(df, limit)
+            keys = [k for k in _key_columns(spark, target) if k in df.columns]  # at REF (an as-of read: its head)
+            rows = rows_of(df.orderBy(*keys) if keys else df, limit)
         columns = df.columns
     emit(rows, columns, fmt, empty="(no rows)")
 

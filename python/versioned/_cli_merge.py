@@ -3,21 +3,23 @@ are in docs/MERGE.md).
 
 A command that stops on conflicts commits nothing, prints the conflicts (a table, or in the JSON document)
 and exits with 1, ``[MERGE_CONFLICT] N conflict(s); nothing was committed ...`` on stderr: for scripts a
-conflict is a failure, in a dry run too (there it says the real command would stop).
+conflict is a failure, in a dry run too (there it says the real command would stop). ``--ours TABLE`` /
+``--theirs TABLE`` settle one table's conflicts with one side's rows (``_cli_conflicts``).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import click
 from rich.markup import escape
 
 from versioned._cli_base import (Format, app, author_option, console, emit, emit_one, format_option, message_option,
                                  rows_of, short, state, status)
-from versioned.errors import MergeConflict
+from versioned._cli_conflicts import fill_take_counts, resolutions
+from versioned.errors import MergeConflict, NotFoundError
 
 __all__ = ["merge", "cherry_pick", "revert", "merge_record", "SUMMARY"]
 
@@ -36,14 +38,13 @@ class _Phrase:
     done: str     # "Merged"
     verb: str     # "merge"
     what: str     # "dev into main"
-    method: str   # the Repository method, for the hint on conflicts
 
     def line(self, dry_run: bool) -> str:
         """The status line's start.
 
         Example::
 
-            >>> _Phrase("Merged", "merge", "dev into main", "merge").line(dry_run=True)
+            >>> _Phrase("Merged", "merge", "dev into main").line(dry_run=True)
             'Would merge dev into main'
         """
         return f"Would {self.verb} {self.what}" if dry_run else f"{self.done} {self.what}"
@@ -110,16 +111,48 @@ def _report(record: Dict[str, Any], phrase: _Phrase, fmt: Format) -> None:
         raise MergeConflict(
             f"{record['conflict_count']} conflict(s); nothing was committed"
             f"{' (dry run)' if record['dry_run'] else ''}. Run again with --strategy ours or --strategy theirs, "
-            f"or settle chosen keys with Repository.{phrase.method}(..., resolutions=...) (docs/MERGE.md).")
+            f"or settle tables one by one with --ours TABLE / --theirs TABLE (docs/MERGE.md).")
 
 
-def _run(repository: str, phrase: _Phrase, dry_run: bool, fmt: Format, call: Callable[[Any], Any]) -> None:
-    """Runs ``call(repo)`` (a merge, cherry-pick or revert) and reports its result."""
+@dataclass(frozen=True)
+class _Sides:
+    """What ``--ours`` / ``--theirs`` settle: the tables of each side, the branch (None: the default) and the
+    revision the change comes from."""
+
+    ours: List[str]
+    theirs: List[str]
+    branch: Optional[str]
+    source: str
+
+
+def _run(repository: str, phrase: _Phrase, dry_run: bool, strategy: str, sides: _Sides, fmt: Format,
+         call: Callable[[Any, bool, Any], Any]) -> None:
+    """Runs ``call(repo, dry_run, resolutions)`` (a merge, cherry-pick or revert) and reports its result. With
+    tables to settle from one side, a dry run finds their conflicts first and the call settles them with that
+    side's rows."""
     import versioned
 
+    if (sides.ours or sides.theirs) and strategy.lower() != "fail":
+        raise click.UsageError("--ours/--theirs TABLE settle chosen tables; --strategy ours|theirs settles every "
+                               "table: give one or the other.")
+    both = set(sides.ours) & set(sides.theirs)
+    if both:
+        raise click.UsageError(f"{', '.join(sorted(both))}: given to both --ours and --theirs.")
     with state.session(light=False) as spark:
+        repo = versioned.Repository(spark, repository)
         with status(f"Running {phrase.verb} {phrase.what}{' (dry run)' if dry_run else ''}"):
-            record = merge_record(call(versioned.Repository(spark, repository)), dry_run)
+            try:
+                before: Optional[str] = repo.resolve(sides.branch)
+            except NotFoundError:
+                before = None
+            settled = None
+            if sides.ours or sides.theirs:
+                probe = merge_record(call(repo, True, None), True)
+                ours = sides.branch or repo.default_branch
+                chosen = {**{t: ours for t in sides.ours}, **{t: sides.source for t in sides.theirs}}
+                settled = resolutions(spark, repository, probe["conflicts"], chosen) or None
+            record = merge_record(call(repo, dry_run, settled), dry_run)
+            fill_take_counts(repo, record, before, record["commit"] if not dry_run else sides.source)
     _report(record, phrase, fmt)
 
 
@@ -135,6 +168,10 @@ def _commit_options(message_default: str, parent: bool = False) -> Callable[[Any
                      default="fail", show_default=True,
                      help="fail: stop on conflicts, commit nothing (exit 1); ours / theirs: settle every conflict "
                           "from that side."),
+        click.option("--ours", "ours_tables", multiple=True, metavar="TABLE",
+                     help="Settle TABLE's conflicting rows with the branch's rows (repeatable)."),
+        click.option("--theirs", "theirs_tables", multiple=True, metavar="TABLE",
+                     help="Settle TABLE's conflicting rows with the incoming side's rows (repeatable)."),
         click.option("--dry-run", is_flag=True, help="Report the status, tables and conflicts; commit nothing."),
         message_option(message_default),
         author_option,
@@ -160,18 +197,22 @@ def _commit_options(message_default: str, parent: bool = False) -> Callable[[Any
 @click.option("--allow-unrelated", is_flag=True, help="Merge histories without a common ancestor (empty base).")
 @_commit_options("merge SOURCE into BRANCH")
 def merge(repository: str, source: str, into: Optional[str], fast_forward: str, allow_unrelated: bool,
-          strategy: str, dry_run: bool, message: Optional[str], author: Optional[str], fmt: Format) -> None:
+          strategy: str, ours_tables: Tuple[str, ...], theirs_tables: Tuple[str, ...], dry_run: bool,
+          message: Optional[str], author: Optional[str], fmt: Format) -> None:
     """Three-way merge of SOURCE (any revision) into a branch: one commit whose parents are the branch's head
     and SOURCE, or a fast-forward.
 
     Tables changed on one side take that side's version; tables changed on both merge row by row, by
-    primary key. On conflicts nothing is committed: they are printed and the exit code is 1.
+    primary key. On conflicts nothing is committed: they are printed and the exit code is 1, unless
+    --strategy settles them all from one side, or --ours/--theirs TABLE settle a table's from one side.
 
-    Example: versioned merge shop dev --into main
+    Example: versioned merge shop dev --into main --theirs products
     """
-    _run(repository, _Phrase("Merged", "merge", f"{source} into {_branch(into)}", "merge"), dry_run, fmt,
-         lambda repo: repo.merge(source, into, strategy=strategy, fast_forward=fast_forward,
-                                 dry_run=dry_run, message=message, author=author, allow_unrelated=allow_unrelated))
+    _run(repository, _Phrase("Merged", "merge", f"{source} into {_branch(into)}"), dry_run, strategy,
+         _Sides(list(ours_tables), list(theirs_tables), into, source), fmt,
+         lambda repo, dry, settled: repo.merge(source, into, strategy=strategy, fast_forward=fast_forward,
+                                               dry_run=dry, message=message, author=author,
+                                               allow_unrelated=allow_unrelated, resolutions=settled))
 
 
 @app.command("cherry-pick")
@@ -180,16 +221,18 @@ def merge(repository: str, source: str, into: Optional[str], fast_forward: str, 
 @click.option("--onto", metavar="BRANCH", help="Branch to apply it to [default: the repository's default branch].")
 @_commit_options("cherry-pick HASH: its message", parent=True)
 def cherry_pick(repository: str, commit: str, onto: Optional[str], parent: Optional[int], strategy: str,
-                dry_run: bool, message: Optional[str], author: Optional[str], fmt: Format) -> None:
+                ours_tables: Tuple[str, ...], theirs_tables: Tuple[str, ...], dry_run: bool, message: Optional[str],
+                author: Optional[str], fmt: Format) -> None:
     """Applies the change COMMIT made (against its parent) onto a branch as one new commit.
 
     Conflicts with changes the branch made to the same cells stop it, as in merge (exit 1).
 
     Example: versioned cherry-pick shop dev~2 --onto main
     """
-    _run(repository, _Phrase("Cherry-picked", "cherry-pick", f"{commit} onto {_branch(onto)}", "cherry_pick"),
-         dry_run, fmt, lambda repo: repo.cherry_pick(commit, onto, parent=parent, strategy=strategy,
-                                                     dry_run=dry_run, message=message, author=author))
+    _run(repository, _Phrase("Cherry-picked", "cherry-pick", f"{commit} onto {_branch(onto)}"), dry_run, strategy,
+         _Sides(list(ours_tables), list(theirs_tables), onto, commit), fmt,
+         lambda repo, dry, settled: repo.cherry_pick(commit, onto, parent=parent, strategy=strategy, dry_run=dry,
+                                                     message=message, author=author, resolutions=settled))
 
 
 @app.command()
@@ -197,8 +240,9 @@ def cherry_pick(repository: str, commit: str, onto: Optional[str], parent: Optio
 @click.argument("commit")
 @click.option("--on", "on", metavar="BRANCH", help="Branch to commit the inverse on [default: the default branch].")
 @_commit_options("revert HASH: its message", parent=True)
-def revert(repository: str, commit: str, on: Optional[str], parent: Optional[int], strategy: str, dry_run: bool,
-           message: Optional[str], author: Optional[str], fmt: Format) -> None:
+def revert(repository: str, commit: str, on: Optional[str], parent: Optional[int], strategy: str,
+           ours_tables: Tuple[str, ...], theirs_tables: Tuple[str, ...], dry_run: bool, message: Optional[str],
+           author: Optional[str], fmt: Format) -> None:
     """Commits the inverse of the change COMMIT made, on a branch; history is kept.
 
     Later changes to the same cells are conflicts (exit 1). A merge commit needs --parent (1: the branch
@@ -206,6 +250,8 @@ def revert(repository: str, commit: str, on: Optional[str], parent: Optional[int
 
     Example: versioned revert shop main~1
     """
-    _run(repository, _Phrase("Reverted", "revert", f"{commit} on {_branch(on)}", "revert"), dry_run, fmt,
-         lambda repo: repo.revert(commit, on, parent=parent, strategy=strategy, dry_run=dry_run,
-                                  message=message, author=author))
+    # the incoming side of a revert is the commit's parent: the rows before the change
+    _run(repository, _Phrase("Reverted", "revert", f"{commit} on {_branch(on)}"), dry_run, strategy,
+         _Sides(list(ours_tables), list(theirs_tables), on, f"{commit}^{parent or 1}"), fmt,
+         lambda repo, dry, settled: repo.revert(commit, on, parent=parent, strategy=strategy, dry_run=dry,
+                                                message=message, author=author, resolutions=settled))

@@ -1,18 +1,23 @@
-"""Commands about the warehouse, refs and history: ``init``, ``log``, ``show``, ``branch``, ``tag``,
-``lock``, ``gc`` and ``verify``."""
+"""Commands about the warehouse, refs and history: ``init``, ``log``, ``show``, ``branch``, ``reset``, ``tag``,
+``lock``, ``gc`` and ``verify``. A ref left out is the repository's default branch."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
-from typing import Any, Callable, Dict, List, Optional, Tuple
+import sys
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import click
+from rich.console import Console
 
 from versioned._cli_base import (DEFAULT_WAREHOUSE, METASTORE_CONF, WAREHOUSE_CONF, CommandError, Format, app,
                                  console, emit, emit_one, format_option, rows_of, short, state, status)
 from versioned._cli_graph import graph_lines, topo_order
+from versioned._cli_text import iso_utc
 
-__all__ = ["init", "log", "show", "branch", "tag", "lock", "gc", "verify"]
+__all__ = ["init", "log", "show", "branch", "reset", "tag", "lock", "gc", "verify"]
 
 
 def _repo(spark: Any, name: str) -> Any:
@@ -64,10 +69,13 @@ def _decorations(repo: Any) -> Dict[str, List[str]]:
 @click.option("--oneline", is_flag=True, help="One line per commit.")
 @click.option("--all", "all_refs", is_flag=True, help="History of every branch, tag and lock.")
 @click.option("--limit", "-n", type=click.IntRange(min=1), help="At most this many commits.")
+@click.option("--pager/--no-pager", default=True, show_default=True,
+              help="Page the history (PAGER, else less) when stdout is a terminal; never when piped.")
 @format_option
 def log(repository: str, ref: Optional[str], graph: bool, oneline: bool, all_refs: bool, limit: Optional[int],
-        fmt: Format) -> None:
-    """History reachable from REF (default main), newest first, with branches, tags and locks marked.
+        pager: bool, fmt: Format) -> None:
+    """History reachable from REF (default: the default branch), newest first, with branches, tags and locks
+    marked.
 
     REF is a branch, tag, lock (ns:name), hash prefix, optionally with ~N or ^N.
 
@@ -77,7 +85,7 @@ def log(repository: str, ref: Optional[str], graph: bool, oneline: bool, all_ref
         repo = _repo(spark, repository)
         with status(f"Reading history of {repository}"):
             decor = _decorations(repo)
-            starts = sorted(set(decor) | ({ref} if ref else set())) if all_refs else [ref or "main"]
+            starts: List[Optional[str]] = (sorted(set(decor) | ({ref} if ref else set())) if all_refs else [ref])
             commits: Dict[str, Dict[str, Any]] = {}
             for start in starts:
                 for r in rows_of(repo.log(start, limit=limit)):
@@ -91,7 +99,38 @@ def log(repository: str, ref: Optional[str], graph: bool, oneline: bool, all_ref
     if fmt is not Format.table:
         emit(rows, ["hash", "parents", "author", "created", "message", "tables_changed", "refs"], fmt)
         return
-    out = console()
+    with _paged(pager) as out:
+        _print_log(out, rows, commits, order, graph, oneline)
+
+
+def _stdout_is_tty() -> bool:
+    return sys.stdout.isatty()
+
+
+@contextlib.contextmanager
+def _paged(pager: bool) -> Iterator[Console]:
+    """A console for the output of ``log``: when stdout is a terminal (and ``pager``), what is printed is
+    shown through ``click.echo_via_pager`` (``PAGER``, else less) once the block ends; otherwise it is the
+    plain stdout console.
+
+    Example::
+
+        with _paged(True) as out:
+            out.print("commit 3f1c2d4e5f60")
+    """
+    if not (pager and _stdout_is_tty()):
+        yield console()
+        return
+    buffer = io.StringIO()
+    width = console().width
+    yield Console(file=buffer, no_color=not state.color, force_terminal=state.color, highlight=False, soft_wrap=True,
+                  width=width)
+    click.echo_via_pager(buffer.getvalue(), color=state.color)
+
+
+def _print_log(out: Console, rows: List[Dict[str, Any]], commits: Dict[str, Dict[str, Any]], order: List[str],
+               graph: bool, oneline: bool) -> None:
+    """Prints the history for people: git's long form, ``--oneline`` or ``--graph``."""
 
     def head(r: Dict[str, Any]) -> str:
         refs = f" [bold cyan]({', '.join(r['refs'])})[/bold cyan]" if r["refs"] else ""
@@ -107,7 +146,7 @@ def log(repository: str, ref: Optional[str], graph: bool, oneline: bool, all_ref
             r = commits[h]
             text = f"{head(r)} {_esc(r['message'])}"
             if not oneline:
-                text += f" [dim]({_esc(r['author'])}, {r['created']:%Y-%m-%d %H:%M})[/dim]"
+                text += f" [dim]({_esc(r['author'])}, {iso_utc(r['created'])})[/dim]"
             out.print(f"{g} {text}")
         return
     for r in rows:
@@ -118,7 +157,7 @@ def log(repository: str, ref: Optional[str], graph: bool, oneline: bool, all_ref
         if len(r["parents"]) > 1:
             out.print(f"Merge:  {' '.join(short(p) for p in r['parents'])}")
         out.print(f"Author: {_esc(r['author'])}")
-        out.print(f"Date:   {r['created']:%Y-%m-%d %H:%M:%S}")
+        out.print(f"Date:   {iso_utc(r['created'])}")
         out.print(f"Tables: {', '.join(r['tables_changed']) or '-'}\n")
         out.print(f"    {_esc(r['message'])}\n")
 
@@ -131,10 +170,11 @@ def _esc(text: Optional[str]) -> str:
 
 @app.command()
 @click.argument("repository")
-@click.argument("ref", default="main")
+@click.argument("ref", required=False)
 @format_option
-def show(repository: str, ref: str, fmt: Format) -> None:
-    """Shows one commit: hash, parents, author, message and its tables (key, schema, objects).
+def show(repository: str, ref: Optional[str], fmt: Format) -> None:
+    """Shows one commit (default: the head of the default branch): hash, parents, author, message and its
+    tables (key, schema, objects).
 
     Example: versioned show shop v1 --format json
     """
@@ -169,10 +209,19 @@ def _ref_rows(df: Any) -> List[Dict[str, Any]]:
     return [{"name": r["name"], "image": r["image"], "created": r["created"]} for r in rows]
 
 
-def _list_refs(rows: List[Dict[str, Any]], fmt: Format, title: str) -> None:
+def _list_refs(rows: List[Dict[str, Any]], fmt: Format, title: str, default: Optional[str] = None) -> None:
+    """Lists refs; for branches (``default`` given) the default one is marked: ``*`` before its name for people,
+    a ``default`` column (true/false) for scripts."""
+    columns = ["name", "image", "created"]
+    if default is not None:
+        rows = [dict(r, default=r["name"] == default) for r in rows]
+        columns.append("default")
     if fmt is Format.table:
         rows = [dict(r, image=short(r["image"])) for r in rows]
-    emit(rows, ["name", "image", "created"], fmt, title=title, styles={"image": "yellow"})
+        if default is not None:
+            rows = [dict(r, name=("* " if r["default"] else "  ") + r["name"]) for r in rows]
+            columns.remove("default")
+    emit(rows, columns, fmt, title=title, styles={"image": "yellow"})
 
 
 def _ref_command(repository: str, kind: str, name: Optional[str], removed: Optional[str], remove_flag: str,
@@ -183,7 +232,7 @@ def _ref_command(repository: str, kind: str, name: Optional[str], removed: Optio
     Example::
 
         _ref_command("shop", "tag", "v1", None, "--delete", "Deleted", Format.table,
-                     create=lambda repo, n: repo.create_tag(n, "main"), created=lambda n, h: f"{n} at {h}",
+                     create=lambda repo, n: repo.create_tag(n), created=lambda n, h: f"{n} at {h}",
                      remove=lambda repo, n: repo.delete_tag(n), listing=lambda repo: repo.tags())
     """
     if name and removed:
@@ -195,21 +244,41 @@ def _ref_command(repository: str, kind: str, name: Optional[str], removed: Optio
             console().print(f"{removed_verb} {kind} [bold]{removed}[/bold]")
         elif name:
             console().print(created(name, short(create(repo, name))))
+        elif kind == "branch":
+            _list_refs(_ref_rows(listing(repo)), fmt, "branches", default=repo.default_branch)
         else:
-            _list_refs(_ref_rows(listing(repo)), fmt, "branches" if kind == "branch" else f"{kind}s")
+            _list_refs(_ref_rows(listing(repo)), fmt, f"{kind}s")
 
 
 @app.command()
 @click.argument("repository")
 @click.argument("name", required=False)
-@click.argument("from_ref", metavar="[FROM]", default="main")
+@click.argument("from_ref", metavar="[FROM]", required=False)
 @click.option("--delete", "-d", metavar="NAME", help="Delete this branch.")
+@click.option("--move", "-m", nargs=2, metavar="OLD NEW", help="Rename branch OLD to NEW (the default moves along).")
+@click.option("--set-default", metavar="NAME", help="Make branch NAME the repository's default branch.")
 @format_option
-def branch(repository: str, name: Optional[str], from_ref: str, delete: Optional[str], fmt: Format) -> None:
-    """Lists branches, creates branch NAME at FROM (default main), or deletes one with -d.
+def branch(repository: str, name: Optional[str], from_ref: Optional[str], delete: Optional[str],
+           move: Optional[Tuple[str, str]], set_default: Optional[str], fmt: Format) -> None:
+    """Lists branches (* marks the default branch), creates branch NAME at FROM (default: the head of the
+    default branch), deletes one with -d, renames one with -m OLD NEW, or makes one the default with
+    --set-default.
 
     Example: versioned branch shop dev main~1
     """
+    if move or set_default:
+        if sum(bool(x) for x in (name, delete, move, set_default)) > 1:
+            raise click.UsageError("give one of NAME, --delete, --move and --set-default.")
+        with state.session() as spark:
+            repo = _repo(spark, repository)
+            if move:
+                repo.rename_branch(*move)
+                console().print(f"Renamed branch [bold]{_esc(move[0])}[/bold] to [bold]{_esc(move[1])}[/bold]")
+            else:
+                head = repo.set_default_branch(str(set_default))
+                console().print(f"Default branch of {_esc(repository)} is now [bold]{_esc(set_default)}[/bold] "
+                                f"at [yellow]{short(head)}[/yellow]")
+        return
     _ref_command(repository, "branch", name, delete, "--delete", "Deleted", fmt,
                  create=lambda repo, n: repo.create_branch(n, from_ref),
                  created=lambda n, h: f"Created branch [bold]{n}[/bold] at [yellow]{h}[/yellow]",
@@ -218,12 +287,35 @@ def branch(repository: str, name: Optional[str], from_ref: str, delete: Optional
 
 @app.command()
 @click.argument("repository")
+@click.argument("branch_name", metavar="BRANCH")
+@click.argument("ref")
+@format_option
+def reset(repository: str, branch_name: str, ref: str, fmt: Format) -> None:
+    """Moves BRANCH to the commit REF names (history is kept: the commits it leaves stay reachable by hash,
+    other refs and the log of other branches).
+
+    Example: versioned reset shop main main~1
+    """
+    with state.session() as spark:
+        repo = _repo(spark, repository)
+        old = repo.resolve(branch_name)
+        head = repo.reset(branch_name, ref)
+    if fmt is not Format.table:
+        emit_one({"repository": repository, "branch": branch_name, "old": old, "head": head}, fmt)
+        return
+    console().print(f"Reset [bold]{_esc(branch_name)}[/bold] from [yellow]{short(old)}[/yellow] to "
+                    f"[yellow]{short(head)}[/yellow]")
+
+
+@app.command()
+@click.argument("repository")
 @click.argument("name", required=False)
-@click.argument("ref", metavar="[REF]", default="main")
+@click.argument("ref", metavar="[REF]", required=False)
 @click.option("--delete", "-d", metavar="NAME", help="Delete this tag.")
 @format_option
-def tag(repository: str, name: Optional[str], ref: str, delete: Optional[str], fmt: Format) -> None:
-    """Lists tags, tags REF (default main) as NAME (tags never move), or deletes one with -d.
+def tag(repository: str, name: Optional[str], ref: Optional[str], delete: Optional[str], fmt: Format) -> None:
+    """Lists tags, tags REF (default: the head of the default branch) as NAME (tags never move), or deletes one
+    with -d.
 
     Example: versioned tag shop v1 main
     """
@@ -243,13 +335,14 @@ def _lock_name(text: str) -> List[str]:
 @app.command()
 @click.argument("repository")
 @click.argument("name", metavar="[NS:NAME]", required=False)
-@click.argument("ref", metavar="[REF]", default="main")
+@click.argument("ref", metavar="[REF]", required=False)
 @click.option("--release", metavar="NS:NAME", help="Release this lock.")
 @click.option("--namespace", help="List only this namespace's locks.")
 @format_option
-def lock(repository: str, name: Optional[str], ref: str, release: Optional[str], namespace: Optional[str],
+def lock(repository: str, name: Optional[str], ref: Optional[str], release: Optional[str], namespace: Optional[str],
          fmt: Format) -> None:
-    """Lists locks, pins REF (default main) under NS:NAME (locks never move), or releases one.
+    """Lists locks, pins REF (default: the head of the default branch) under NS:NAME (locks never move), or
+    releases one.
 
     Example: versioned lock shop reports:q3 main
     """

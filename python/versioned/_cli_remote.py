@@ -235,7 +235,7 @@ def pull(repository: str, remote_name: str, branch: Optional[str], strategy: str
     Example: versioned pull shop origin --branch main
     """
     what = f"{remote_name}/{branch} into {branch}" if branch else f"{remote_name} into the default branch"
-    phrase = _Phrase("Pulled", "pull", what, "merge")
+    phrase = _Phrase("Pulled", "pull", what)
     with state.session(light=False) as spark:
         with status(f"Pulling {what}"):
             result = _repo(spark, repository).pull(remote_name, branch, strategy=strategy.lower(),

@@ -121,7 +121,8 @@ def test_branch_tag_lock(spark: SparkSession, imported: str) -> None:
     ok("lock", "r", "--release", "reports:q3")
     assert as_json("lock", "r") == []
     csv_out = ok("branch", "r", "--format", "csv").stdout.splitlines()
-    assert csv_out[0] == "name,image,created" and csv_out[1].startswith(f"main,{repo.resolve('main')},")
+    assert csv_out[0] == "name,image,created,default" and csv_out[1].startswith(f"main,{repo.resolve('main')},")
+    assert csv_out[1].endswith(",True")
 
 
 def test_diff_cells_and_stat(spark: SparkSession, imported: str) -> None:
