@@ -41,10 +41,11 @@ def side_rows(spark: Any, repository: str, table: str, ref: str, keys: List[str]
     return present.unionByName(absent)
 
 
-def resolutions(spark: Any, repository: str, conflicts: List[Dict[str, Any]], sides: Mapping[str, str]) -> Dict[str, Any]:
+def resolutions(spark: Any, repository: str, conflicts: List[Dict[str, Any]],
+                sides: Mapping[str, str]) -> Dict[str, Any]:
     """Resolutions settling every conflict of the tables in ``sides`` (table -> the ref whose rows win) from a
-    dry run's ``conflicts`` (rows with ``table`` and ``key``: the key columns, as an object or its JSON). A table-level conflict (a dropped
-    table, a schema change) cannot be settled row by row: :class:`CommandError`.
+    dry run's ``conflicts`` (rows with ``table`` and ``key``: the key columns, as an object or its JSON). A
+    table-level conflict (a dropped table, a schema change) cannot be settled row by row: :class:`CommandError`.
 
     Example::
 

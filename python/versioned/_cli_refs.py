@@ -225,7 +225,8 @@ def _list_refs(rows: List[Dict[str, Any]], fmt: Format, title: str, default: Opt
 
 
 def _ref_command(repository: str, kind: str, name: Optional[str], removed: Optional[str], remove_flag: str,
-                 removed_verb: str, fmt: Format, *, create: Callable[[Any, str], str], created: Callable[[str, str], str],
+                 removed_verb: str, fmt: Format, *, create: Callable[[Any, str], str],
+                 created: Callable[[str, str], str],
                  remove: Callable[[Any, str], None], listing: Callable[[Any], Any]) -> None:
     """The flow the branch, tag and lock commands share: remove ``removed``, create ``name``, or list.
 

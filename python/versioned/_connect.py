@@ -179,7 +179,8 @@ class SqlOps:
             if condition_of(exc) != "REF_NOT_FOUND":
                 raise
         # A repository without commits has a default branch but not the branch yet: its namespace says the name.
-        rows = self.spark.sql(f"DESCRIBE NAMESPACE EXTENDED {catalog(self.spark, self.options)}.{_quote(repo)}").collect()
+        namespace = f"{catalog(self.spark, self.options)}.{_quote(repo)}"
+        rows = self.spark.sql(f"DESCRIBE NAMESPACE EXTENDED {namespace}").collect()
         found = re.search(r"\(defaultBranch,([^)]*)\)", next((str(r[1]) for r in rows if r[0] == "Properties"), ""))
         if found is None:
             raise error_for_class("REF_NOT_FOUND", f"Repository '{repo}' has no default branch.")

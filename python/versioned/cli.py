@@ -2,14 +2,16 @@
 
 Commands: ``init``, ``import``, ``export``, ``cat``, ``log``, ``show``, ``diff``, ``branch``, ``reset``,
 ``tag``, ``lock``, ``merge``, ``cherry-pick``, ``revert``, ``remote``, ``clone``, ``fetch``, ``pull``, ``push``,
-``import-table``, ``gc``, ``verify`` and ``sql``. A branch or ref left out is the repository's default branch. Each runs on the active
+``import-table``, ``gc``, ``verify`` and ``sql``. A branch or ref left out is the repository's default branch.
+Each runs on the active
 SparkSession if there is one (a notebook, a test) and otherwise starts a quiet local one (``local[*]``, no
 UI) on the warehouse given by ``--warehouse`` / ``VERSIONED_WAREHOUSE`` (default ``./versioned-warehouse``)
 and ``--metastore-url`` / ``VERSIONED_METASTORE_URL``; ``VERSIONED_MASTER`` (default ``local[*]``) and
 ``VERSIONED_JAVA_OPTIONS`` (extra driver JVM options) tune that session.
 
 Exit codes: 0 ok; 1 a versioned error, reported on stderr as ``[ERROR_CLASS] message`` (no Java
-trace; in CLI words, with "did you mean" for an unknown ref or table), also a merge, cherry-pick, revert or pull that stopped on conflicts (``[MERGE_CONFLICT]``) and a
+trace; in CLI words, with "did you mean" for an unknown ref or table), also a merge, cherry-pick, revert or pull
+that stopped on conflicts (``[MERGE_CONFLICT]``) and a
 push the remote refused (``[NON_FAST_FORWARD]``); 2 a usage
 error (unknown command or option, bad argument).
 

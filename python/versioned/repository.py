@@ -245,7 +245,8 @@ class Repository(RemotesMixin):
         return self._ops.log(self.name, _args.optional_text("ref", ref), _args.optional_int("limit", limit))
 
     def show(self, ref: Optional[str] = None) -> Dict[str, Any]:
-        """One image (default: the head of the default branch) as a dict: image, parents, author, message, created (ISO-8601), created_ms,
+        """One image (default: the head of the default branch) as a dict: image, parents, author, message,
+        created (ISO-8601), created_ms,
         tables (name, schema, columns, primary_key, fragments with objects: id, kind, rows, bytes),
         changed_tables and dropped_tables.
 
@@ -337,8 +338,9 @@ class Repository(RemotesMixin):
                 repo.merge("pricing", into="main", resolutions={"products": fixed}).check()
         """
         return MergeResult._of(self._ops.merge(
-            self.name, _args.text("source", source), _args.optional_text("into", into), _args.text("strategy", strategy),
-            _args.text("fast_forward", fast_forward), _args.flag("dry_run", dry_run), *_commit_args(None, message, author)[1:],
+            self.name, _args.text("source", source), _args.optional_text("into", into),
+            _args.text("strategy", strategy), _args.text("fast_forward", fast_forward), _args.flag("dry_run", dry_run),
+            *_commit_args(None, message, author)[1:],
             _resolutions(resolutions), _args.flag("allow_unrelated", allow_unrelated)))
 
     def cherry_pick(self, commit: str, onto: Optional[str] = None, *, parent: Optional[int] = None,
@@ -351,7 +353,8 @@ class Repository(RemotesMixin):
 
             repo.cherry_pick("dev~2", onto="main").check()
         """
-        return MergeResult._of(self._ops.pick(self.name, _args.text("commit", commit), _args.optional_text("onto", onto),
+        return MergeResult._of(self._ops.pick(self.name, _args.text("commit", commit),
+                                              _args.optional_text("onto", onto),
                                               _args.optional_int("parent", parent) or 0, False,
                                               _args.text("strategy", strategy), _args.flag("dry_run", dry_run),
                                               *_commit_args(None, message, author)[1:], _resolutions(resolutions)))

@@ -147,7 +147,8 @@ class Transaction:
             tx.upsert(customers_df, "customers")
             tx.upsert(cdc_df, "orders", delete_column="is_deleted")
         """
-        self._call("upsert", self._frame(df), self._table(table), _jvm.key_option(_args.key_columns("primary_key", primary_key)),
+        self._call("upsert", self._frame(df), self._table(table),
+                   _jvm.key_option(_args.key_columns("primary_key", primary_key)),
                    _args.optional_text("delete_column", delete_column))
 
     def delete_where(self, table: str, condition: str) -> int:
