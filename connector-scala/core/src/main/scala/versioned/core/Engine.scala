@@ -141,8 +141,8 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
    * before anything is recorded.
    */
   private def secureObjects(c: java.sql.Connection, repo: String, newObjects: Seq[ObjectMeta], referenced: Seq[String],
-                            lease: Option[Lease]): Unit = {
-    MetaDao.lockGeneration(c, bump = true)
+                            lease: Option[Lease], locked: Boolean = false): Unit = {
+    if (!locked) MetaDao.lockGeneration(c, bump = true)
     val recorded = MetaDao.getObjects(c, newObjects.map(_.id))
     MetaDao.insertObjects(c, newObjects, now(), repo, recorded.keySet)
     val newIds = newObjects.map(_.id).toSet
@@ -193,6 +193,10 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
     val newObjectCount = updates.values.collect { case TableUpdate.Put(_, objs) => objs.size }.sum
     val (result, rebased) = metastore.tx { c =>
       val fullRef = Ref.branch(branch)
+      // The generation lock first, then the head: under READ COMMITTED (PostgreSQL) two commits that read the
+      // head before either holds the lock would both plan on it, and the second's compare-and-swap would fail
+      // with a conflict no re-plan could see. Holding the lock, each statement reads the latest committed head.
+      MetaDao.lockGeneration(c, bump = true)
       val current = writableHead(c, repo, branch).map(_.hash)
       val rebased = current != base
       if (rebased) checkRebase(c, repo, branch, base, current, updates.keySet)
@@ -205,7 +209,7 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
       val parentTables = current.map(MetaDao.tablesOf(c, repo, _)).getOrElse(Vector.empty).map(t => t.table.name -> t.table).toMap
       val newObjects = updates.values.collect { case TableUpdate.Put(_, objs) => objs }.flatten.toSeq
       val referenced = updates.values.collect { case TableUpdate.Put(t, _) => t.effectiveFragments.flatMap(_.objects) }.flatten.toSeq
-      secureObjects(c, repo, newObjects, referenced, lease)
+      secureObjects(c, repo, newObjects, referenced, lease, locked = true)
       val nextTables: Map[String, TableVersion] = updates.foldLeft(parentTables) {
         case (acc, (name, TableUpdate.Drop)) =>
           if (!acc.contains(name)) throw new TableNotFoundException(repo, name, s"branch '$branch'")

@@ -34,14 +34,28 @@ abstract class VersionedSparkSuite extends AnyFunSuite with BeforeAndAfterAll wi
     try if (spark != null) spark.stop() finally super.afterAll()
   }
 
+  /**
+   * With `VERSIONED_TEST_METASTORE=postgresql` (and `VERSIONED_TEST_POSTGRES_URL`), every test's warehouse has its
+   * metastore in a fresh PostgreSQL database instead of the embedded SQLite file: `bin/test` runs the
+   * concurrency suites so, since READ COMMITTED shows races SQLite's serialized writers never do.
+   */
+  private val onPostgres: Option[String] =
+    if (sys.env.get("VERSIONED_TEST_METASTORE").contains("postgresql")) versioned.core.TestMetastores.postgresAdminUrl else None
+  private var database: Option[(String, String)] = None
+
   override def beforeEach(): Unit = {
     super.beforeEach()
     warehouse = Files.createTempDirectory("versioned-test").toFile
     spark.conf.set(VersionedOptions.ConfWarehouse, warehouse.getAbsolutePath)
+    database = onPostgres.map(versioned.core.TestMetastores.createDatabase)
+    database.fold(spark.conf.unset(VersionedOptions.ConfMetastoreUrl))(d => spark.conf.set(VersionedOptions.ConfMetastoreUrl, d._2))
   }
 
   override def afterEach(): Unit = {
-    try { awaitCompaction(); deleteRecursively(warehouse) } finally super.afterEach()
+    try {
+      awaitCompaction(); deleteRecursively(warehouse)
+      for { admin <- onPostgres; (db, _) <- database } versioned.core.TestMetastores.dropDatabase(admin, db)
+    } finally super.afterEach()
   }
 
   /**
@@ -56,7 +70,9 @@ abstract class VersionedSparkSuite extends AnyFunSuite with BeforeAndAfterAll wi
     f.delete()
   }
 
-  protected def engine: Engine = Engine(WarehouseConfig.embedded(warehouse.getAbsolutePath))
+  protected def engine: Engine = database.fold(Engine(WarehouseConfig.embedded(warehouse.getAbsolutePath))) { case (_, url) =>
+    Engine(WarehouseConfig(warehouse.getAbsolutePath, url), spark.sparkContext.hadoopConfiguration)
+  }
 
   protected def read(table: String, opts: (String, String)*): DataFrame =
     spark.read.format("versioned").options(opts.toMap).load(table)

@@ -46,9 +46,24 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
    * exactly a set of key values are left out when the lookup's filter selects exactly its values, which implies
    * them: Parquet would evaluate the same values twice against every page, and decode both for every object.
    */
-  private def parquetFilters: Seq[Filter] = withLookup(filters)
-  private def parquetKeyFilters: Seq[Filter] = withLookup(keyFilters)
-  private def withLookup(fs: Seq[Filter]): Seq[Filter] = lookup.fold(fs) { l =>
+  private def parquetFilters: Seq[Filter] = withLookup(filters, lookup)
+  /**
+   * DIFFs are pruned (objects skipped, the lookup pushed to their pages) only by [[diffLookup]]: a DIFF page or
+   * object holding a newer change of a key outside the lookup (a delete of a neighbour of a looked-up key) must
+   * not be skipped while the SNAP page holding that key's old row is read, unless that row is dropped anyway.
+   */
+  private def parquetKeyFilters: Seq[Filter] = withLookup(keyFilters, diffLookup)
+  /**
+   * The lookup DIFFs may be pruned by: the whole lookup when the readers drop every row of other keys
+   * ([[lookupKeys]]); else one made only of the scan's own filters, which Spark evaluates again after the scan
+   * (a runtime filter, such as a row-level UPDATE's `key IN (...)` of a string key, and an internal read's keys are
+   * not evaluated again: rows of other keys would come back with their old values).
+   */
+  private def diffLookup: Option[KeyLookup] =
+    if (lookupKeys.isDefined) lookup
+    else if (runtimeLookup.isEmpty && snapshot.lookupKeys.isEmpty) staticLookup
+    else None
+  private def withLookup(fs: Seq[Filter], look: Option[KeyLookup]): Seq[Filter] = look.fold(fs) { l =>
     (if (l.filterIsExact) fs.filterNot(keySetFilters) else fs) ++ l.filter
   }
   private lazy val keySetFilters: Set[Filter] = filters.filter(KeyLookup.isKeySet(layout, _)).toSet
@@ -107,11 +122,14 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     val (lo, hi) = (canon(f.lower.map(_.head)), canon(upper.map(_.head)))
     if (!look.forall(_.mayHold(lo, hi))) return None
     val metas = f.objects.map(snapshot.objects)
-    def holdsKeys(m: ObjectMeta) = look.forall(l => l.mayHold(canon(m.minValues.get(l.field.name)), canon(m.maxValues.get(l.field.name))))
-    def matches(m: ObjectMeta, fs: Seq[Filter]) =
-      holdsKeys(m) && fs.forall(pruning.mayMatch(_, pruning.objectBounds(m.minValues, m.maxValues)))
-    val snap = metas.headOption.filter(_.kind == ObjectKind.Snap).filter(m => m.rowCount > 0 && matches(m, filters))
-    val diffs = metas.filter(_.kind == ObjectKind.Diff).filter(m => m.rowCount > 0 && matches(m, keyFilters))
+    def holds(m: ObjectMeta, l: KeyLookup) = l.mayHold(canon(m.minValues.get(l.field.name)), canon(m.maxValues.get(l.field.name)))
+    def matches(m: ObjectMeta, fs: Seq[Filter]) = fs.forall(pruning.mayMatch(_, pruning.objectBounds(m.minValues, m.maxValues)))
+    // the SNAP may always be skipped by the lookup (DIFF rows are whole rows); DIFFs only by `diffLookup`
+    val snap = metas.headOption.filter(_.kind == ObjectKind.Snap)
+      .filter(m => m.rowCount > 0 && look.forall(holds(m, _)) && matches(m, filters))
+    val diffLook = diffLookup
+    val diffs = metas.filter(_.kind == ObjectKind.Diff)
+      .filter(m => m.rowCount > 0 && diffLook.forall(holds(m, _)) && matches(m, keyFilters))
     // a lookup reads about one page per key of each column (pages of `ParquetSink.PageRows` rows)
     val rows = math.max(1L, metas.map(_.rowCount).sum)
     val share = look.fold(1.0)(l => math.min(1.0, l.count(lo, hi).toDouble * versioned.spark.write.ParquetSink.PageRows / rows))

@@ -22,7 +22,15 @@ class RandomizedDmlSuite extends CatalogSuiteBase {
   private def check(step: String, s: State): Unit = {
     val got = spark.table("c.d.t").collect().map(r => (r.getLong(0), r.getString(1), r.getInt(2))).sortBy(_._1).toSeq
     val want = s.rows.toSeq.sortBy(_._1).map { case (i, q) => (i, item(i), q) }
-    assert(got == want, s"$step: differs: extra ${(got diff want).take(5)}, missing ${(want diff got).take(5)}")
+    if (got != want) {
+      val odd = ((got diff want) ++ (want diff got)).map(_._1).distinct.take(3)
+      val trail = engine.history.log("d", versioned.core.Revision.DefaultBranch).map { e =>
+        val at = spark.read.format("versioned").option("image", e.image.hash).load("d.t")
+          .where(s"id IN (${odd.mkString(",")})").collect().mkString(" ")
+        s"${e.image.shortHash} '${e.image.message}': $at"
+      }
+      fail(s"$step: differs: extra ${(got diff want).take(5)}, missing ${(want diff got).take(5)}; history of those keys, newest first:\n${trail.mkString("\n")}")
+    }
   }
 
   private def run(seed: Long, steps: Int): Unit = {
