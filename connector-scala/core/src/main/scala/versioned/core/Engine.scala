@@ -6,6 +6,12 @@ import org.slf4j.LoggerFactory
 
 /** Where a warehouse lives: a Hadoop-compatible root URI for objects and a JDBC URL for the metastore. */
 final case class WarehouseConfig(warehouse: String, metastoreUrl: String, defaultBranch: String = "main") {
+  /**
+   * Whether there may be a warehouse here to read: false only for an embedded SQLite metastore whose file does not
+   * exist (opening the engine would create it). Reads ask first, so that a read never creates a warehouse.
+   */
+  def mayExist: Boolean = Metastore.sqliteFile(metastoreUrl).forall(_.exists())
+
   def objectUri(id: String): String = s"${warehouse.stripSuffix("/")}/${ObjectMeta.relativePath(id)}"
   def stagingUri(name: String): String = s"${warehouse.stripSuffix("/")}/_staging/$name"
 }
@@ -17,7 +23,6 @@ object WarehouseConfig {
     if (warehouse.contains("://") && !warehouse.startsWith("file:"))
       throw Errors.invalidOption(s"Warehouse '$warehouse' is not local, so the embedded SQLite metastore cannot live " +
         "in it. Set spark.versioned.metastore.url (e.g. jdbc:postgresql://host/db or jdbc:sqlite:/path/metastore.db).")
-    new java.io.File(local).mkdirs()
     WarehouseConfig(warehouse, s"jdbc:sqlite:${new java.io.File(local, "metastore.db").getAbsolutePath}")
   }
 }
@@ -33,6 +38,7 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
   val store = new WarehouseStore(config, hadoopConf)
   store.fs // a scheme this JVM has no file system for fails here, before any metastore is created or opened
   WarehouseIdentity.requireMetastoreFile(config, store)
+  Metastore.sqliteFile(config.metastoreUrl).foreach(f => Option(f.getAbsoluteFile.getParentFile).foreach(_.mkdirs()))
   val metastore: Metastore = new Metastore(config.metastoreUrl)
   /** The id both the metastore and the object store record. */
   val warehouseId: String = try WarehouseIdentity.check(config, store, metastore.init()) catch {

@@ -44,18 +44,21 @@ private[versioned] final case class VersionedTable(
 
   /** The resolved table, or None when a write creates it. Resolution happens once per value. */
   lazy val snapshot: Option[TableSnapshot] = pinned.flatMap(p => p.version.map(p.applyTo)).orElse {
-    val e = engine
-    val image = revision match {
-      case Revision.DefaultBranch if !e.repositoryExists(ident.repo) => None
-      case Revision.DefaultBranch => e.branchHeadOption(ident.repo, branch.getOrElse(e.defaultBranch(ident.repo)))
-      case r => Some(e.resolve(ident.repo, r))
+    // nothing to read where no warehouse is, and opening the engine would create one: a read never creates anything
+    if (!config.mayExist) None else {
+      val e = engine
+      val image = revision match {
+        case Revision.DefaultBranch if !e.repositoryExists(ident.repo) => None
+        case Revision.DefaultBranch => e.branchHeadOption(ident.repo, branch.getOrElse(e.defaultBranch(ident.repo)))
+        case r => Some(e.resolve(ident.repo, r))
+      }
+      image.flatMap(i => e.tableOption(ident.repo, i.hash, ident.table).map(_ => TableSnapshot.load(e, ident.repo, ident.table, i)))
+        .map(s => pinned.fold(s)(_.applyTo(s)))
     }
-    image.flatMap(i => e.tableOption(ident.repo, i.hash, ident.table).map(_ => TableSnapshot.load(e, ident.repo, ident.table, i)))
-      .map(s => pinned.fold(s)(_.applyTo(s)))
   }
 
   def requireSnapshot: TableSnapshot = snapshot.getOrElse {
-    if (!engine.repositoryExists(ident.repo)) throw new RepositoryNotFoundException(ident.repo)
+    if (!config.mayExist || !engine.repositoryExists(ident.repo)) throw new RepositoryNotFoundException(ident.repo)
     throw new TableNotFoundException(ident.repo, ident.table, describeRevision)
   }
 
@@ -107,7 +110,7 @@ private[versioned] final case class VersionedTable(
     if (fromCatalog) VersionedOptions.validate(scanOptions, VersionedTable.timeTravelOptions(spark),
       s"reads of catalog table ${ident} (select a version with VERSION AS OF, or `${ident.table}@<ref>`)")
     else VersionedOptions.validate(options ++ scanOptions, VersionedOptions.ReadOptions, "reads of the versioned format")
-    Settings.of(spark)
+    Settings.of(spark).checkedForReads()
     val s = requireSnapshot
     if (s.layout.hidden && !includeHidden) new RowIdScanBuilder(s, schema())
     else if (s.layout.hidden) new VersionedScanBuilder(s, schema())

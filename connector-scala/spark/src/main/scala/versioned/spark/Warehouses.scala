@@ -1,7 +1,7 @@
 package versioned.spark
 
 import org.apache.spark.sql.SparkSession
-import versioned.core.{Engine, WarehouseConfig}
+import versioned.core.{Engine, Errors, WarehouseConfig}
 
 /**
  * Builds the engine for a session from per-call options, falling back to the Spark conf. Every
@@ -15,14 +15,50 @@ private[versioned] object Warehouses {
       case Some(v) => Some(v).filter(_.nonEmpty)
       case None => conf
     }
-    val warehouse = pick(VersionedOptions.Warehouse, settings.warehouse)
-      .getOrElse(new java.io.File(VersionedOptions.DefaultWarehouse).getAbsolutePath)
+    opts.get(VersionedOptions.Warehouse.toLowerCase).filter(_.trim.isEmpty).foreach { _ =>
+      throw Errors.invalidOption(s"Option '${VersionedOptions.Warehouse}' is empty. Give the warehouse's location " +
+        s"(a directory or an object store URI), or leave the option out to use ${VersionedOptions.ConfWarehouse}.")
+    }
+    val warehouse = absolute(pick(VersionedOptions.Warehouse, settings.warehouse)
+      .getOrElse(VersionedOptions.DefaultWarehouse))
     val branch = pick(VersionedOptions.DefaultBranch, settings.defaultBranch).getOrElse("main")
     pick(VersionedOptions.MetastoreUrl, settings.metastoreUrl) match {
       case Some(url) => WarehouseConfig(warehouse, url, branch)
-      case None => WarehouseConfig.embedded(warehouse).copy(defaultBranch = branch)
+      case None =>
+        warnIfNotShared(spark, warehouse)
+        WarehouseConfig.embedded(warehouse).copy(defaultBranch = branch)
     }
   }
+
+  /**
+   * A warehouse location as every JVM must see it: made absolute here, on the driver, once (a relative path would
+   * be resolved by each executor against its own working directory, and its files staged where nothing finds
+   * them). URIs with a scheme other than `file` are kept as given.
+   */
+  def absolute(location: String): String = {
+    val scheme = "^([A-Za-z][A-Za-z0-9+.-]*):".r.findFirstMatchIn(location).map(_.group(1).toLowerCase)
+    scheme match {
+      case None => new java.io.File(location).getAbsolutePath
+      case Some("file") if !location.startsWith("file:/") => new java.io.File(location.stripPrefix("file:")).getAbsolutePath
+      case _ => location
+    }
+  }
+
+  private val warned = java.util.concurrent.ConcurrentHashMap.newKeySet[String]()
+
+  /**
+   * A local warehouse with the embedded SQLite metastore works on a cluster only while every executor shares the
+   * driver's disk (one machine, or a shared mount): said once per warehouse when the master is not local.
+   */
+  private def warnIfNotShared(spark: SparkSession, warehouse: String): Unit = {
+    val master = spark.sparkContext.master
+    if (!master.startsWith("local") && warned.add(warehouse)) log.warn(s"versioned: warehouse $warehouse is a local " +
+      s"directory with the embedded SQLite metastore, but the master is $master: executors write objects to their own " +
+      "disk unless it is shared with the driver. On a cluster, use an object store (s3a://, hdfs://) and set " +
+      s"${VersionedOptions.ConfMetastoreUrl} to a PostgreSQL database.")
+  }
+
+  private val log = org.slf4j.LoggerFactory.getLogger(getClass)
 
   /** Options that locate exactly this warehouse, for the engine's own reads of it. */
   def locationOf(config: WarehouseConfig): Map[String, String] = Map(VersionedOptions.Warehouse -> config.warehouse,

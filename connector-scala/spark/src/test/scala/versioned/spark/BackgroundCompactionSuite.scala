@@ -42,10 +42,10 @@ class CompactionPolicySuite extends VersionedTestBase {
     assert(snap.version.effectiveFragments.size == 4)
     assert(defaults.maxDiffRatio == 1.0)
     assert(Compactor.plan(snap, defaults).resnapshot == Set(2))
-    assert(Compactor.plan(snap, defaults.copy(maxDiffRatio = 0.5)).resnapshot == Set(1, 2))
-    assert(Compactor.plan(snap, defaults.copy(maxDiffRatio = 0.1)).resnapshot == Set(0, 1, 2))
+    assert(Compactor.plan(snap, defaults.updated(VersionedOptions.ConfMaxDiffRatio, "0.5")).resnapshot == Set(1, 2))
+    assert(Compactor.plan(snap, defaults.updated(VersionedOptions.ConfMaxDiffRatio, "0.1")).resnapshot == Set(0, 1, 2))
     assert(Compactor.plan(snap, defaults).runs.isEmpty, "one commit DIFF per fragment: nothing to consolidate")
-    assert(Compactor.plan(snap, defaults.copy(maxChain = 1)).resnapshot == Set(0, 1, 2), "chain length trigger")
+    assert(Compactor.plan(snap, defaults.updated(VersionedOptions.ConfMaxChain, "1")).resnapshot == Set(0, 1, 2), "chain length trigger")
   }
 
   test("tier 1: consolidateDiffs commit DIFFs after the SNAP are merged, fewer are kept") {

@@ -13,7 +13,7 @@ private[versioned] object WriteRequests {
   def from(table: VersionedTable, options: Map[String, String], mode: WriteMode): WriteRequest = {
     VersionedOptions.validate(options, VersionedOptions.WriteOptions, "writes to the versioned format")
     DeferredWrites.of(options) // an internal token must name a live handler before anything is staged
-    val settings = Settings.of(SparkSession.active)
+    val settings = Settings.of(SparkSession.active).checkedForWrites()
     val o = options.map { case (k, v) => k.toLowerCase -> v }
     def opt(k: String) = o.get(k.toLowerCase).filter(_.nonEmpty)
     val pk = o.get(VersionedOptions.PrimaryKey.toLowerCase).map(VersionedOptions.primaryKey)

@@ -1,0 +1,51 @@
+package versioned.spark
+
+import java.nio.file.Files
+import org.apache.spark.sql.Row
+import versioned.core.ErrorClass
+
+/**
+ * What a new user ran into (issue 31): reads that created warehouses, an empty warehouse option, relative
+ * warehouse paths, and one bad setting breaking calls that never use it.
+ */
+class FirstHourSuite extends VersionedTestBase {
+  private def data = spark.createDataFrame(Seq((1L, "a"), (2L, "b"))).toDF("id", "v")
+
+  test("a read of a warehouse that does not exist creates nothing and says the repository is missing") {
+    val dir = Files.createTempDirectory("versioned-absent").toFile
+    val wh = new java.io.File(dir, "wh")
+    expectError(ErrorClass.RepositoryNotFound, "'r'")(read("r.t", "warehouse" -> wh.getAbsolutePath).collect())
+    expectError(ErrorClass.RepositoryNotFound)(read("r.t", "warehouse" -> dir.getAbsolutePath).collect())
+    assert(!wh.exists(), "the read created the warehouse directory")
+    assert(Option(dir.list()).toSeq.flatten.isEmpty, s"the read created ${dir.list().mkString(", ")}")
+  }
+
+  test("an empty warehouse option is an error, not the default directory") {
+    expectError(ErrorClass.InvalidOption, "'warehouse' is empty")(read("r.t", "warehouse" -> "").collect())
+    expectError(ErrorClass.InvalidOption, "'warehouse' is empty")(
+      data.write.format("versioned").mode("append").option("warehouse", " ").option("primaryKey", "id").save("r.t"))
+    assert(!new java.io.File(VersionedOptions.DefaultWarehouse).exists())
+  }
+
+  test("a relative warehouse is made absolute once, on the driver") {
+    val cwd = new java.io.File("").getAbsolutePath
+    assert(Warehouses.absolute("wh") == s"$cwd/wh")
+    assert(Warehouses.absolute("file:wh") == s"$cwd/wh")
+    assert(Warehouses.absolute("file:///tmp/wh") == "file:///tmp/wh")
+    assert(Warehouses.absolute("/tmp/wh") == "/tmp/wh")
+    assert(Warehouses.absolute("s3a://bucket/wh") == "s3a://bucket/wh")
+    assert(Warehouses.config(spark, Map("warehouse" -> "rel-wh")).warehouse == s"$cwd/rel-wh")
+  }
+
+  test("a bad setting fails the write that uses it, typed, and leaves metadata calls working") {
+    write(data, "r.t", "primaryKey" -> "id")
+    withConf(VersionedOptions.ConfFragmentRows -> "0") {
+      assert(api.RefsApi.branches(spark, null, "r").count() == 1)
+      assert(read("r.t").count() == 2)
+      expectError(ErrorClass.InvalidOption, VersionedOptions.ConfFragmentRows, "'0'")(
+        data.write.format("versioned").mode("overwrite").option("primaryKey", "v").save("r.t"))
+    }
+    assert(logSize("r") == 1)
+    assert(sortedRows(read("r.t")) == Seq(Row(1L, "a"), Row(2L, "b")))
+  }
+}
