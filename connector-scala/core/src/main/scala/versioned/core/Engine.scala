@@ -38,7 +38,11 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
   val store = new WarehouseStore(config, hadoopConf)
   store.fs // a scheme this JVM has no file system for fails here, before any metastore is created or opened
   WarehouseIdentity.requireMetastoreFile(config, store)
-  Metastore.sqliteFile(config.metastoreUrl).foreach(f => Option(f.getAbsoluteFile.getParentFile).foreach(_.mkdirs()))
+  Metastore.sqliteFile(config.metastoreUrl).flatMap(f => Option(f.getAbsoluteFile.getParentFile)).foreach { d =>
+    if (!d.isDirectory && !d.mkdirs() || !d.canWrite) throw Errors.storage(s"The warehouse directory $d cannot be " +
+      s"${if (d.isDirectory) "written" else "created"} (a file is in the way, or no permission): the embedded metastore " +
+      "lives there. Choose a writable location for spark.versioned.warehouse.", null)
+  }
   val metastore: Metastore = new Metastore(config.metastoreUrl)
   /** The id both the metastore and the object store record. */
   val warehouseId: String = try WarehouseIdentity.check(config, store, metastore.init()) catch {

@@ -40,23 +40,55 @@ final class Metastore(val url: String) extends AutoCloseable {
     catch { case e: java.sql.SQLException => throw Errors.metastore(s"Cannot open metastore '${Metastore.redact(url)}': " +
       s"${e.getMessage}. Check spark.versioned.metastore.url and that the database is reachable.", e) }
 
+  /** The embedded metastore's file, and its identity (inode) when this metastore first opened it. */
+  private val sqliteFile: Option[java.io.File] = Metastore.sqliteFile(url)
+  @volatile private var sqliteIdentity: Option[AnyRef] = None
+  private def fileKey(f: java.io.File): Option[AnyRef] =
+    try Option(java.nio.file.Files.readAttributes(f.toPath, classOf[java.nio.file.attribute.BasicFileAttributes]).fileKey())
+    catch { case _: java.io.IOException => None }
+
+  /**
+   * An embedded metastore file deleted (or replaced) while this process has it open would take commits into an
+   * unlinked file that vanishes with the process: every transaction checks, before it writes, that the file is
+   * still the one it opened.
+   */
+  private def requireSameFile(): Unit = sqliteFile.foreach { f =>
+    val now = fileKey(f)
+    sqliteIdentity match {
+      case None => if (now.isDefined) sqliteIdentity = now
+      case Some(id) if now.contains(id) => ()
+      case Some(_) => throw Errors.warehouseMismatch(s"The metastore file $f was ${if (now.isEmpty) "deleted" else "replaced"} " +
+        "while this session was using it. Nothing was committed. Restore the file (or set spark.versioned.metastore.url " +
+        "to where it is now), then start a new session.")
+    }
+  }
+
   /** Runs `f` in one database transaction: all of it commits or none of it does. */
   def tx[T](f: Connection => T): T = {
     val c = connect()
+    var broken = false
     try {
+      requireSameFile()
       c.setAutoCommit(false)
       val r = f(c)
       c.commit()
       r
     } catch {
       case e: Throwable =>
-        try c.rollback() catch { case _: Throwable => () }
+        try c.rollback() catch { case _: Throwable => broken = true }
         e match {
           case v: VersionedException => throw v
-          case s: java.sql.SQLException => throw Errors.metastore(s"Metastore operation failed: ${s.getMessage}", s)
+          case s: java.sql.SQLException =>
+            // SQLite rolls a failed statement's transaction back itself on some errors (disk full, I/O): the
+            // connection then holds no transaction, and must not go back to the pool in that state
+            broken = true
+            throw Metastore.failure(s, url)
           case o => throw o
         }
-    } finally c.close()
+    } finally {
+      // evicting closes the connection (and the pool opens a fresh one next time)
+      if (broken) try pool.evictConnection(c) catch { case _: Throwable => c.close() } else c.close()
+    }
   }
 
   /** A read-only query outside an explicit transaction. */
@@ -89,6 +121,21 @@ object Metastore {
   def redact(url: String): String = url.replaceAll("(?i)(password=)[^&;]*", "$1***")
 
   /** The file of an embedded SQLite metastore, if the URL names one. */
+  /**
+   * A failed metastore statement as a typed error: a full disk or an I/O error of the embedded file is a storage
+   * error that says what to do; anything else a metastore error.
+   */
+  def failure(s: java.sql.SQLException, url: String): VersionedException = {
+    val msg = Option(s.getMessage).getOrElse("")
+    if (msg.contains("SQLITE_FULL") || msg.contains("database or disk is full") || msg.contains("No space left"))
+      Errors.storage(s"The metastore ${redact(url)} could not be written: the disk is full. Nothing was committed. " +
+        "Free space (gc removes unreferenced objects), then retry.", s)
+    else if (msg.contains("SQLITE_IOERR") || msg.contains("SQLITE_READONLY") || msg.contains("SQLITE_CANTOPEN"))
+      Errors.storage(s"The metastore ${redact(url)} could not be written ($msg). Nothing was committed. Check that its " +
+        "directory is writable and has space, then retry.", s)
+    else Errors.metastore(s"Metastore operation failed: $msg", s)
+  }
+
   def sqliteFile(url: String): Option[java.io.File] =
     Option(url).filter(_.startsWith("jdbc:sqlite:")).map(_.stripPrefix("jdbc:sqlite:").takeWhile(_ != '?'))
       .filter(p => p.nonEmpty && p != ":memory:" && !p.startsWith("file::memory")).map(p => new java.io.File(p.stripPrefix("file:")))
