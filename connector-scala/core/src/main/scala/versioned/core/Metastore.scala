@@ -32,7 +32,11 @@ final class Metastore(val url: String) extends AutoCloseable {
       hc.addDataSourceProperty("socketTimeout", "300")
       hc.addDataSourceProperty("tcpKeepAlive", "true")
     }
-    new HikariDataSource(hc)
+    try new HikariDataSource(hc) catch {
+      case e: RuntimeException if Option(e.getMessage).exists(_.contains("driver")) =>
+        throw Errors.invalidOption(s"No JDBC driver for metastore URL '${Metastore.redact(url)}' (${e.getMessage}). " +
+          "The metastore is jdbc:sqlite:<file> (embedded) or jdbc:postgresql://host/db; check spark.versioned.metastore.url.")
+    }
   }
 
   private def connect(): Connection =

@@ -62,6 +62,10 @@ final class Resolver(ms: Metastore) {
   private def resolveSpec(c: Connection, repo: String, spec: String): Image = {
     if (spec == null || spec.trim.isEmpty)
       throw new InvalidInputException(ErrorClass.InvalidRevision, "An empty revision was given; name a branch, tag, lock or hash.")
+    spec.find(ch => Character.isISOControl(ch) && !ch.isWhitespace).foreach { ch =>
+      throw new InvalidInputException(ErrorClass.InvalidRevision, f"Revision '${spec.filterNot(Character.isISOControl)}' " +
+        f"holds a control character (U+${ch.toInt}%04X); ref names never do. Remove it.")
+    }
     val Ancestry(base, steps) = spec.trim
     var img = image(c, repo, resolveBase(c, repo, base, spec))
     Step.findAllMatchIn(steps).foreach { m =>

@@ -25,6 +25,10 @@ private[versioned] object Warehouses {
     pick(VersionedOptions.MetastoreUrl, settings.metastoreUrl) match {
       case Some(url) => WarehouseConfig(warehouse, url, branch)
       case None =>
+        // a scheme this JVM has no file system for (a typo such as fiel://, or s3a:// without its jars) is
+        // OBJECT_STORE_UNSUPPORTED before the embedded metastore's rule (which needs a local warehouse) is applied
+        if (warehouse.contains("://") && !warehouse.startsWith("file:"))
+          versioned.core.ObjectStores.fileSystem(warehouse, spark.sparkContext.hadoopConfiguration)
         warnIfNotShared(spark, warehouse)
         WarehouseConfig.embedded(warehouse).copy(defaultBranch = branch)
     }

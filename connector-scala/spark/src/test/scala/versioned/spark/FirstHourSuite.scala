@@ -48,4 +48,16 @@ class FirstHourSuite extends VersionedTestBase {
     assert(logSize("r") == 1)
     assert(sortedRows(read("r.t")) == Seq(Row(1L, "a"), Row(2L, "b")))
   }
+
+  test("bad inputs that were accepted or untyped: a control character in a ref, an empty deleteColumn, a scheme typo, a JDBC URL without a driver") {
+    write(data, "r.t", "primaryKey" -> "id")
+    expectError(ErrorClass.InvalidRevision, "control character")(read("r.t", "ref" -> "main\u0000").collect())
+    expectError(ErrorClass.InvalidOption, "'deleteColumn' is empty")(
+      data.write.format("versioned").mode("append").option("deleteColumn", "").save("r.t"))
+    assert(logSize("r") == 1)
+    expectError(ErrorClass.ObjectStoreUnsupported, "fiel")(read("r.t", "warehouse" -> "fiel:///tmp/versioned-typo").collect())
+    expectError(ErrorClass.InvalidOption, "No JDBC driver")(
+      read("r.t", "metastoreUrl" -> "jdbc:nosuchdb://localhost/x").collect())
+    assert(sortedRows(read("r.t")) == Seq(Row(1L, "a"), Row(2L, "b")))
+  }
 }

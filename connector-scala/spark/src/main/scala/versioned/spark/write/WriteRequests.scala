@@ -19,6 +19,9 @@ private[versioned] object WriteRequests {
     val pk = o.get(VersionedOptions.PrimaryKey.toLowerCase).map(VersionedOptions.primaryKey)
     val upsert = o.get(VersionedOptions.Upsert.toLowerCase).exists(VersionedOptions.boolean(VersionedOptions.Upsert, _))
     val author = opt(VersionedOptions.Author).orElse(settings.author).getOrElse(System.getProperty("user.name", "unknown"))
+    if (o.get(VersionedOptions.DeleteColumn.toLowerCase).exists(_.trim.isEmpty)) throw Errors.invalidOption(
+      s"Option '${VersionedOptions.DeleteColumn}' is empty: name the boolean column whose true rows delete their key, " +
+        "or leave the option out for a plain append.")
     val deleteColumn = opt(VersionedOptions.DeleteColumn)
     val beforeImages = o.get(VersionedOptions.BeforeImages.toLowerCase)
       .map(VersionedOptions.boolean(VersionedOptions.BeforeImages, _)).getOrElse(settings.beforeImages)
