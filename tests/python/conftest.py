@@ -23,7 +23,6 @@ SESSION_CONF = {
     "spark.ui.enabled": "false",
     "spark.sql.shuffle.partitions": "2",
     "spark.default.parallelism": "2",
-    "spark.sql.adaptive.enabled": "false",
     "spark.sql.session.timeZone": "UTC",
 }
 
