@@ -196,7 +196,7 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
    */
   def commit(repo: String, branch: String, base: Option[String], updates: Map[String, TableUpdate],
              author: String, message: String, lease: Option[Lease] = None,
-             mergeParents: Seq[String] = Nil): CommitResult = {
+             mergeParents: Seq[String] = Nil, allowEmpty: Boolean = true): CommitResult = {
     Names.validate(Names.Repository, repo); Names.validate(Names.Branch, branch)
     updates.keys.foreach(Names.validate(Names.Table, _))
     val started = now()
@@ -226,27 +226,35 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
           acc - name
         case (acc, (name, TableUpdate.Put(t, _))) => acc + (name -> t.copy(name = name).withHash)
       }
-      val created = math.max(now(), parent.map(_.createdMs + 1).getOrElse(0L))
-      val parents = (current.toSeq ++ mergeParents).distinct
-      val hash = Hashing.imageHash(parents, author, message, created, nextTables.toSeq.map { case (n, t) => n -> t.hash })
-      val image = Image(repo, hash, parents, created, author, message)
-      val rows = nextTables.values.toSeq.map(t => ImageTable(hash, t, !parentTables.get(t.name).exists(_.hash == t.hash)))
-      val dropped = updates.collect { case (n, TableUpdate.Drop) => n }
-      val changed = (rows.filter(_.changed).map(_.table.name) ++ dropped).sorted
-      // Identical content, parents and metadata give an identical image (e.g. on two branches): reuse it.
-      if (MetaDao.getImage(c, repo, hash).isEmpty) Sql.unique {
-        MetaDao.insertImage(c, image, MetaDao.nextSeq(c, repo), changed)
-        MetaDao.insertTables(c, repo, hash, rows)
-      }(lostRace)
-      current match {
-        case None => Sql.unique(MetaDao.insertRef(c, repo, Ref(fullRef, RefKind.Branch, hash, created)))(lostRace)
-        case Some(old) =>
-          if (!MetaDao.casRef(c, repo, fullRef, old, hash)) throw new RefConflictException(
-            s"Branch '$branch' of '$repo' moved during this commit. Nothing was committed; retry.")
+      // Nothing to commit (every table as it is on the head): no image is made and the branch stays, as git does;
+      // merges (which record their other parents) and callers that ask for an empty commit still make one.
+      val unchanged = parent.isDefined && mergeParents.isEmpty && !allowEmpty &&
+        nextTables.keySet == parentTables.keySet && nextTables.forall { case (n, t) => parentTables(n).hash == t.hash }
+      if (unchanged) (CommitResult(parent.get, branch, Nil, empty = true), rebased)
+      else {
+        val created = math.max(now(), parent.map(_.createdMs + 1).getOrElse(0L))
+        val parents = (current.toSeq ++ mergeParents).distinct
+        val hash = Hashing.imageHash(parents, author, message, created, nextTables.toSeq.map { case (n, t) => n -> t.hash })
+        val image = Image(repo, hash, parents, created, author, message)
+        val rows = nextTables.values.toSeq.map(t => ImageTable(hash, t, !parentTables.get(t.name).exists(_.hash == t.hash)))
+        val dropped = updates.collect { case (n, TableUpdate.Drop) => n }
+        val changed = (rows.filter(_.changed).map(_.table.name) ++ dropped).sorted
+        // Identical content, parents and metadata give an identical image (e.g. on two branches): reuse it.
+        if (MetaDao.getImage(c, repo, hash).isEmpty) Sql.unique {
+          MetaDao.insertImage(c, image, MetaDao.nextSeq(c, repo), changed)
+          MetaDao.insertTables(c, repo, hash, rows)
+        }(lostRace)
+        current match {
+          case None => Sql.unique(MetaDao.insertRef(c, repo, Ref(fullRef, RefKind.Branch, hash, created)))(lostRace)
+          case Some(old) =>
+            if (!MetaDao.casRef(c, repo, fullRef, old, hash)) throw new RefConflictException(
+              s"Branch '$branch' of '$repo' moved during this commit. Nothing was committed; retry.")
+        }
+        (CommitResult(image, branch, changed), rebased)
       }
-      (CommitResult(image, branch, changed), rebased)
     }
-    log.info(s"versioned: commit $repo@$branch ${result.image.shortHash} tables=[${result.changedTables.mkString(",")}] " +
+    if (result.empty) log.info(s"versioned: nothing to commit on $repo@$branch (${result.image.shortHash} unchanged)")
+    else log.info(s"versioned: commit $repo@$branch ${result.image.shortHash} tables=[${result.changedTables.mkString(",")}] " +
       s"parents=${result.image.parents.size} new objects=$newObjectCount${if (rebased) " (rebased)" else ""} " +
       s"in ${now() - started} ms")
     result

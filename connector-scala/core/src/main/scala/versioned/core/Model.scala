@@ -123,7 +123,11 @@ object TableUpdate {
   case object Drop extends TableUpdate
 }
 
-final case class CommitResult(image: Image, branch: String, changedTables: Seq[String])
+/**
+ * What a commit did: the image the branch is at afterwards. `empty`: nothing changed, so no image was made and the
+ * branch stayed where it was (`image` is its head), as git's "nothing to commit".
+ */
+final case class CommitResult(image: Image, branch: String, changedTables: Seq[String], empty: Boolean = false)
 
 /** One entry of `log`. */
 final case class LogEntry(image: Image, tablesChanged: Seq[String])

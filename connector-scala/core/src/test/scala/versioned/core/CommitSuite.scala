@@ -166,13 +166,12 @@ class CommitSuite extends CoreFixture {
     assert(engine.resolve("r", spec("v1")).hash == c1.image.hash)
   }
 
-  test("a branch with the same name as a tag can be committed to") {
+  test("a branch cannot take a tag's name (one namespace), and the tag keeps its image") {
     commitOn("r", "main", put("t", fakeId("1")))
-    engine.refs.createTag("r", "x", spec("main"))
-    engine.refs.createBranch("r", "x", spec("main"))
-    val c = commitOn("r", "x", put("t", fakeId("2")))
-    assert(head("r", "x").contains(c.image.hash))
-    assert(engine.resolve("r", spec("tags/x")).hash != c.image.hash)
+    val tag = engine.refs.createTag("r", "x", spec("main"))
+    expectError[RefExistsException](ErrorClass.RefExists)(engine.refs.createBranch("r", "x", spec("main")))
+    commitOn("r", "main", put("t", fakeId("2")))
+    assert(engine.resolve("r", spec("x")).hash == tag.image)
   }
 
   test("committing to a missing branch of an existing repository raises RefNotFoundException") {

@@ -24,6 +24,8 @@ object VersionedOptions {
    * across the commit then reads only its DIFFs; the commit looks the rows up. Default: [[ConfBeforeImages]].
    */
   val BeforeImages = "beforeImages"
+  /** A write that changes nothing makes a commit anyway (default false: nothing to commit, the branch stays). */
+  val AllowEmpty = "allowEmpty"
   // ---- location (per call; default from the Spark conf keys below)
   val Warehouse = "warehouse"
   val MetastoreUrl = "metastoreUrl"
@@ -85,7 +87,7 @@ object VersionedOptions {
   /** Options of `spark.read.format("versioned")` (`branch`: the branch whose head is read). */
   val ReadOptions: Seq[String] = Seq(Ref, Image, AsOf, Branch) ++ LocationOptions
   /** Options of `df.write.format("versioned")` and of writes to catalog tables. */
-  val WriteOptions: Seq[String] = Seq(Branch, Message, Author, PrimaryKey, Upsert, DeleteColumn, BeforeImages) ++ LocationOptions
+  val WriteOptions: Seq[String] = Seq(Branch, Message, Author, PrimaryKey, Upsert, DeleteColumn, BeforeImages, AllowEmpty) ++ LocationOptions
   /** Options of the format before it knows whether it reads or writes. */
   val FormatOptions: Seq[String] = (ReadOptions ++ WriteOptions).distinct
   /** Options of the SQL catalog (`spark.sql.catalog.<name>.<option>`). */

@@ -60,4 +60,15 @@ class FirstHourSuite extends VersionedTestBase {
       read("r.t", "metastoreUrl" -> "jdbc:nosuchdb://localhost/x").collect())
     assert(sortedRows(read("r.t")) == Seq(Row(1L, "a"), Row(2L, "b")))
   }
+
+  test("a write that changes nothing makes no commit (git's nothing to commit), unless allowEmpty asks for one") {
+    write(data, "r.t", "primaryKey" -> "id")
+    val head = headHash("r")
+    overwrite(data, "r.t")
+    assert(headHash("r") == head && logSize("r") == 1, "an overwrite with identical rows made a commit")
+    overwrite(data, "r.t", "allowEmpty" -> "true", "message" -> "checkpoint")
+    assert(logSize("r") == 2 && engine.history.log("r", versioned.core.Revision.DefaultBranch).head.image.message == "checkpoint")
+    expectError(ErrorClass.InvalidOption, "allowEmpty")(overwrite(data, "r.t", "allowEmpty" -> "maybe"))
+    assert(sortedRows(read("r.t")) == Seq(Row(1L, "a"), Row(2L, "b")))
+  }
 }

@@ -115,7 +115,8 @@ class LocalCommitSuite extends VersionedTestBase {
       assertSame(s"${m.name}: round $i (${upd.size} updates, ${ins.size} inserts, ${del.size} deletes, " +
         s"${ghosts.size} deletes of missing keys)", cur.values.toSeq)
     }
-    assert(engineOf(fast).history.log("r", Revision.DefaultBranch).size == Rounds + 1)
+    // the base, then every round but the empty round 4, which changes nothing and so makes no commit on either path
+    Seq(fast, dist).foreach(d => assert(engineOf(d).history.log("r", Revision.DefaultBranch).size == Rounds))
   }
 
   test("fast and distributed paths commit identically: long key, default compaction") {

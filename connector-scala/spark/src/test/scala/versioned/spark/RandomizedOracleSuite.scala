@@ -79,8 +79,11 @@ class RandomizedOracleSuite extends VersionedTestBase {
     }
     def keys: Seq[Any] = cur.keys.toSeq.sortBy(_.toString)
     def commit(step: String, next: Map[Any, Row]): Unit = {
+      // a write that changes nothing makes no commit: the head stays only when the content is the same
+      val moved = !versions.lastOption.exists(_.hash == headHash("r").get)
+      assert(moved || next == cur, s"$step: the head did not move although the content changed")
       cur = next
-      versions += Version(headHash("r").get, cur.values.toSeq)
+      if (moved) versions += Version(headHash("r").get, cur.values.toSeq)
       checkHead(table, step, cur.values.toSeq, m.probes(r, cur.values.toSeq), r, count = versions.size % 4 == 1)
     }
     val initial = fresh(120).map(k => k -> m.row(r, k)).toMap
@@ -111,7 +114,7 @@ class RandomizedOracleSuite extends VersionedTestBase {
         commit(s"commit $i (overwrite to ${next.size} rows${if (next eq cur) ", no-op" else ""})", next)
     }
     val all = versions.toVector
-    assert(logSize("r") == Commits)
+    assert(logSize("r") == all.size && all.size > Commits / 2)
     checkHistory(table, all, rows => m.probes(r, rows), r)
     all
   }
@@ -206,8 +209,10 @@ class RandomizedOracleSuite extends VersionedTestBase {
     var cur: Seq[Row] = Seq.fill(150)(row())
     val versions = scala.collection.mutable.ArrayBuffer[Version]()
     def commit(step: String, next: Seq[Row]): Unit = {
+      val moved = !versions.lastOption.exists(_.hash == headHash("r").get)
+      assert(moved || multiset(next) == multiset(cur), s"$step: the head did not move although the content changed")
       cur = next
-      versions += Version(headHash("r").get, cur)
+      if (moved) versions += Version(headHash("r").get, cur)
       checkHead("r.nk", step, cur, probes(cur), r, count = versions.size % 4 == 1)
     }
     write(frame(schema, cur), "r.nk", "message" -> "initial")

@@ -82,8 +82,16 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
 
   override def loadTable(ident: Identifier, version: String): Table = {
     if (version == null || version.trim.isEmpty) throw new InvalidInputException(ErrorClass.InvalidRevision,
-      "VERSION AS OF needs a branch, tag, lock ('namespace:name'), image hash or prefix, optionally with ~N or ^N.")
-    load(ident, Some(_ => Revision.Spec(version.trim)))
+      "VERSION AS OF needs a branch, tag, lock ('namespace:name'), image hash or prefix, optionally with ~N or ^N, " +
+        "or a commit number (the change feed's _commit_version).")
+    val v = version.trim
+    // all digits: a revision if one resolves, else a commit sequence number (`_commit_version` of the change feed),
+    // by the change feed's own rule, so the numbers `CHANGES FROM VERSION` accepts and reports work here too
+    if (v.forall(Character.isDigit)) load(ident, Some { _ =>
+      val repo = CatalogNames.parse(ident) match { case t: TableTarget => t.repo; case m: MetaTarget => m.repo }
+      Revision.Spec(versioned.spark.diff.ChangeFeed.resolveVersion(engine, repo, v).image.hash)
+    })
+    else load(ident, Some(_ => Revision.Spec(v)))
   }
 
   /** TIMESTAMP AS OF: Spark passes microseconds; the newest image at or before it on the (qualified) branch. */

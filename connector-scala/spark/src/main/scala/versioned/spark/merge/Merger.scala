@@ -76,7 +76,9 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
     val message = opts.message.getOrElse(s"$verb ${c.shortHash}: ${c.message}")
     attempts(repo, onto) { ours =>
       if (revert) threeWay(repo, onto, ours, Some(c), parentImage, opts, message, Nil)
-      else threeWay(repo, onto, ours, parentImage, Some(c), opts, message, Nil)
+      // a cherry-pick keeps the picked commit's author (as git and Dolt do) and records who picked it
+      else threeWay(repo, onto, ours, parentImage, Some(c), opts.copy(author = c.author), message +
+        s"\n\n(cherry picked from commit ${c.hash} by ${opts.author})", Nil)
     }
   }
 

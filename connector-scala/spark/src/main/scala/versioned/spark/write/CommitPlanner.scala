@@ -87,9 +87,12 @@ private[versioned] object CommitPlanner {
     val current = engine.writableHead(repo, branch)
     // computed changes build on the image they were computed from
     val planned = req.expectedHead.fold(current)(h => Some(engine.image(repo, h)))
+    val allowEmpty = req.options.collectFirst { case (k, v) if k.equalsIgnoreCase(VersionedOptions.AllowEmpty) =>
+      VersionedOptions.boolean(VersionedOptions.AllowEmpty, v) }.getOrElse(false)
     Rebase.retrying(engine, planned) { head =>
       val update = plan(spark, engine, req, staged, head, target)
-      engine.commit(repo, branch, head.map(_.hash), Map(req.ident.table -> update), req.author, req.message, Some(lease))
+      engine.commit(repo, branch, head.map(_.hash), Map(req.ident.table -> update), req.author, req.message, Some(lease),
+        allowEmpty = allowEmpty)
     } { (from, to) => req.mode != WriteMode.Changes || Rebase.disjointChanges(spark, engine, req, staged.frame, from, to) }
   }
 

@@ -1,6 +1,6 @@
 package versioned.spark.catalog.procedures
 
-import versioned.core.{Engine, Ref}
+import versioned.core.{Engine, Ref, RefKind}
 
 /**
  * `default_branch(repository, branch => NULL)`: the repository's default branch (what reads and writes that
@@ -17,7 +17,10 @@ private[procedures] final class DefaultBranchProcedure(engine: () => Engine) ext
     val repo = a("repository")
     a.opt("branch") match {
       case Some(b) => e.refs.setDefaultBranch(repo, b.trim)
-      case None => existing(e, repo, Ref.branch(e.defaultBranch(repo)), s"Default branch of '$repo'")
+      case None =>
+        // a repository with no commit yet has a default branch but no ref: its row has an empty image
+        val b = e.defaultBranch(repo)
+        e.refs.all(repo).find(_.fullName == Ref.branch(b)).getOrElse(Ref(Ref.branch(b), RefKind.Branch, "", 0L))
     }
   }
 }
