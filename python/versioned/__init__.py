@@ -78,13 +78,14 @@ from versioned.merging import MergeResult
 from versioned.remotes import FetchResult, PushResult, RefUpdate, clone
 from versioned.repository import Repository, collect_garbage, repositories
 from versioned.transaction import Transaction
-from versioned.session import configure_spark_with_versioned, jar_path
+from versioned.session import configure_spark_with_versioned, jar_path, set_log_level
 from versioned.s3a import install_s3a_jars
 
 __version__ = "0.1.0"
 
 __all__ = [
     "configure_spark_with_versioned",
+    "set_log_level",
     "jar_path",
     "install_s3a_jars",
     "install",

@@ -9,7 +9,7 @@ from pyspark.sql import SparkSession
 
 from versioned.errors import InvalidOption
 
-__all__ = ["JAR_NAME", "jar_path", "configure_spark_with_versioned"]
+__all__ = ["JAR_NAME", "jar_path", "configure_spark_with_versioned", "set_log_level"]
 
 JAR_NAME = "versioned-spark-assembly.jar"
 WAREHOUSE_CONF = "spark.versioned.warehouse"
@@ -89,3 +89,25 @@ def configure_spark_with_versioned(
     if metastore_url is not None:
         builder = builder.config(METASTORE_URL_CONF, metastore_url)
     return builder
+
+
+def set_log_level(spark: SparkSession, level: str = "INFO") -> None:
+    """Shows the connector's log lines (logger ``versioned``) at ``level`` on a classic session's driver.
+
+    Every commit, compaction, garbage collection and merge logs one INFO line under the ``versioned``
+    logger (``versioned.core.Engine`` for commits). PySpark's console filter keeps lines below WARN out even
+    after ``spark.sparkContext.setLogLevel("INFO")``; a level set on the logger itself passes it. On a Spark
+    Connect client, set it on the server (``logger.versioned.name = versioned`` and
+    ``logger.versioned.level = info`` in its ``log4j2.properties``).
+
+    Example::
+
+        >>> set_log_level(spark, "INFO")   # then: INFO Engine: versioned: commit shop@main 3f1c... tables=[t] ...
+    """
+    if level.upper() not in ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"):
+        raise InvalidOption(f"Unknown log level {level!r}: use TRACE, DEBUG, INFO, WARN, ERROR, FATAL or OFF.")
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        raise InvalidOption("set_log_level needs a classic session; on Spark Connect configure the server's log4j2.")
+    log4j = jvm.org.apache.logging.log4j
+    log4j.core.config.Configurator.setLevel("versioned", log4j.Level.getLevel(level.upper()))

@@ -94,3 +94,16 @@ def test_uninstall_and_reinstall(spark: SparkSession) -> None:
 def test_plain_format_works_without_helpers(spark: SparkSession) -> None:
     frame(spark, [(1, "a")]).write.format("versioned").option("primaryKey", "id").mode("append").save("r.t")
     assert rows_of(spark.read.format("versioned").load("r.t")) == [(1, "a")]
+
+
+def test_set_log_level_enables_the_connector_loggers(classic_spark):
+    """set_log_level sets the ``versioned`` logger itself (PySpark's console filter passes loggers with a level)."""
+    engine_logger = classic_spark._jvm.org.apache.logging.log4j.LogManager.getLogger("versioned.core.Engine")
+    versioned.set_log_level(classic_spark, "INFO")
+    try:
+        assert engine_logger.isInfoEnabled()
+    finally:
+        versioned.set_log_level(classic_spark, "WARN")
+    assert not engine_logger.isInfoEnabled()
+    with pytest.raises(InvalidOption):
+        versioned.set_log_level(classic_spark, "LOUD")
