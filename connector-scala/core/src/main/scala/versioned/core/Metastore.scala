@@ -124,7 +124,6 @@ object Metastore {
   /** The URL without credentials, for messages. */
   def redact(url: String): String = url.replaceAll("(?i)(password=)[^&;]*", "$1***")
 
-  /** The file of an embedded SQLite metastore, if the URL names one. */
   /**
    * A failed metastore statement as a typed error: a full disk or an I/O error of the embedded file is a storage
    * error that says what to do; anything else a metastore error.
@@ -140,6 +139,7 @@ object Metastore {
     else Errors.metastore(s"Metastore operation failed: $msg", s)
   }
 
+  /** The file of an embedded SQLite metastore, if the URL names one. */
   def sqliteFile(url: String): Option[java.io.File] =
     Option(url).filter(_.startsWith("jdbc:sqlite:")).map(_.stripPrefix("jdbc:sqlite:").takeWhile(_ != '?'))
       .filter(p => p.nonEmpty && p != ":memory:" && !p.startsWith("file::memory")).map(p => new java.io.File(p.stripPrefix("file:")))

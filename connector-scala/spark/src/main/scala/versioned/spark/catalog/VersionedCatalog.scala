@@ -58,18 +58,18 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
     }
   }
 
-  /** Loads a table or metadata table; `travel` (given the `@ref` of the name) selects a version. */
-  private def load(ident: Identifier, travel: Option[Option[String] => Revision]): org.apache.spark.sql.connector.catalog.Table = {
+  /** Loads a table or metadata table; `travel` (given the repository and the `@ref` of the name) selects a version. */
+  private def load(ident: Identifier, travel: Option[(String, Option[String]) => Revision]): org.apache.spark.sql.connector.catalog.Table = {
     val target = try CatalogNames.parse(ident) catch {
       case _: InvalidNameException if travel.isEmpty && !ident.name().contains('$') => throw new NoSuchTableException(ident)
     }
     if (!engine.repositoryExists(target.repo)) throw new NoSuchTableException(ident)
     target match {
       case m: MetaTarget =>
-        val rev = travel.map(_(m.ref)).orElse(m.ref.map(Revision.Spec)).getOrElse(Revision.DefaultBranch)
+        val rev = travel.map(_(m.repo, m.ref)).orElse(m.ref.map(Revision.Spec)).getOrElse(Revision.DefaultBranch)
         MetadataTable.load(engine, m, rev)
       case t: TableTarget =>
-        val table = travel.map(f => baseTable(t).withRevision(f(t.ref))).getOrElse(baseTable(t))
+        val table = travel.map(f => baseTable(t).withRevision(f(t.repo, t.ref))).getOrElse(baseTable(t))
         if (table.snapshot.isEmpty) {
           if (travel.isEmpty) throw new NoSuchTableException(ident)
           table.requireSnapshot
@@ -87,16 +87,14 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
     val v = version.trim
     // all digits: a revision if one resolves, else a commit sequence number (`_commit_version` of the change feed),
     // by the change feed's own rule, so the numbers `CHANGES FROM VERSION` accepts and reports work here too
-    if (v.forall(Character.isDigit)) load(ident, Some { _ =>
-      val repo = CatalogNames.parse(ident) match { case t: TableTarget => t.repo; case m: MetaTarget => m.repo }
-      Revision.Spec(versioned.spark.diff.ChangeFeed.resolveVersion(engine, repo, v).image.hash)
-    })
-    else load(ident, Some(_ => Revision.Spec(v)))
+    if (v.forall(Character.isDigit))
+      load(ident, Some((repo, _) => Revision.Spec(versioned.spark.diff.ChangeFeed.resolveVersion(engine, repo, v).image.hash)))
+    else load(ident, Some((_, _) => Revision.Spec(v)))
   }
 
   /** TIMESTAMP AS OF: Spark passes microseconds; the newest image at or before it on the (qualified) branch. */
   override def loadTable(ident: Identifier, timestamp: Long): Table =
-    load(ident, Some(ref => Revision.AsOf(Math.floorDiv(timestamp, 1000L), ref)))
+    load(ident, Some((_, ref) => Revision.AsOf(Math.floorDiv(timestamp, 1000L), ref)))
 
   /**
    * Spark's change feed (`CHANGES FROM VERSION ...`, `DataFrameReader.changes`): the row changes of the

@@ -29,7 +29,8 @@ private[versioned] final case class WriteRequest(
     options: Map[String, String],
     expectedHead: Option[String] = None,
     deleteColumn: Option[String] = None,
-    beforeImages: Boolean = false) {
+    beforeImages: Boolean = false,
+    allowEmpty: Boolean = false) {
   /** Only the options that locate the warehouse, for internal re-reads of the table. */
   def locationOptions: Map[String, String] = options.filter { case (k, _) =>
     k.equalsIgnoreCase(VersionedOptions.Warehouse) || k.equalsIgnoreCase(VersionedOptions.MetastoreUrl)
@@ -87,12 +88,10 @@ private[versioned] object CommitPlanner {
     val current = engine.writableHead(repo, branch)
     // computed changes build on the image they were computed from
     val planned = req.expectedHead.fold(current)(h => Some(engine.image(repo, h)))
-    val allowEmpty = req.options.collectFirst { case (k, v) if k.equalsIgnoreCase(VersionedOptions.AllowEmpty) =>
-      VersionedOptions.boolean(VersionedOptions.AllowEmpty, v) }.getOrElse(false)
     Rebase.retrying(engine, planned) { head =>
       val update = plan(spark, engine, req, staged, head, target)
       engine.commit(repo, branch, head.map(_.hash), Map(req.ident.table -> update), req.author, req.message, Some(lease),
-        allowEmpty = allowEmpty)
+        allowEmpty = req.allowEmpty)
     } { (from, to) => req.mode != WriteMode.Changes || Rebase.disjointChanges(spark, engine, req, staged.frame, from, to) }
   }
 

@@ -25,6 +25,7 @@ private[versioned] object WriteRequests {
     val deleteColumn = opt(VersionedOptions.DeleteColumn)
     val beforeImages = o.get(VersionedOptions.BeforeImages.toLowerCase)
       .map(VersionedOptions.boolean(VersionedOptions.BeforeImages, _)).getOrElse(settings.beforeImages)
+    val allowEmpty = o.get(VersionedOptions.AllowEmpty.toLowerCase).exists(VersionedOptions.boolean(VersionedOptions.AllowEmpty, _))
     val message = opt(VersionedOptions.Message).getOrElse(mode match {
       case WriteMode.Append if upsert || deleteColumn.isDefined => s"upsert into ${table.ident.table}"
       case WriteMode.Append => s"append to ${table.ident.table}"
@@ -34,6 +35,7 @@ private[versioned] object WriteRequests {
     if (deleteColumn.isDefined && mode != WriteMode.Append) throw Errors.invalidOption(
       "Option deleteColumn applies to mode 'append' (it upserts and deletes by key); remove it for 'overwrite'.")
     WriteRequest(table.ident, opt(VersionedOptions.Branch).orElse(table.branch), mode, pk, upsert || deleteColumn.isDefined,
-      author, message, options, deleteColumn = deleteColumn, beforeImages = beforeImages)
+      author, message, options, deleteColumn = deleteColumn, beforeImages = beforeImages,
+      allowEmpty = allowEmpty)
   }
 }
