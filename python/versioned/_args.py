@@ -21,7 +21,7 @@ def bad_argument(message: str) -> InvalidOption:
         >>> isinstance(bad_argument("message must be a string, not int"), TypeError)
         True
     """
-    return with_pyspark_variant(InvalidOption(message), TypeError)  # type: ignore[return-value]
+    return with_pyspark_variant(InvalidOption(message), TypeError)
 
 
 def _kind(value: Any) -> str:
@@ -98,9 +98,9 @@ def optional_int(name: str, value: Any) -> Optional[int]:
     """
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise bad_argument(f"{name} must be an integer, not {_kind(value)}.")
-    return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise bad_argument(f"{name} must be an integer, not {_kind(value)}.")
 
 
 def key_columns(name: str, value: Any) -> Optional[Union[str, Sequence[str]]]:

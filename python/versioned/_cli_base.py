@@ -15,7 +15,7 @@ import os
 import sys
 import threading
 from decimal import Decimal
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
 import click
 from rich.console import Console
@@ -497,7 +497,11 @@ def emit_one(record: Dict[str, Any], fmt: Format) -> None:
         emit([record], list(record), fmt)
 
 
-def format_option(fn: Any) -> Any:
+#: A command function, as click's decorators take and return it.
+FC = TypeVar("FC", bound=Callable[..., Any])
+
+
+def format_option(fn: FC) -> FC:
     """Adds ``--format/-f table|json|csv`` (passed as ``fmt``, a :class:`Format`) to a command.
 
     Example::
@@ -511,7 +515,7 @@ def format_option(fn: Any) -> Any:
                         help="Output: table (people), json or csv (scripts).")(fn)
 
 
-def message_option(default: str) -> Any:
+def message_option(default: str) -> Callable[[FC], FC]:
     """``--message/-m`` of a command that commits; ``default`` says what the message is without it.
 
     Example::

@@ -86,7 +86,7 @@ def _fit_to_table(spark: Any, df: Any, table: str, branch: Optional[str]) -> Any
     return df.select(*[df[c].cast(types[c]).alias(c) if c in types else df[c] for c in df.columns])
 
 
-def _choice(enum_cls: Any) -> click.Choice:
+def _choice(enum_cls: Any) -> "click.Choice[str]":
     return click.Choice([e.value for e in enum_cls], case_sensitive=False)
 
 

@@ -85,7 +85,7 @@ def log(repository: str, ref: Optional[str], graph: bool, oneline: bool, all_ref
         repo = _repo(spark, repository)
         with status(f"Reading history of {repository}"):
             decor = _decorations(repo)
-            starts: List[Optional[str]] = (sorted(set(decor) | ({ref} if ref else set())) if all_refs else [ref])
+            starts: List[Optional[str]] = [*sorted(set(decor) | ({ref} if ref else set()))] if all_refs else [ref]
             commits: Dict[str, Dict[str, Any]] = {}
             for start in starts:
                 for r in rows_of(repo.log(start, limit=limit)):

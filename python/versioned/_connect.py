@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from pyspark.sql import DataFrame, SparkSession
 
+from versioned._ops import FetchOutcome, MergeOutcome, Ops, PushOutcome, RefKind, TransactionHandle
 from versioned.errors import VersionedError, error_for_class, known_error_classes, pyspark_kind, with_pyspark_variant
 
 CATALOG_CLASS = "versioned.spark.catalog.VersionedCatalog"
 _CATALOG_PREFIX = "versioned_api"
 _OPTION_KEYS = ("warehouse", "metastoreUrl")
-_registered: Dict[int, set] = {}
+_registered: Dict[int, Set[str]] = {}
 
 
 def is_connect(spark: Any) -> bool:
@@ -131,30 +132,48 @@ def install_error_translation() -> None:
         from pyspark.sql.connect.client import core
     except ImportError:  # the Connect client's dependencies (grpcio, ...) are not installed
         return
+    from pyspark.errors.exceptions.connect import SparkConnectException
+
     original = core.convert_exception
 
-    def convert(*args: Any, **kwargs: Any) -> BaseException:
+    def convert(*args: Any, **kwargs: Any) -> SparkConnectException:
         converted = original(*args, **kwargs)
         try:
             mapped = _versioned_error(converted)
         except Exception:  # never let the translation itself fail a call
             mapped = None
-        return mapped if mapped is not None else converted
+        # The versioned type is also the Connect client's exception of its kind (a SparkConnectException).
+        return mapped if isinstance(mapped, SparkConnectException) else converted
 
     core.convert_exception = convert
     _translation_installed = True
 
 
-def _parse_table_details(rows: Any) -> List[Any]:
+def _parse_table_details(rows: Any) -> List[Tuple[str, str, int, int]]:
     return [(r["table"], r["action"], int(r["upserts"]), int(r["deletes"])) for r in (rows or [])]
 
 
-class SqlOps:
+class SqlOps(Ops):
     """The operations of :class:`~versioned.Repository` on a Spark Connect session, as SQL: procedures
-    (``CALL <catalog>.system.*``) and metadata tables (``$refs``, ``$log@<image>``). Same methods as
-    :class:`versioned._jvm.JvmOps`."""
+    (``CALL <catalog>.system.*``) and metadata tables (``$refs``, ``$log@<image>``). Implements
+    :class:`versioned._ops.Ops` (the methods are documented there), as :class:`versioned._jvm.JvmOps` does for
+    classic sessions.
+
+    Example::
+
+        ops = SqlOps(spark, {"warehouse": "/data/warehouse"})
+        ops.create_branch("shop", "dev", None)
+    """
 
     def __init__(self, spark: SparkSession, options: Optional[Mapping[str, str]]) -> None:
+        """Sends SQL on the Connect session ``spark`` for the location ``options`` (warehouse, metastoreUrl;
+        None: the session's settings), and installs the Connect error translation
+        (:func:`install_error_translation`; docs/CONNECT.md).
+
+        Example::
+
+            SqlOps(spark, None).repositories()
+        """
         install_error_translation()
         self.spark = spark
         self.options = dict(options or {})
@@ -189,15 +208,15 @@ class SqlOps:
     def set_default_branch(self, repo: str, name: str) -> str:
         return self._image("default_branch", repository=repo, branch=name)
 
-    def refs(self, repo: str, kind: str, namespace: Optional[str] = None) -> DataFrame:
-        where, params = "kind = :kind", {"kind": kind}
+    def refs(self, repo: str, kind: RefKind, namespace: Optional[str] = None) -> DataFrame:
+        where, params = "kind = :kind", {"kind": str(kind)}
         if namespace is not None:
             where, params = where + " AND startswith(name, :prefix)", {**params, "prefix": f"{namespace}:"}
         source = f"{catalog(self.spark, self.options)}.{_quote(repo)}.{_quote('$refs')}"
         return self._analyzed(lambda: self.spark.sql(
             f"SELECT name, kind, image, created FROM {source} WHERE {where} ORDER BY name", args=params), repo)
 
-    def _analyzed(self, make: Any, repo: str) -> DataFrame:
+    def _analyzed(self, make: Callable[[], DataFrame], repo: str) -> DataFrame:
         """The DataFrame ``make()`` returns, once the server has analyzed it: a metadata table of a repository
         that does not exist is :class:`~versioned.errors.RepositoryNotFound` here, as on a classic session,
         not a ``TABLE_OR_VIEW_NOT_FOUND``."""
@@ -243,14 +262,14 @@ class SqlOps:
     def show(self, repo: str, ref: Optional[str]) -> str:
         return str(first(self._call("show", repository=repo, ref=ref))["json"])
 
-    def delete_where(self, table_name: str, condition: str, branch: Optional[str], message: Optional[str],
+    def delete_where(self, table: str, condition: str, branch: Optional[str], message: Optional[str],
                      author: Optional[str]) -> int:
-        repo, name = table_name.split(".", 1)
+        repo, name = table.split(".", 1)
         row = first(self._call("delete_where", repository=repo, table=name, condition=condition, branch=branch,
                                message=message, author=author))
         return int(row["deleted"])
 
-    def upsert(self, df: DataFrame, table_name: str, branch: Optional[str], message: Optional[str],
+    def upsert(self, df: DataFrame, table: str, branch: Optional[str], message: Optional[str],
                author: Optional[str], keys: Optional[str], delete_column: Optional[str],
                before_images: Optional[bool] = None) -> str:
         w = df.write.format("versioned").option("upsert", "true")
@@ -260,26 +279,22 @@ class SqlOps:
             if value is not None:
                 w = w.option(key, value)
         before = first(self._call("last_commit"))
-        w.mode("append").save(table_name)
+        w.mode("append").save(table)
         row = first(self._call("last_commit"))
         if row is not None and (before is None or row["commit"] != before["commit"]):
             return str(row["commit"])
         # This write recorded no commit of its own: report the branch head (no branch: the default one), as a
         # classic session does.
-        return self._image("resolve", repository=table_name.split(".", 1)[0], ref=branch)
+        return self._image("resolve", repository=table.split(".", 1)[0], ref=branch)
 
     def begin_transaction(self, repo: str, branch: Optional[str], message: Optional[str],
-                          author: Optional[str]) -> Any:
+                          author: Optional[str]) -> TransactionHandle:
         from versioned._connect_tx import SqlTransaction
 
         return SqlTransaction(self, first(self._call("begin_transaction", repository=repo, branch=branch,
                                                      message=message, author=author)))
 
-    def on_transaction(self, handle: Any, method: str, *args: Any) -> Any:
-        """Calls ``handle.<method>(*args)`` on a transaction :meth:`begin_transaction` returned."""
-        return getattr(handle, method)(*args)
-
-    def _outcome(self, row: Any) -> Dict[str, Any]:
+    def _outcome(self, row: Any) -> MergeOutcome:
         from versioned.merging import CONFLICT_SCHEMA, TABLE_SCHEMA
 
         conflicts = [tuple(c) for c in (row["conflict_details"] or [])]
@@ -293,7 +308,8 @@ class SqlOps:
             "conflicts": self.spark.createDataFrame(conflicts, CONFLICT_SCHEMA),
         }
 
-    def _with_views(self, resolutions: Optional[Mapping[str, DataFrame]], run: Any) -> Dict[str, Any]:
+    def _with_views(self, resolutions: Optional[Mapping[str, DataFrame]],
+                    run: Callable[[Optional[str]], DataFrame]) -> MergeOutcome:
         """Runs ``run(resolutions_json)`` with each resolution DataFrame as a temporary view (the procedure
         reads them by name), and drops the views afterwards, also when the call fails."""
         import json
@@ -314,25 +330,25 @@ class SqlOps:
 
     def merge(self, repo: str, source: str, into: Optional[str], strategy: str, fast_forward: str, dry_run: bool,
               message: Optional[str], author: Optional[str], resolutions: Optional[Mapping[str, DataFrame]],
-              allow_unrelated: bool) -> Dict[str, Any]:
+              allow_unrelated: bool) -> MergeOutcome:
         return self._with_views(resolutions, lambda views: self._call(
             "merge", repository=repo, source=source, target=into, strategy=strategy, fast_forward=fast_forward,
             dry_run=dry_run, message=message, author=author, allow_unrelated=allow_unrelated, resolutions=views))
 
     def pick(self, repo: str, commit: str, onto: Optional[str], parent: int, revert: bool, strategy: str,
              dry_run: bool, message: Optional[str], author: Optional[str],
-             resolutions: Optional[Mapping[str, DataFrame]]) -> Dict[str, Any]:
+             resolutions: Optional[Mapping[str, DataFrame]]) -> MergeOutcome:
         return self._with_views(resolutions, lambda views: self._call(
             "revert" if revert else "cherry_pick", repository=repo, commit=commit, branch=onto,
             parent=parent if parent > 0 else None, strategy=strategy, dry_run=dry_run, message=message,
             author=author, resolutions=views))
 
-    def diff(self, table_name: str, from_ref: str, to_ref: str) -> DataFrame:
-        repo, name = table_name.split(".", 1)
+    def diff(self, table: str, from_ref: str, to_ref: str) -> DataFrame:
+        repo, name = table.split(".", 1)
         return self._call("diff", repository=repo, table=name, from_ref=from_ref, to_ref=to_ref)
 
-    def diff_summary(self, repo: str, from_ref: str, to_ref: str, table_name: Optional[str]) -> DataFrame:
-        return self._call("diff_summary", repository=repo, from_ref=from_ref, to_ref=to_ref, table=table_name)
+    def diff_summary(self, repo: str, from_ref: str, to_ref: str, table: Optional[str]) -> DataFrame:
+        return self._call("diff_summary", repository=repo, from_ref=from_ref, to_ref=to_ref, table=table)
 
     def materialize(self, repo: str) -> DataFrame:
         return self._call("materialize", repository=repo)
@@ -346,7 +362,7 @@ class SqlOps:
             return self._call("gc_warehouse", older_than_seconds=seconds, force=force, dry_run=dry_run)
         return self._call("gc", repository=repo, older_than_seconds=seconds, force=force, dry_run=dry_run)
 
-    def verify(self, repo: str, refs: List[str]) -> DataFrame:
+    def verify(self, repo: str, refs: Sequence[str]) -> DataFrame:
         return self._call("verify", repository=repo, refs=",".join(refs) if refs else None)
 
     # ---- remotes (docs/REMOTES.md): the procedures' rows as the dicts JvmOps returns
@@ -361,7 +377,8 @@ class SqlOps:
         first(self._call("remove_remote", repository=repo, name=name))
 
     def remote_refs(self, repo: str, remote: Optional[str]) -> DataFrame:
-        where, params = "kind = 'remote'", {}
+        where: str = "kind = 'remote'"
+        params: Dict[str, str] = {}
         if remote is not None:
             if not any(str(r["name"]) == remote for r in self.remotes(repo).collect()):
                 raise error_for_class("REMOTE_NOT_FOUND", f"'{repo}' has no remote '{remote}'.")
@@ -371,28 +388,29 @@ class SqlOps:
             f"SELECT name, kind, image, created FROM {source} WHERE {where} ORDER BY name", args=params), repo)
 
     @staticmethod
-    def _fetched(row: Any) -> Dict[str, Any]:
+    def _fetched(row: Any) -> FetchOutcome:
         return {"repository": row["repository"], "remote": row["remote"], "images": row["images"],
                 "objects": row["objects"], "downloaded": row["downloaded"],
                 "refs": [{"ref": u["ref"], "old": u["old"], "new": u["new"], "status": u["status"]} for u in row["refs"]]}
 
     def clone(self, repository: str, warehouse: str, metastore_url: str, into: Optional[str], remote: str,
-              download: str) -> Dict[str, Any]:
+              download: str) -> FetchOutcome:
         return self._fetched(first(self._call("clone", repository=repository, warehouse=warehouse,
                                               metastore_url=metastore_url, into=into, remote=remote, download=download)))
 
-    def fetch(self, repo: str, remote: str, download: str) -> Dict[str, Any]:
+    def fetch(self, repo: str, remote: str, download: str) -> FetchOutcome:
         return self._fetched(first(self._call("fetch", repository=repo, remote=remote, download=download)))
 
     def pull(self, repo: str, remote: str, branch: Optional[str], strategy: str, fast_forward: str,
-             message: Optional[str], author: Optional[str]) -> Dict[str, Any]:
+             message: Optional[str], author: Optional[str]) -> MergeOutcome:
         return self._outcome(first(self._call("pull", repository=repo, remote=remote, branch=branch, strategy=strategy,
                                               fast_forward=fast_forward, message=message, author=author)))
 
-    def push(self, repo: str, remote: str, branch: Optional[str], force: bool, tags: bool) -> Dict[str, Any]:
+    def push(self, repo: str, remote: str, branch: Optional[str], force: bool, tags: bool) -> PushOutcome:
         row = first(self._call("push", repository=repo, remote=remote, branch=branch, force=force, tags=tags))
-        return {k: row[k] for k in ("repository", "remote", "branch", "status", "old", "head", "images", "objects",
-                                    "uploaded")} | {"tags": list(row["tags"])}
+        return {"repository": row["repository"], "remote": row["remote"], "branch": row["branch"],
+                "status": row["status"], "old": row["old"], "head": row["head"], "images": row["images"],
+                "objects": row["objects"], "uploaded": row["uploaded"], "tags": list(row["tags"])}
 
     def import_table(self, repo: str, from_repository: str, table: str, ref: Optional[str], as_table: Optional[str],
                      branch: Optional[str], remote: Optional[str], message: Optional[str],

@@ -7,17 +7,24 @@ views of the session, dropped after each call (see docs/CONNECT.md)."""
 from __future__ import annotations
 
 import uuid
-from typing import Any, Callable, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, TypeVar
 
 from pyspark.sql import DataFrame
 
 from versioned._connect import first
+from versioned._ops import TransactionHandle
 from versioned.errors import TransactionClosed
 
+if TYPE_CHECKING:  # pragma: no cover
+    from versioned._connect import SqlOps
 
-class SqlTransaction:
-    """The server-side transaction behind a :class:`~versioned.Transaction` on a Spark Connect session, with
-    the methods of the JVM ``TransactionHandle`` the classic session uses (same names, same results).
+T = TypeVar("T")
+
+
+class SqlTransaction(TransactionHandle):
+    """The server-side transaction behind a :class:`~versioned.Transaction` on a Spark Connect session.
+    Implements :class:`versioned._ops.TransactionHandle` (the methods are documented there), as
+    :class:`versioned._jvm.JvmTransaction` does over the classic session's JVM handle (same results).
 
     Example::
 
@@ -26,7 +33,7 @@ class SqlTransaction:
         handle.commit()
     """
 
-    def __init__(self, ops: Any, row: Any) -> None:
+    def __init__(self, ops: "SqlOps", row: Any) -> None:
         """Wraps the state row ``begin_transaction`` returned; ``ops`` is the session's ``SqlOps``.
 
         Example::
@@ -47,7 +54,7 @@ class SqlTransaction:
             self._ended = not bool(self._row["open"])
         return self._row
 
-    def _with_view(self, df: DataFrame, run: Callable[[str], Any]) -> Any:
+    def _with_view(self, df: DataFrame, run: Callable[[str], T]) -> T:
         if not isinstance(df, DataFrame):
             raise TypeError(f"expected a DataFrame, got {type(df).__name__}")
         view = f"versioned_tx_input_{uuid.uuid4().hex}"
@@ -62,18 +69,18 @@ class SqlTransaction:
         return str(self._row["branch"])
 
     def base(self) -> Optional[str]:
-        return self._row["base"]
+        return _optional_str(self._row["base"])
 
-    def isOpen(self) -> bool:  # noqa: N802 - the JVM handle's name
+    def is_open(self) -> bool:
         return bool(self._state()["open"])
 
-    def changedTables(self) -> List[str]:  # noqa: N802
+    def changed_tables(self) -> List[str]:
         return [str(t) for t in self._state()["changed_tables"]]
 
     def committed(self) -> Optional[str]:
-        return self._state()["commit"]
+        return _optional_str(self._state()["commit"])
 
-    def write(self, df: DataFrame, table: str, mode: Optional[str], primary_key: Optional[str]) -> None:
+    def write(self, df: DataFrame, table: str, mode: str, primary_key: Optional[str]) -> None:
         self._with_view(df, lambda view: self._call("transaction_write", table=table, view=view, mode=mode,
                                                     primary_key=primary_key))
 
@@ -81,7 +88,7 @@ class SqlTransaction:
         self._with_view(df, lambda view: self._call("transaction_upsert", table=table, view=view,
                                                     primary_key=primary_key, delete_column=delete_column))
 
-    def deleteWhere(self, table: str, condition: str) -> int:  # noqa: N802
+    def delete_where(self, table: str, condition: str) -> int:
         return int(self._call("transaction_delete_where", table=table, condition=condition)["deleted"])
 
     def read(self, table: str) -> DataFrame:
@@ -94,7 +101,7 @@ class SqlTransaction:
         return self._row
 
     def commit(self) -> Optional[str]:
-        return self._end("commit_transaction")["commit"]
+        return _optional_str(self._end("commit_transaction")["commit"])
 
     def abort(self) -> None:
         self._end("abort_transaction")
@@ -102,7 +109,12 @@ class SqlTransaction:
     def close(self) -> None:
         """Aborts the transaction if it is still open; does nothing otherwise (as the JVM handle's close)."""
         try:
-            if self.isOpen():
+            if self.is_open():
                 self._end("abort_transaction")
         except TransactionClosed:
             pass
+
+
+def _optional_str(value: Any) -> Optional[str]:
+    """A column value that may be null, as ``str`` or None."""
+    return None if value is None else str(value)

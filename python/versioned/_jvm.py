@@ -16,6 +16,7 @@ from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors.exceptions.captured import CapturedException, UnknownException, convert_exception
 from pyspark.sql import DataFrame, SparkSession
 
+from versioned._ops import FetchOutcome, MergeOutcome, Ops, PushOutcome, RefKind, TransactionHandle
 from versioned.errors import (UnsupportedOperation, VersionedError, error_for_class, known_error_classes, pyspark_kind,
                               with_pyspark_variant)
 
@@ -174,7 +175,7 @@ def call_strings(spark: SparkSession, options: Options, method: str, *args: Any)
     return [str(v) for v in call(spark, options, method, *args)]
 
 
-def java_list(spark: SparkSession, values: List[str]) -> Any:
+def java_list(spark: SparkSession, values: Sequence[str]) -> Any:
     """A ``java.util.ArrayList`` of strings."""
     lst = _gateway(spark).jvm.java.util.ArrayList()
     for v in values:
@@ -207,15 +208,17 @@ def install_error_translation() -> None:
 
     original = captured.convert_exception
 
-    def convert(e: Any) -> Any:
+    def convert(e: Py4JJavaError) -> CapturedException:
         from pyspark import SparkContext
 
         converted = original(e)
         try:
             mapped = _versioned_cause(SparkContext._gateway, e)
-            return classic_variant(mapped, e, converted) if mapped is not None else converted
+            variant = classic_variant(mapped, e, converted) if mapped is not None else None
         except Exception:  # never let the translation itself fail a call
             return converted
+        # The versioned type is also the classic session's exception of its kind (a CapturedException).
+        return variant if isinstance(variant, CapturedException) else converted
 
     captured.convert_exception = convert
     _translation_installed = True
@@ -238,8 +241,9 @@ def java_frames(spark: SparkSession, frames: Optional[Mapping[str, DataFrame]]) 
     return m
 
 
-def call_outcome(spark: SparkSession, options: Options, method: str, *args: Any) -> Dict[str, Any]:
-    """:func:`call` for methods returning a merge outcome (``versioned.spark.merge.MergeOutcome``), as a dict."""
+def call_outcome(spark: SparkSession, options: Options, method: str, *args: Any) -> MergeOutcome:
+    """:func:`call` for methods returning a merge outcome (``versioned.spark.merge.MergeOutcome``), as the
+    :class:`~versioned._ops.MergeOutcome` dict."""
     o = call(spark, options, method, *args)
     with translated_errors():
         return {
@@ -274,12 +278,89 @@ def key_option(primary_key: Optional[Union[str, Sequence[str]]]) -> Optional[str
     return ",".join(primary_key)
 
 
-class JvmOps:
+class JvmTransaction(TransactionHandle):
+    """A transaction on a classic session: the JVM ``versioned.spark.api.TransactionHandle`` that
+    ``VersionedApi.beginTransaction`` returned, called through py4j with the error translation of :func:`call`.
+    Implements :class:`versioned._ops.TransactionHandle` (the methods are documented there).
+
+    Example::
+
+        handle = JvmOps(spark, None).begin_transaction("shop", None, "nightly load", None)
+        handle.upsert(df, "orders", None, None)
+        handle.commit()
+    """
+
+    def __init__(self, spark: SparkSession, handle: Any) -> None:
+        """Wraps the JVM handle ``handle`` of a transaction opened on ``spark``.
+
+        Example::
+
+            JvmTransaction(spark, call(spark, None, "beginTransaction", "shop", None, None, None))
+        """
+        self.spark = spark
+        self.handle = handle
+
+    def _call(self, method: str, *args: Any) -> Any:
+        return call_on(self.spark, self.handle, method, *args)
+
+    def branch(self) -> str:
+        return str(self._call("branch"))
+
+    def base(self) -> Optional[str]:
+        return optional_str(self._call("base"))
+
+    def is_open(self) -> bool:
+        return bool(self._call("isOpen"))
+
+    def changed_tables(self) -> List[str]:
+        return [str(t) for t in self._call("changedTables")]
+
+    def committed(self) -> Optional[str]:
+        return optional_str(self._call("committed"))
+
+    def write(self, df: DataFrame, table: str, mode: str, primary_key: Optional[str]) -> None:
+        self._call("write", df, table, mode, primary_key)
+
+    def upsert(self, df: DataFrame, table: str, primary_key: Optional[str], delete_column: Optional[str]) -> None:
+        self._call("upsert", df, table, primary_key, delete_column)
+
+    def delete_where(self, table: str, condition: str) -> int:
+        return int(self._call("deleteWhere", table, condition))
+
+    def read(self, table: str) -> DataFrame:
+        result = self._call("read", table)
+        if not isinstance(result, DataFrame):
+            raise TypeError(f"read returned {type(result).__name__}, not a DataFrame")
+        return result
+
+    def commit(self) -> Optional[str]:
+        return optional_str(self._call("commit"))
+
+    def abort(self) -> None:
+        self._call("abort")
+
+    def close(self) -> None:
+        self._call("close")
+
+
+class JvmOps(Ops):
     """The operations of :class:`~versioned.Repository` on a classic session: calls of the static facade
-    ``versioned.spark.api.VersionedApi`` through py4j. :class:`versioned._connect.SqlOps` has the same
-    methods for Spark Connect sessions."""
+    ``versioned.spark.api.VersionedApi`` through py4j. Implements :class:`versioned._ops.Ops` (the methods are
+    documented there), as :class:`versioned._connect.SqlOps` does for Spark Connect sessions.
+
+    Example::
+
+        ops = JvmOps(spark, {"warehouse": "/data/warehouse"})
+        ops.create_branch("shop", "dev", None)
+    """
 
     def __init__(self, spark: SparkSession, options: Options) -> None:
+        """Calls on ``spark`` with the location ``options`` (warehouse, metastoreUrl; None: the session's).
+
+        Example::
+
+            JvmOps(spark, None).repositories()
+        """
         self.spark = spark
         self.options = options
 
@@ -305,7 +386,7 @@ class JvmOps:
     def set_default_branch(self, repo: str, name: str) -> str:
         return str(call(self.spark, self.options, "setDefaultBranch", repo, name, api_class=REFS_API_CLASS))
 
-    def refs(self, repo: str, kind: str, namespace: Optional[str] = None) -> DataFrame:
+    def refs(self, repo: str, kind: RefKind, namespace: Optional[str] = None) -> DataFrame:
         if kind == "lock":
             return self._frame("locks", repo, namespace)
         return self._frame("branches" if kind == "branch" else "tags", repo)
@@ -350,22 +431,18 @@ class JvmOps:
         return str(self._call("upsert", df, table, branch, message, author, keys, delete_column, before_images))
 
     def begin_transaction(self, repo: str, branch: Optional[str], message: Optional[str],
-                          author: Optional[str]) -> Any:
-        return self._call("beginTransaction", repo, branch, message, author)
-
-    def on_transaction(self, handle: Any, method: str, *args: Any) -> Any:
-        """Calls ``handle.<method>(*args)`` on a transaction :meth:`begin_transaction` returned."""
-        return call_on(self.spark, handle, method, *args)
+                          author: Optional[str]) -> TransactionHandle:
+        return JvmTransaction(self.spark, self._call("beginTransaction", repo, branch, message, author))
 
     def merge(self, repo: str, source: str, into: Optional[str], strategy: str, fast_forward: str, dry_run: bool,
               message: Optional[str], author: Optional[str], resolutions: Optional[Mapping[str, DataFrame]],
-              allow_unrelated: bool) -> Dict[str, Any]:
+              allow_unrelated: bool) -> MergeOutcome:
         return call_outcome(self.spark, self.options, "merge", repo, source, into, strategy, fast_forward, dry_run,
                             message, author, java_frames(self.spark, resolutions), allow_unrelated)
 
     def pick(self, repo: str, commit: str, onto: Optional[str], parent: int, revert: bool, strategy: str,
              dry_run: bool, message: Optional[str], author: Optional[str],
-             resolutions: Optional[Mapping[str, DataFrame]]) -> Dict[str, Any]:
+             resolutions: Optional[Mapping[str, DataFrame]]) -> MergeOutcome:
         return call_outcome(self.spark, self.options, "revert" if revert else "cherryPick", repo, commit, onto,
                             parent, strategy, dry_run, message, author, java_frames(self.spark, resolutions))
 
@@ -384,15 +461,15 @@ class JvmOps:
     def gc(self, repo: Optional[str], retention_ms: int, force: bool, dry_run: bool) -> DataFrame:
         return self._frame("collectGarbage", repo, retention_ms, force, dry_run)
 
-    def verify(self, repo: str, refs: List[str]) -> DataFrame:
+    def verify(self, repo: str, refs: Sequence[str]) -> DataFrame:
         return self._frame("verify", repo, java_list(self.spark, refs))
 
     # ---- remotes (docs/REMOTES.md); fetch, clone and push results as dicts (versioned.remotes reads them)
-    def _json(self, method: str, *args: Any) -> Dict[str, Any]:
+    def _json(self, method: str, *args: Any) -> Any:
+        """The JSON of the result's ``toJson()`` (``FetchResult``, ``PushResult``), parsed."""
         o = self._call(method, *args)
         with translated_errors():
-            result: Dict[str, Any] = json.loads(str(o.toJson()))
-        return result
+            return json.loads(str(o.toJson()))
 
     def add_remote(self, repo: str, name: str, warehouse: str, metastore_url: str, repository: Optional[str]) -> None:
         self._call("addRemote", repo, name, warehouse, metastore_url, repository)
@@ -407,19 +484,22 @@ class JvmOps:
         return self._frame("remoteRefs", repo, remote)
 
     def clone(self, repository: str, warehouse: str, metastore_url: str, into: Optional[str], remote: str,
-              download: str) -> Dict[str, Any]:
-        return self._json("cloneRepository", repository, warehouse, metastore_url, into, remote, download)
+              download: str) -> FetchOutcome:
+        fetched: FetchOutcome = self._json("cloneRepository", repository, warehouse, metastore_url, into, remote, download)
+        return fetched
 
-    def fetch(self, repo: str, remote: str, download: str) -> Dict[str, Any]:
-        return self._json("fetch", repo, remote, download)
+    def fetch(self, repo: str, remote: str, download: str) -> FetchOutcome:
+        fetched: FetchOutcome = self._json("fetch", repo, remote, download)
+        return fetched
 
     def pull(self, repo: str, remote: str, branch: Optional[str], strategy: str, fast_forward: str,
-             message: Optional[str], author: Optional[str]) -> Dict[str, Any]:
+             message: Optional[str], author: Optional[str]) -> MergeOutcome:
         return call_outcome(self.spark, self.options, "pull", repo, remote, branch, strategy, fast_forward, message,
                             author)
 
-    def push(self, repo: str, remote: str, branch: Optional[str], force: bool, tags: bool) -> Dict[str, Any]:
-        return self._json("push", repo, remote, branch, force, tags)
+    def push(self, repo: str, remote: str, branch: Optional[str], force: bool, tags: bool) -> PushOutcome:
+        pushed: PushOutcome = self._json("push", repo, remote, branch, force, tags)
+        return pushed
 
     def import_table(self, repo: str, from_repository: str, table: str, ref: Optional[str], as_table: Optional[str],
                      branch: Optional[str], remote: Optional[str], message: Optional[str],

@@ -26,7 +26,7 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any, Dict, FrozenSet, List, Optional, Tuple, Type
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple, Type, TypeVar, cast
 
 from pyspark.errors import AnalysisException as _AnalysisException
 from pyspark.errors import PySparkException
@@ -520,10 +520,10 @@ def pyspark_kind(cls: Type[VersionedError]) -> Optional[str]:
 
 
 _VARIANTS: Dict[Tuple[type, type], type] = {}
+_E = TypeVar("_E", bound=VersionedError)
 
 
-def with_pyspark_variant(error: VersionedError, variant: type, original: Optional[BaseException] = None,
-                         **state: Any) -> VersionedError:
+def with_pyspark_variant(error: _E, variant: type, original: Optional[BaseException] = None, **state: Any) -> _E:
     """``error`` as an instance of a class that is both its own class and ``variant`` (a session's own PySpark
     exception class, e.g. ``pyspark.errors.exceptions.connect.AnalysisException``), so handlers written for
     either catch it. The PySpark state of ``original`` (the exception PySpark made of the same failure, if any)
@@ -539,10 +539,12 @@ def with_pyspark_variant(error: VersionedError, variant: type, original: Optiona
     base = type(error)
     if isinstance(error, variant):
         return error
-    cls = _VARIANTS.get((base, variant))
-    if cls is None:
-        cls = type(base.__name__, (base, variant), {"__module__": base.__module__, "__qualname__": base.__qualname__})
-        _VARIANTS[(base, variant)] = cls
+    made = _VARIANTS.get((base, variant))
+    if made is None:
+        made = type(base.__name__, (base, variant), {"__module__": base.__module__, "__qualname__": base.__qualname__})
+        _VARIANTS[(base, variant)] = made
+    # A class made at run time as a subclass of ``base`` (and of ``variant``): its instances are ``base``'s.
+    cls = cast(Type[_E], made)
     out = cls.__new__(cls)
     own = dict(error.__dict__)
     if original is not None:

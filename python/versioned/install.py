@@ -154,8 +154,8 @@ def install() -> None:
     from versioned._jvm import install_error_translation as install_classic_translation
 
     for writer, reader in _classes():
-        writer.versioned = _writer_versioned  # type: ignore[attr-defined]
-        reader.versioned = _reader_versioned  # type: ignore[attr-defined]
+        setattr(writer, "versioned", _writer_versioned)
+        setattr(reader, "versioned", _reader_versioned)
     install_classic_translation()
     install_error_translation()
 
@@ -170,9 +170,9 @@ def uninstall() -> None:
     """
     for writer, reader in _classes():
         if getattr(writer, "versioned", None) is _writer_versioned:
-            del writer.versioned  # type: ignore[attr-defined]
+            delattr(writer, "versioned")
         if getattr(reader, "versioned", None) is _reader_versioned:
-            del reader.versioned  # type: ignore[attr-defined]
+            delattr(reader, "versioned")
 
 
 def is_installed() -> bool:

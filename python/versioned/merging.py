@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional
+from typing import TYPE_CHECKING, Mapping, Optional
 
 from pyspark.sql import DataFrame
 
 from versioned.errors import MergeConflict
+
+if TYPE_CHECKING:  # pragma: no cover
+    from versioned._ops import MergeOutcome
 
 __all__ = ["MergeResult"]
 
@@ -50,7 +53,7 @@ class MergeResult:
     conflicts: DataFrame
 
     @staticmethod
-    def _of(fields: Dict[str, Any]) -> "MergeResult":
+    def _of(fields: "MergeOutcome") -> "MergeResult":
         return MergeResult(**fields)
 
     @property

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
 
 from pyspark.sql import DataFrame, SparkSession
 
+from versioned._ops import FetchOutcome, Ops, PushOutcome
 from versioned.errors import InvalidOption
 from versioned.merging import MergeResult
 
@@ -81,7 +82,7 @@ class FetchResult:
     refs: Tuple[RefUpdate, ...]
 
     @staticmethod
-    def _of(d: Dict[str, Any]) -> "FetchResult":
+    def _of(d: FetchOutcome) -> "FetchResult":
         refs = tuple(RefUpdate(u["ref"], u["old"], u["new"], u["status"]) for u in d["refs"])
         return FetchResult(d["repository"], d["remote"], int(d["images"]), int(d["objects"]), int(d["downloaded"]), refs)
 
@@ -117,7 +118,7 @@ class PushResult:
     tags: Tuple[str, ...]
 
     @staticmethod
-    def _of(d: Dict[str, Any]) -> "PushResult":
+    def _of(d: PushOutcome) -> "PushResult":
         return PushResult(d["repository"], d["remote"], d["branch"], d["status"], d["old"], d["head"], int(d["images"]),
                           int(d["objects"]), int(d["uploaded"]), tuple(d["tags"]))
 
@@ -129,7 +130,7 @@ class RemotesMixin:
     spark: SparkSession
     name: str
     _options: Dict[str, str]
-    _ops: Any
+    _ops: Ops
 
     def add_remote(self, name: str, warehouse: str, metastore_url: str, *, repository: Optional[str] = None) -> None:
         """Adds remote ``name``: another warehouse (object store URI ``warehouse`` and metastore JDBC URL
@@ -151,8 +152,7 @@ class RemotesMixin:
 
             repo.remotes().show(truncate=False)
         """
-        df: DataFrame = self._ops.remotes(self.name)
-        return df
+        return self._ops.remotes(self.name)
 
     def remove_remote(self, name: str) -> None:
         """Removes remote ``name`` and the refs tracking it; local branches and their history stay.
@@ -172,8 +172,7 @@ class RemotesMixin:
             repo.remote_refs("origin").show()
             spark.read.versioned("sales.orders", ref="origin/main")
         """
-        df: DataFrame = self._ops.remote_refs(self.name, remote)
-        return df
+        return self._ops.remote_refs(self.name, remote)
 
     def fetch(self, remote: str = "origin", *, download: Download = None) -> FetchResult:
         """Brings the images and object metadata ``remote`` has that this repository lacks, and points

@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from pyspark.sql import DataFrame, SparkSession
 
 from versioned import _args, _connect, _jvm
+from versioned._ops import Ops
 from versioned.errors import InvalidOption
 from versioned.merging import MergeResult, Resolutions
 from versioned.remotes import RemotesMixin
@@ -25,8 +26,14 @@ def _location(warehouse: Optional[str], metastore_url: Optional[str]) -> Dict[st
     return opts
 
 
-def _ops(spark: SparkSession, options: Optional[Dict[str, str]]) -> Any:
-    """The operations for this kind of session: py4j calls on a classic session, SQL on Spark Connect."""
+def _ops(spark: SparkSession, options: Optional[Dict[str, str]]) -> Ops:
+    """The operations for this kind of session (:class:`versioned._ops.Ops`): py4j calls on a classic session
+    (:class:`versioned._jvm.JvmOps`), SQL on Spark Connect (:class:`versioned._connect.SqlOps`).
+
+    Example::
+
+        _ops(spark, {"warehouse": "/data/warehouse"}).repositories()
+    """
     return _connect.SqlOps(spark, options) if _connect.is_connect(spark) else _jvm.JvmOps(spark, options)
 
 
@@ -77,7 +84,7 @@ class Repository(RemotesMixin):
         self.spark = spark
         self.name = _args.text("name", name)
         self._options = _location(warehouse, metastore_url)
-        self._ops = _ops(spark, self._options)
+        self._ops: Ops = _ops(spark, self._options)
 
     def __repr__(self) -> str:
         return f"Repository({self.name!r})"

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import urllib.request
-from typing import List, Optional
+from typing import List, Optional, Set
 
 __all__ = ["install_s3a_jars", "hadoop_version", "S3A_CACHE_ENV"]
 
@@ -82,9 +82,9 @@ def _cached(cache: str) -> Optional[List[str]]:
     return jars if jars and all(os.path.isfile(j) for j in jars) else None
 
 
-def _shipped_by_spark() -> set:
+def _shipped_by_spark() -> Set[str]:
     """Artifact names (without version) of the jars PySpark ships: never added twice."""
-    names = set()
+    names: Set[str] = set()
     for jar in os.listdir(os.path.join(_pyspark_dir(), "jars")):
         match = re.match(r"^(.+?)-\d", jar)
         if match:

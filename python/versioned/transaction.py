@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Type, Union
+from typing import TYPE_CHECKING, List, Literal, Optional, Sequence, Type, Union
 
 from pyspark.sql import DataFrame
 
 from versioned import _args, _jvm
+from versioned._ops import TransactionHandle
 
 if TYPE_CHECKING:  # pragma: no cover
     from versioned.repository import Repository
@@ -41,9 +42,9 @@ class Transaction:
         print(tx.commit_hash)   # the one image holding all three changes
     """
 
-    def __init__(self, repo: "Repository", handle: Any) -> None:
-        """Wraps a transaction handle (a JVM ``TransactionHandle`` on a classic session, the server-side
-        transaction's token on Spark Connect); use :meth:`Repository.transaction` to open one.
+    def __init__(self, repo: "Repository", handle: TransactionHandle) -> None:
+        """Wraps a transaction handle (:class:`versioned._ops.TransactionHandle`: the JVM's on a classic
+        session, the server-side transaction's on Spark Connect); use :meth:`Repository.transaction` to open one.
 
         Example::
 
@@ -55,9 +56,6 @@ class Transaction:
     def __repr__(self) -> str:
         state = "open" if self.is_open else "ended"
         return f"Transaction({self._repo.name!r}, branch={self.branch!r}, {state})"
-
-    def _call(self, method: str, *args: Any) -> Any:
-        return self._repo._ops.on_transaction(self._handle, method, *args)
 
     def _table(self, table: str) -> str:
         return _args.text("table", table)
@@ -75,7 +73,7 @@ class Transaction:
             >>> repo.transaction().branch
             'main'
         """
-        return str(self._call("branch"))
+        return self._handle.branch()
 
     @property
     def base(self) -> Optional[str]:
@@ -86,7 +84,7 @@ class Transaction:
             tx = repo.transaction()
             assert tx.base == repo.resolve("main")
         """
-        return _jvm.optional_str(self._call("base"))
+        return self._handle.base()
 
     @property
     def is_open(self) -> bool:
@@ -97,7 +95,7 @@ class Transaction:
             tx.abort()
             assert not tx.is_open
         """
-        return bool(self._call("isOpen"))
+        return self._handle.is_open()
 
     @property
     def changed_tables(self) -> List[str]:
@@ -108,7 +106,7 @@ class Transaction:
             tx.upsert(df, "orders")
             assert tx.changed_tables == ["orders"]
         """
-        return [str(t) for t in self._call("changedTables")]
+        return self._handle.changed_tables()
 
     @property
     def commit_hash(self) -> Optional[str]:
@@ -120,7 +118,7 @@ class Transaction:
                 tx.upsert(df, "orders")
             print(tx.commit_hash)
         """
-        return _jvm.optional_str(self._call("committed"))
+        return self._handle.committed()
 
     # ---- operations
     def write(self, df: DataFrame, table: str, mode: str = "append", *,
@@ -134,8 +132,8 @@ class Transaction:
             tx.write(orders_df, "orders", mode="overwrite")
             tx.write(new_df, "regions", primary_key="code")
         """
-        self._call("write", self._frame(df), self._table(table), _args.text("mode", mode),
-                   _jvm.key_option(_args.key_columns("primary_key", primary_key)))
+        self._handle.write(self._frame(df), self._table(table), _args.text("mode", mode),
+                           _jvm.key_option(_args.key_columns("primary_key", primary_key)))
 
     def upsert(self, df: DataFrame, table: str, *, primary_key: Optional[Union[str, Sequence[str]]] = None,
                delete_column: Optional[str] = None) -> None:
@@ -147,9 +145,9 @@ class Transaction:
             tx.upsert(customers_df, "customers")
             tx.upsert(cdc_df, "orders", delete_column="is_deleted")
         """
-        self._call("upsert", self._frame(df), self._table(table),
-                   _jvm.key_option(_args.key_columns("primary_key", primary_key)),
-                   _args.optional_text("delete_column", delete_column))
+        self._handle.upsert(self._frame(df), self._table(table),
+                            _jvm.key_option(_args.key_columns("primary_key", primary_key)),
+                            _args.optional_text("delete_column", delete_column))
 
     def delete_where(self, table: str, condition: str) -> int:
         """Deletes the rows of ``table`` (as the transaction sees it) matching the SQL ``condition``;
@@ -159,7 +157,7 @@ class Transaction:
 
             tx.delete_where("events", "day < '2026-01-01'")
         """
-        return int(self._call("deleteWhere", self._table(table), _args.text("condition", condition)))
+        return self._handle.delete_where(self._table(table), _args.text("condition", condition))
 
     def read(self, table: str) -> DataFrame:
         """``table`` as the transaction sees it: its version at ``base`` with the transaction's own changes.
@@ -170,10 +168,7 @@ class Transaction:
             tx.upsert(df, "orders")
             tx.read("orders").filter("id = 7").show()
         """
-        result = self._call("read", self._table(table))
-        if not isinstance(result, DataFrame):
-            raise TypeError(f"read returned {type(result).__name__}, not a DataFrame")
-        return result
+        return self._handle.read(self._table(table))
 
     # ---- ending
     def commit(self) -> Optional[str]:
@@ -188,7 +183,7 @@ class Transaction:
             tx.upsert(prices_df, "prices")
             image = tx.commit()
         """
-        return _jvm.optional_str(self._call("commit"))
+        return self._handle.commit()
 
     def abort(self) -> None:
         """Ends the transaction without committing anything (its objects are removed by a later ``gc``).
@@ -199,7 +194,7 @@ class Transaction:
             tx.delete_where("orders", "true")
             tx.abort()   # nothing happened
         """
-        self._call("abort")
+        self._handle.abort()
 
     def __enter__(self) -> "Transaction":
         """Returns the transaction itself.
@@ -212,7 +207,7 @@ class Transaction:
         return self
 
     def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
-                 tb: Optional[TracebackType]) -> bool:
+                 tb: Optional[TracebackType]) -> Literal[False]:
         """Commits (if still open) when the block ended normally; aborts when it raised, and lets the
         exception propagate.
 
@@ -224,7 +219,7 @@ class Transaction:
         """
         if exc_type is not None:
             try:
-                self._call("close")  # aborts an open transaction; does nothing to an ended one
+                self._handle.close()  # aborts an open transaction; does nothing to an ended one
             except Exception:  # noqa: BLE001 - the block's exception matters; an unclosed lease expires
                 pass
             return False
