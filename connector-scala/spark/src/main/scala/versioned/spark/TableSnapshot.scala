@@ -1,5 +1,7 @@
 package versioned.spark
 
+import versioned.spark.format.TableLayout
+
 import versioned.core._
 
 /**

@@ -1,6 +1,9 @@
 package versioned.spark
 
+import versioned.spark.format.Columns
+
 import versioned.core.Errors
+import versioned.core.format.Reserved
 
 /**
  * Every option key and Spark conf key the connector understands, in one place, and the check that
@@ -182,26 +185,12 @@ object VersionedOptions {
   val DefaultDiffCompression = "zstd"
   val DefaultWarehouse = "versioned-warehouse"
 
-  /** Name of the hidden duplicate-ordinal column of tables without a primary key. */
-  val DupColumn = "_vdup"
-  /** Column names the engine uses internally (object columns, metadata columns, planner temporaries). */
-  val ReservedColumns: Set[String] = Set("_vdup", "_vchange", "_vfrag", "_vrowid", "_vexists", "_vrn", "_vbase",
-    "_vnc", "_voc", "_vmax", "_vi", "_vo", "_vn", "_vnull", "_vcount", "_vbefore", "_vprior", "_vprior_chain")
-
-  /** Name of the change-kind column inside DIFF objects. */
-  val ChangeColumn = "_vchange"
-  /**
-   * Columns of DIFF objects written with before-images ([[BeforeImages]]): the chain the DIFF was written on
-   * (a hash of its object ids, the same in every row), and the key's row in that chain as a struct of the
-   * non-key columns (null: the key was absent). A DIFF without them has no before-images.
-   */
-  val PriorChainColumn = "_vprior_chain"
-  val PriorColumn = "_vprior"
-  /** Metadata column of key-less tables: struct of all user columns and `_vdup` (their row id). */
-  val RowIdColumn = "_vrowid"
-  /**
-   * Metadata column of keyed tables: struct of the row's non-key columns as the scan read them. UPDATE and
-   * MERGE require it, so their commit knows the old values of the rows they change without reading them again.
-   */
-  val BeforeColumn = "_vbefore"
+  // ---- reserved column names: the format kernel's (versioned.core.format.Reserved)
+  val DupColumn: String = Reserved.Dup
+  val ReservedColumns: Set[String] = Reserved.All
+  val ChangeColumn: String = Reserved.Change
+  val PriorChainColumn: String = Reserved.PriorChain
+  val PriorColumn: String = Reserved.Prior
+  val RowIdColumn: String = Reserved.RowId
+  val BeforeColumn: String = Reserved.Before
 }

@@ -1,5 +1,7 @@
 package versioned.spark
 
+import versioned.spark.format.{Values, TableLayout}
+
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.types._
 import versioned.core.{ErrorClass, Revision}

@@ -1,5 +1,7 @@
 package versioned.spark
 
+import versioned.spark.format.Values
+
 import org.apache.spark.sql.{Column, DataFrame, Row}
 import org.apache.spark.sql.functions.{col, lit}
 import org.apache.spark.sql.types._

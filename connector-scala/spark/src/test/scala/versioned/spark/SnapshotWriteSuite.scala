@@ -1,9 +1,11 @@
 package versioned.spark
 
+import versioned.spark.format.{Values, TableLayout}
+
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.types._
 import versioned.core.{ErrorClass, ObjectKind}
-import versioned.spark.read.KeyComparator
+import versioned.spark.format.SparkKeys
 
 /**
  * Writes that make a new SNAP (first load, overwrite changing the schema) take the one-pass path
@@ -28,7 +30,7 @@ class SnapshotWriteSuite extends VersionedTestBase {
     val t = e.table(repo, e.branchHeadOption(repo, "main").get, table)
     val layout = TableLayout.of(t)
     val types = layout.keyTypes
-    val cmp = new KeyComparator(types)
+    val cmp = SparkKeys.order(types)
     def row(values: Seq[Any]) = Values.internalRow(values, types)
     val metas = e.objects(t.fragments.flatMap(_.objects))
     assert(t.fragments.forall(_.objects.size == 1), "a new SNAP: one object per fragment")

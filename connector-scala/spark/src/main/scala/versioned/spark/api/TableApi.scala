@@ -5,7 +5,8 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.functions.{col, expr, lit}
 import org.apache.spark.sql.types.{ByteType, StructType}
 import versioned.core._
-import versioned.spark.{TableIdent, TableLayout, VersionedOptions}
+import versioned.spark.{TableIdent, VersionedOptions}
+import versioned.spark.format.TableLayout
 import versioned.spark.api.ApiSupport._
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow

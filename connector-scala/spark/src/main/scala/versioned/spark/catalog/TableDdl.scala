@@ -8,7 +8,8 @@ import org.apache.spark.sql.expressions.Window
 import org.apache.spark.sql.functions._
 import org.apache.spark.sql.types.StructType
 import versioned.core._
-import versioned.spark.{Settings, TableLayout, VersionedOptions}
+import versioned.spark.{Settings, VersionedOptions}
+import versioned.spark.format.TableLayout
 import versioned.spark.write.{CommitPlanner, ObjectTarget, Validation}
 
 /**

@@ -155,7 +155,7 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
     if (!replace) createTarget(ident, info.partitions(), info.properties())
     else if (!engine.repositoryExists(t.repo)) throw new NoSuchNamespaceException(ident.namespace())
     val pk = TableDdl.primaryKeyOf(info.constraints(), info.properties())
-    versioned.spark.TableLayout.create(info.schema(), pk)
+    versioned.spark.format.TableLayout.create(info.schema(), pk)
     new StagedVersionedTable(baseTable(t), t, info.schema(), pk, replace, ddl)
   }
 

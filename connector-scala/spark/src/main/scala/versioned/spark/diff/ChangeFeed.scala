@@ -10,8 +10,9 @@ import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import versioned.core._
-import versioned.spark.Columns.col
-import versioned.spark.{TableIdent, TableLayout, VersionedOptions}
+import versioned.spark.format.Columns.col
+import versioned.spark.{TableIdent, VersionedOptions}
+import versioned.spark.format.TableLayout
 import versioned.spark.read.{Conflation, ObjectFile, ObjectFiles}
 
 /**

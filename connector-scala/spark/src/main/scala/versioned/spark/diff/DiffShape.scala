@@ -5,8 +5,9 @@ import org.apache.spark.sql.catalyst.expressions.RowOrdering
 import org.apache.spark.sql.functions.lit
 import org.apache.spark.sql.types._
 import versioned.core.SchemaMismatchException
-import versioned.spark.{TableLayout, VersionedOptions}
-import versioned.spark.Columns.col
+import versioned.spark.VersionedOptions
+import versioned.spark.format.TableLayout
+import versioned.spark.format.Columns.col
 
 /**
  * The result shape of a diff between two versions of a table and how their rows are matched.

@@ -4,8 +4,9 @@ import org.apache.spark.sql.{Column, Row, SparkSession}
 import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types._
 import versioned.core._
-import versioned.spark.{TableIdent, TableLayout, Warehouses}
-import versioned.spark.Columns.col
+import versioned.spark.{TableIdent, Warehouses}
+import versioned.spark.format.TableLayout
+import versioned.spark.format.Columns.col
 
 /**
  * What changed between two images, per table: rows inserted, updated and deleted, the columns whose

@@ -7,7 +7,8 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types._
 import versioned.core.{ObjectKind, ObjectMeta, WarehouseConfig}
-import versioned.spark.{TableLayout, VersionedOptions}
+import versioned.spark.VersionedOptions
+import versioned.spark.format.TableLayout
 import versioned.spark.read.{ObjectFile, ObjectFiles}
 
 /**

@@ -1,5 +1,7 @@
 package versioned.spark.diff
 
+import versioned.spark.format.SparkKeys
+
 import scala.collection.mutable.ArrayBuffer
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
@@ -9,7 +11,7 @@ import org.apache.spark.sql.types.{DataType, StructType}
 import org.apache.spark.sql.vectorized.ColumnarBatch
 import org.apache.spark.unsafe.types.UTF8String
 import versioned.core.ChangeKind
-import versioned.spark.read.{Conflation, KeyComparator, ObjectFile, ObjectFiles}
+import versioned.spark.read.{Conflation, ObjectFile, ObjectFiles}
 
 /**
  * What the executor side of a fast diff does with the rows of one fragment, shared by the diff and the
@@ -20,7 +22,7 @@ private[diff] final class FragmentRows(r: FragmentDiffReaders) {
   private val conf = r.hadoopConf.value.value
   private val width = r.rowSchema.length
   private val types = r.rowSchema.fields.map(_.dataType)
-  private val keys = new KeyComparator(types.take(r.keyCount).toSeq)
+  private val keys = SparkKeys.order(types.take(r.keyCount).toSeq)
   private val copyDiff = FragmentRows.identity(r.rowSchema.add("change", org.apache.spark.sql.types.ByteType, nullable = false))
   private val copyWhole = FragmentRows.identity(r.diffSchema)
   // copies of rows a reader reuses (each use copies its output at once, so one projection per thread serves all)

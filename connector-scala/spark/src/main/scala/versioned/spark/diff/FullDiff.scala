@@ -4,8 +4,8 @@ import org.apache.spark.sql.{Column, DataFrame}
 import org.apache.spark.sql.catalyst.expressions.RowOrdering
 import org.apache.spark.sql.expressions.Window
 import org.apache.spark.sql.functions.{col => _, _}
-import versioned.spark.TableLayout
-import versioned.spark.Columns.col
+import versioned.spark.format.TableLayout
+import versioned.spark.format.Columns.col
 
 /**
  * A diff computed by comparing two versions whole (or some fragments of them): a full outer join by

@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.sources._
 import org.apache.spark.sql.types._
 import versioned.core.{ObjectKind, ObjectMeta}
-import versioned.spark.{TableLayout, Values}
+import versioned.spark.format.{TableLayout, Values}
 import versioned.spark.read.{KeyLookup, ObjectFile, ObjectFiles}
 
 /**

@@ -4,7 +4,8 @@ import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.types.StructType
 import versioned.core.{Fragment, Image, ObjectKind, ObjectMeta}
-import versioned.spark.{TableIdent, TableLayout, TableSnapshot, Warehouses}
+import versioned.spark.{TableIdent, TableSnapshot, Warehouses}
+import versioned.spark.format.TableLayout
 
 /**
  * The inputs of a keyed three-way merge of one table, read from the objects each side added since the

@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, JoinedRow}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.unsafe.types.UTF8String
 import versioned.core.{Fragment, Hashing, ObjectKind, ObjectMeta, WarehouseConfig}
-import versioned.spark.{TableLayout, Values}
+import versioned.spark.format.{TableLayout, Values}
 import versioned.spark.VersionedOptions.{PriorChainColumn, PriorColumn}
 import versioned.spark.read.{KeyLookup, ObjectFile}
 

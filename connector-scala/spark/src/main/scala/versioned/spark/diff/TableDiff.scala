@@ -4,6 +4,7 @@ import java.util.concurrent.atomic.AtomicLong
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import versioned.core.{Engine, Image, Revision, TableNotFoundException}
 import versioned.spark._
+import versioned.spark.format._
 import versioned.spark.read.PinnedRead
 
 /**

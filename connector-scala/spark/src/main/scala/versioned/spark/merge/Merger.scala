@@ -104,7 +104,7 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
     // written by the commit without computing them again
     val held = resolved.map {
       case r: TablePlan.Rows =>
-        val changes = r.changes.select(r.layout.diffSchema.fieldNames.toSeq.map(versioned.spark.Columns.col): _*)
+        val changes = r.changes.select(r.layout.diffSchema.fieldNames.toSeq.map(versioned.spark.format.Columns.col): _*)
         r.copy(changes = if (r.local) changes else changes.persist(StorageLevel.MEMORY_AND_DISK))
       case other => other
     }

@@ -4,8 +4,8 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types.{BooleanType, ByteType}
 import versioned.core._
-import versioned.spark.Columns.col
-import versioned.spark.TableLayout
+import versioned.spark.format.Columns.col
+import versioned.spark.format.TableLayout
 import versioned.spark.VersionedOptions.ChangeColumn
 
 /**

@@ -5,8 +5,9 @@ import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types.StringType
 import org.apache.spark.storage.StorageLevel
 import versioned.core._
-import versioned.spark.Columns.col
-import versioned.spark.{TableIdent, TableLayout}
+import versioned.spark.format.Columns.col
+import versioned.spark.TableIdent
+import versioned.spark.format.TableLayout
 import versioned.spark.diff.{MergeInputs, TableDiff}
 import versioned.spark.read.PinnedRead
 import versioned.spark.write.{ChangeSets, CommitPlanner}

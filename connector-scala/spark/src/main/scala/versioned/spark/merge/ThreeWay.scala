@@ -5,8 +5,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types.{ArrayType, ByteType, DataType, MapType, StringType, StructField, StructType}
 import versioned.core.ChangeKind
-import versioned.spark.Columns.col
-import versioned.spark.TableLayout
+import versioned.spark.format.Columns.col
+import versioned.spark.format.TableLayout
 import versioned.spark.VersionedOptions.ChangeColumn
 import versioned.spark.diff.TableDiff
 import versioned.spark.write.{ChangeSets, LocalRules}

@@ -11,7 +11,7 @@ import versioned.spark.TableSnapshot
 /**
  * The rows of one table version's fragments, merged as a scan merges them ([[FragmentReaderFactory]]'s
  * row reader: the SNAP under its DIFFs, newest change per key, deletes hidden), in key order, key columns
- * first ([[versioned.spark.TableLayout.keyFirst]] of every other column). Built on the driver, used on
+ * first ([[versioned.spark.format.TableLayout.keyFirst]] of every other column). Built on the driver, used on
  * executors and the driver (a write that compares its rows with the version it replaces).
  *
  * @param fragments the version's non-empty fragments by index into its effective fragments

@@ -1,5 +1,7 @@
 package versioned.spark.read
 
+import versioned.spark.format.SparkKeys
+
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjection}
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
@@ -104,7 +106,7 @@ private[read] final class FragmentReaderFactory(
     if (diffs.length == 1) diffs.head
     else {
       new ReaderIterator(new MergingReader(diffs, Array.fill(diffs.length)(true), mergedSchema.length,
-        new KeyComparator(keyTypes), identity(), () => (), keepDeletes = true))
+        SparkKeys.order(keyTypes), identity(), () => (), keepDeletes = true))
     }
 
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] = {
@@ -131,6 +133,6 @@ private[read] final class FragmentReaderFactory(
     if (diffs.isEmpty) new SnapshotReader(snap.fold(Iterator.empty[InternalRow])(restrict), project, close)
     else // DIFFs are conflated first, so the base is merged against one stream: one key comparison per base row.
       new MergingReader((snap.map(restrict).toSeq :+ conflated(diffs.map(restrict))).toArray,
-        (snap.map(_ => false).toSeq :+ true).toArray, mergedSchema.length, new KeyComparator(keyTypes), project, close)
+        (snap.map(_ => false).toSeq :+ true).toArray, mergedSchema.length, SparkKeys.order(keyTypes), project, close)
   }
 }

@@ -1,11 +1,13 @@
 package versioned.spark.read
 
+import versioned.spark.format.SparkKeys
+
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
 import org.apache.spark.sql.connector.expressions.{Literal, NamedReference}
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.sources._
 import org.apache.spark.sql.types._
-import versioned.spark.{TableLayout, Values}
+import versioned.spark.format.{TableLayout, Values}
 
 /**
  * A lookup of rows by a set of values of the first primary-key column: the one mechanism behind every
@@ -84,11 +86,11 @@ private[versioned] object KeyLookup {
   def keyField(layout: TableLayout): Option[StructField] =
     Option.when(!layout.hidden)(layout.keyFields.head).filter(f => supports(f.dataType))
 
-  /** The key order of canonical values ([[KeyComparator]]), without its row wrapping for integral keys. */
+  /** The key order of canonical values ([[versioned.core.format.KeyOrder]]), without its row wrapping for integral keys. */
   private def compare(dt: DataType, a: Any, b: Any): Int = dt match {
     case ByteType | ShortType | IntegerType | LongType | DateType | TimestampType | TimestampNTZType =>
       java.lang.Long.compare(a.asInstanceOf[Long], b.asInstanceOf[Long])
-    case _ => KeyComparator.compareCanonical(dt, a, b)
+    case _ => SparkKeys.compareCanonical(dt, a, b)
   }
 
   /** A lookup of canonical values (nulls dropped). */

@@ -48,7 +48,7 @@ private[versioned] object LocalLookup {
     val dt = lookup.field.dataType
     val toRow = org.apache.spark.sql.catalyst.CatalystTypeConverters.createToScalaConverter(readSchema)
     rows(snapshot, readSchema, Nil).filter { r => // `snapshot` carries the lookup (TableSnapshot.lookingUp)
-      val key = Option.when(!r.isNullAt(ordinal))(versioned.spark.Values.fromInternal(r, ordinal, dt))
+      val key = Option.when(!r.isNullAt(ordinal))(versioned.spark.format.Values.fromInternal(r, ordinal, dt))
       key.exists(k => lookup.mayHold(Some(k), Some(k)))
     }.map(r => toRow(r).asInstanceOf[org.apache.spark.sql.Row])
   }

@@ -1,52 +1,37 @@
 package versioned.spark.read
 
+import versioned.core.format.KeyOrder
+
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
 import org.apache.spark.sql.connector.read.PartitionReader
-import versioned.core.ChangeKind
+import versioned.core.format.ChangeRule
 
 /**
- * Streaming sorted merge of sorted sources, ordered oldest first. For every key the newest source
- * wins; a winning delete hides the key unless `keepDeletes` (used to conflate DIFFs among
- * themselves). Rows are projected before any source advances, so reused row buffers are safe.
+ * Streaming conflation of sorted sources, ordered oldest first (the kernel's rule,
+ * [[versioned.core.format.Conflation]]): for every key the newest source wins; a winning delete hides
+ * the key unless `keepDeletes` (used to conflate DIFFs among themselves). The winner is projected
+ * before any source advances, so reused row buffers are safe.
  */
 private[read] final class MergingReader(
     sources: Array[Iterator[InternalRow]],
     isDiff: Array[Boolean],
     changeOrdinal: Int,
-    keys: KeyComparator,
+    keys: KeyOrder[InternalRow],
     project: UnsafeProjection,
     onClose: () => Unit,
     keepDeletes: Boolean = false) extends PartitionReader[InternalRow] {
 
-  private val heads = new Array[InternalRow](sources.length)
-  private val atMin = new Array[Boolean](sources.length)
+  private val conflation = versioned.core.format.Conflation.streams(sources, keys)
   private var current: InternalRow = _
-  private var started = false
-
-  private def advance(i: Int): Unit = heads(i) = if (sources(i).hasNext) sources(i).next() else null
 
   override def next(): Boolean = {
-    if (!started) { sources.indices.foreach(advance); started = true }
-    while (true) {
-      var min = -1
-      var i = 0
-      while (i < heads.length) {
-        if (heads(i) != null) {
-          if (min < 0) min = i
-          else if (keys.compare(heads(i), heads(min)) <= 0) min = i // ties: the newer source wins
-        }
-        i += 1
+    while (conflation.next()) {
+      val winner = conflation.row
+      if (keepDeletes || !isDiff(conflation.source) || !ChangeRule.hides(winner.getByte(changeOrdinal))) {
+        current = project(winner)
+        return true
       }
-      if (min < 0) return false
-      i = 0
-      while (i < heads.length) { atMin(i) = heads(i) != null && (i == min || keys.compare(heads(i), heads(min)) == 0); i += 1 }
-      val winner = heads(min)
-      val deleted = !keepDeletes && isDiff(min) && winner.getByte(changeOrdinal) == ChangeKind.Delete
-      if (!deleted) current = project(winner)
-      i = 0
-      while (i < heads.length) { if (atMin(i)) advance(i); i += 1 }
-      if (!deleted) return true
     }
     false
   }

@@ -48,10 +48,11 @@ private[read] final class Overlay private (val rows: PackedRows, val longKeys: O
 private[read] object Overlay {
   /** The overlay of `conflated` (unsafe rows of `changeOrdinal + 1` fields, keys first); the array is not kept. */
   def apply(conflated: Array[InternalRow], keyTypes: Seq[DataType], changeOrdinal: Int): Overlay = {
-    val longKeys = IntegralKeys.of(keyTypes).map { get =>
+    val order = versioned.spark.format.SparkKeys.order(keyTypes)
+    val longKeys = Option.when(order.integralKeyed) {
       val a = new Array[Long](conflated.length)
       var i = 0
-      while (i < a.length) { a(i) = get(conflated(i)); i += 1 }
+      while (i < a.length) { a(i) = order.integralKey(conflated(i)); i += 1 }
       a
     }
     new Overlay(PackedRows(conflated, changeOrdinal + 1), longKeys, changeOrdinal)

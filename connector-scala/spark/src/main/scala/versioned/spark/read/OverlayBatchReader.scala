@@ -1,5 +1,9 @@
 package versioned.spark.read
 
+import versioned.spark.format.SparkKeys
+import versioned.core.format.KeyOrder
+import org.apache.spark.sql.catalyst.InternalRow
+
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.connector.read.PartitionReader
 import org.apache.spark.sql.types._
@@ -73,7 +77,7 @@ private[read] object KeyMatcher {
     if (overlay.rows.isEmpty) KeepAll
     else overlay.longKeys match {
       case Some(keys) => new IntegralKey(keys, keyTypes.head)
-      case None => new AnyKey(overlay.rows, new KeyComparator(keyTypes))
+      case None => new AnyKey(overlay.rows, SparkKeys.order(keyTypes))
     }
 
   private object KeepAll extends KeyMatcher {
@@ -105,8 +109,8 @@ private[read] object KeyMatcher {
     }
   }
 
-  /** Any key: rows compared through [[KeyComparator]]. */
-  private final class AnyKey(overlay: PackedRows, keys: KeyComparator) extends KeyMatcher {
+  /** Any key: rows compared through [[versioned.core.format.KeyOrder]]. */
+  private final class AnyKey(overlay: PackedRows, keys: KeyOrder[InternalRow]) extends KeyMatcher {
     private var j = 0
     private val view = new UnsafeRow(overlay.numFields)
     if (!overlay.isEmpty) overlay.pointTo(view, 0)

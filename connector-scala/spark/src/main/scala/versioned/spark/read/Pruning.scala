@@ -1,8 +1,10 @@
 package versioned.spark.read
 
+import versioned.spark.format.SparkKeys
+
 import org.apache.spark.sql.sources._
 import org.apache.spark.sql.types.{DataType, StructType}
-import versioned.spark.Values
+import versioned.spark.format.Values
 
 /**
  * Decides from metastore statistics alone whether an object or a fragment may hold rows matching
@@ -14,10 +16,10 @@ private[versioned] final class Pruning(schema: StructType) {
 
   private def typeOf(col: String): Option[DataType] = schema.fields.find(_.name == col).map(_.dataType)
 
-  /** The order of one column's canonical values: the key order ([[KeyComparator]]), so pruning and the writer agree. */
+  /** The order of one column's canonical values: the key order ([[versioned.core.format.KeyOrder]]), so pruning and the writer agree. */
   private final class Order(dt: DataType) {
-    def le(a: Option[Any], b: Option[Any]): Boolean = a.isEmpty || b.isEmpty || KeyComparator.compareCanonical(dt, a.get, b.get) <= 0
-    def lt(a: Option[Any], b: Option[Any]): Boolean = a.isEmpty || b.isEmpty || KeyComparator.compareCanonical(dt, a.get, b.get) < 0
+    def le(a: Option[Any], b: Option[Any]): Boolean = a.isEmpty || b.isEmpty || SparkKeys.compareCanonical(dt, a.get, b.get) <= 0
+    def lt(a: Option[Any], b: Option[Any]): Boolean = a.isEmpty || b.isEmpty || SparkKeys.compareCanonical(dt, a.get, b.get) < 0
   }
 
   def mayMatch(f: Filter, bounds: Bounds): Boolean = {

@@ -9,7 +9,8 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.StructType
 import versioned.core.{Fragment, ObjectKind, ObjectMeta}
-import versioned.spark.{TableSnapshot, Values}
+import versioned.spark.TableSnapshot
+import versioned.spark.format.Values
 
 import java.util.OptionalLong
 

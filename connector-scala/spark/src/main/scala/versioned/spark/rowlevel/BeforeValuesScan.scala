@@ -11,7 +11,8 @@ import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarArray, ColumnarBatch, ColumnarMap}
 import org.apache.spark.unsafe.types.UTF8String
-import versioned.spark.{TableLayout, TableSnapshot}
+import versioned.spark.TableSnapshot
+import versioned.spark.format.TableLayout
 import versioned.spark.VersionedOptions.BeforeColumn
 import versioned.spark.read.{VersionedScan, VersionedScanBuilder}
 

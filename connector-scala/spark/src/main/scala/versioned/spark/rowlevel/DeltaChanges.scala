@@ -6,7 +6,8 @@ import org.apache.spark.sql.connector.write.RowLevelOperation.Command
 import org.apache.spark.sql.functions._
 import org.apache.spark.sql.types._
 import versioned.core.{ChangeKind, DataValidationException, ErrorClass}
-import versioned.spark.TableLayout
+import versioned.spark.format.TableLayout
+import versioned.spark.format.ChangeColumns
 import versioned.spark.VersionedOptions.{ChangeColumn, DupColumn, RowIdColumn}
 import versioned.spark.write.{ChangeSets, Validation}
 
@@ -40,7 +41,7 @@ private[rowlevel] object DeltaChanges {
   /** The statement's keyword, as errors name it: DELETE, UPDATE, MERGE. */
   private def keyword(cmd: Command): String = verb(cmd).split(' ').head.toUpperCase
 
-  private def kind(k: Byte): Column = lit(k).cast(ByteType)
+  private def kind(k: Byte): Column = ChangeColumns.kind(k)
   /** A top-level column, whatever characters its name has. */
   private def c(name: String): Column = col("`" + name.replace("`", "``") + "`")
   private def op: Column = col(OpColumn)
@@ -74,7 +75,7 @@ private[rowlevel] object DeltaChanges {
   def stagedKeys(staged: DataFrame, layout: TableLayout): Option[Seq[Any]] =
     versioned.spark.read.KeyLookup.keyField(layout).flatMap { f =>
       val vs = staged.select(c(Old + f.name).as("k")).union(staged.select(c(New + f.name).as("k"))).distinct().collect()
-        .toSeq.map(_.get(0)).filter(_ != null).map(versioned.spark.Values.fromFilter(_, f.dataType))
+        .toSeq.map(_.get(0)).filter(_ != null).map(versioned.spark.format.Values.fromFilter(_, f.dataType))
       Option.when(vs.forall(_.isDefined))(vs.flatten) // a value that cannot be compared: no lookup
     }
 
@@ -119,15 +120,13 @@ private[rowlevel] object DeltaChanges {
   /**
    * The change of each touched key of a keyed table, from the key (`keys`), what the operation writes
    * there (`w_*` values, `_vw` true when it writes a row) and what the table holds (`c_*` values, `_vc`
-   * true when it has a row): a delete, an insert, an update, or nothing when the values are unchanged.
+   * true when it has a row), by the kernel's change rule ([[versioned.core.format.ChangeRule]]).
    */
   private def resolve(touched: DataFrame, layout: TableLayout): DataFrame = {
     val keys = layout.primaryKey
     val values = layout.nonKeyColumns
     val same = values.map(v => c(s"w_$v") <=> c(s"c_$v")).foldLeft(lit(true))(_ && _)
-    val change = when(col("_vw").isNull && col("_vc").isNotNull, kind(ChangeKind.Delete))
-      .when(col("_vw").isNotNull && col("_vc").isNull, kind(ChangeKind.Insert))
-      .when(col("_vw").isNotNull && !same, kind(ChangeKind.Update))
+    val change = ChangeColumns.change(col("_vc").isNotNull, col("_vw").isNotNull, same)
     inDiffLayout(touched.select(keys.map(c) ++ values.map(v => c(s"w_$v").as(v)) :+ change.as(ChangeColumn): _*)
       .filter(c(ChangeColumn).isNotNull), layout)
   }

@@ -6,7 +6,8 @@ import org.apache.spark.sql.connector.catalog.MetadataColumn
 import org.apache.spark.sql.connector.read._
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.{DataType, StructType}
-import versioned.spark.{TableLayout, TableSnapshot}
+import versioned.spark.TableSnapshot
+import versioned.spark.format.TableLayout
 import versioned.spark.VersionedOptions.RowIdColumn
 import versioned.spark.read.VersionedScanBuilder
 

@@ -120,7 +120,7 @@ private[rowlevel] final class StagedDeltaWrite(
     val firstKeys = (if (localRules) DeltaChanges.unknownKeys(stagedRows, layout) else stagedRows.flatMap { r =>
       Seq(r.getAs[Any](DeltaChanges.Old + first.name), r.getAs[Any](DeltaChanges.New + first.name))
     }).filter(_ != null).distinct
-    val canonical = firstKeys.map(versioned.spark.Values.fromFilter(_, first.dataType))
+    val canonical = firstKeys.map(versioned.spark.format.Values.fromFilter(_, first.dataType))
     val lookup = Option.when(canonical.forall(_.isDefined))(canonical.flatten)
     // planned only when some key must be read (a MERGE or UPDATE of existing rows in place reads none)
     lazy val rows = versioned.spark.read.PinnedRead.table(spark, req.locationOptions, table.ident, snapshot.image.hash, keys = lookup)

@@ -3,10 +3,11 @@ package versioned.spark.write
 import org.apache.spark.sql.{Column, DataFrame}
 import org.apache.spark.sql.expressions.Window
 import org.apache.spark.sql.functions.{col => _, _}
-import versioned.spark.Columns.col
+import versioned.spark.format.Columns.col
 import org.apache.spark.sql.types.{ByteType, StructType}
 import versioned.core.{ChangeKind, DataValidationException, ErrorClass}
-import versioned.spark.TableLayout
+import versioned.spark.format.TableLayout
+import versioned.spark.format.ChangeColumns
 import versioned.spark.VersionedOptions.{ChangeColumn, DupColumn}
 
 /**
@@ -14,7 +15,7 @@ import versioned.spark.VersionedOptions.{ChangeColumn, DupColumn}
  * layout: the physical columns plus `_vchange`. Nothing here collects data to the driver.
  */
 private[versioned] object ChangeSets {
-  private def kind(k: Byte): Column = lit(k).cast(ByteType)
+  private def kind(k: Byte): Column = ChangeColumns.kind(k)
 
   private def inDiffLayout(df: DataFrame, layout: TableLayout): DataFrame =
     df.select(layout.diffSchema.fieldNames.map(col).toIndexedSeq: _*)
@@ -89,16 +90,15 @@ private[versioned] object ChangeSets {
 
   /**
    * The DIFF row of each key of the pairs of current and new rows (the layout of [[overwriteJoinedSchema]]):
-   * an insert, a delete, an update when a value differs (`<=>`), and `_vchange` null when nothing changed.
+   * the kernel's change rule ([[versioned.core.format.ChangeRule]]; `<=>` is "the same"), `_vchange` null
+   * when nothing changed.
    * The one definition of an overwrite's DIFF rows: the join above and the one-pass overwrite apply it.
    */
   def overwriteChanges(joined: DataFrame, layout: TableLayout): DataFrame = {
     val keys = layout.primaryKey
     val values = layout.nonKeyColumns
     val same = values.map(v => col(s"o_$v") <=> col(s"n_$v")).foldLeft(lit(true))(_ && _)
-    val change = when(col("_vo").isNull, kind(ChangeKind.Insert))
-      .when(col("_vn").isNull, kind(ChangeKind.Delete))
-      .when(!same, kind(ChangeKind.Update))
+    val change = ChangeColumns.change(col("_vo").isNotNull, col("_vn").isNotNull, same)
     inDiffLayout(joined.select(keys.map(k => coalesce(col(s"n_$k"), col(s"o_$k")).as(k)) ++
       values.map(v => col(s"n_$v").as(v)) :+ change.as(ChangeColumn): _*), layout)
   }

@@ -5,9 +5,10 @@ import org.apache.spark.sql.expressions.Window
 import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.storage.StorageLevel
-import versioned.spark.Columns.col
+import versioned.spark.format.Columns.col
 import versioned.core._
 import versioned.spark._
+import versioned.spark.format._
 
 /** How a write relates to the table's current content. */
 private[versioned] sealed trait WriteMode

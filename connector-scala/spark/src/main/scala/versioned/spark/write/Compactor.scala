@@ -4,6 +4,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.types.StructType
 import versioned.core._
 import versioned.spark._
+import versioned.spark.format._
 import versioned.spark.read.VersionedScan
 
 /**

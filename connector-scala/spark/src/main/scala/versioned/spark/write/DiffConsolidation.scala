@@ -1,5 +1,7 @@
 package versioned.spark.write
 
+import versioned.spark.format.SparkKeys
+
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, UnsafeProjection}
@@ -9,8 +11,9 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.util.SerializableConfiguration
 import versioned.core.{ChangeKind, ObjectKind, ObjectMeta}
-import versioned.spark.{TableLayout, TableSnapshot, Values, VersionedOptions}
-import versioned.spark.read.{Conflation, KeyComparator, ObjectFile, ObjectFiles}
+import versioned.spark.{TableSnapshot, VersionedOptions}
+import versioned.spark.format.{TableLayout, Values}
+import versioned.spark.read.{Conflation, ObjectFile, ObjectFiles}
 
 /**
  * Minor compaction, one executor task per fragment (on the driver when the DIFFs hold few rows): merges
@@ -128,7 +131,7 @@ private[versioned] object DiffConsolidation {
    */
   private def firstFrom(rows: Array[InternalRow], bound: Any, keyTypes: Seq[org.apache.spark.sql.types.DataType],
                         orEqual: Boolean): Int = {
-    val cmp = new KeyComparator(keyTypes)
+    val cmp = SparkKeys.order(keyTypes)
     val b = new GenericInternalRow(Array(bound))
     var lo = 0
     var hi = rows.length

@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjection}
 import org.apache.spark.sql.types.StructType
 import versioned.core.ObjectMeta
-import versioned.spark.Values
+import versioned.spark.format.Values
 
 /** An object written by an executor for fragment `fragment`, with the canonical key of its first row. */
 private[versioned] final case class WrittenObject(fragment: Int, meta: ObjectMeta, firstKey: Seq[Any])

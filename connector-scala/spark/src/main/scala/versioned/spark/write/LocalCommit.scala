@@ -1,14 +1,15 @@
 package versioned.spark.write
 
+import versioned.spark.format.SparkKeys
+
 import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, GenericInternalRow, UnsafeProjection}
 import org.apache.spark.sql.types.StructType
 import versioned.core.{ObjectKind, ObjectMeta, TableVersion}
-import versioned.spark.TableLayout
+import versioned.spark.format.TableLayout
 import versioned.spark.diff.PriorImages
-import versioned.spark.read.KeyComparator
 
 /**
  * Small upserts committed by the driver without Spark jobs. The rows the write tasks kept in memory
@@ -113,7 +114,7 @@ private[versioned] object LocalCommit {
     val keys = layout.keyColumns
     val ordinals = keys.map(schema.fieldIndex).toArray
     val types = layout.keyTypes.toArray
-    val cmp = new KeyComparator(layout.keyTypes)
+    val cmp = SparkKeys.order(layout.keyTypes)
     val byKey: Ordering[(InternalRow, InternalRow)] = (a, b) => cmp.compare(a._1, b._1)
     val keyed = rows.map { r =>
       val key: InternalRow = new GenericInternalRow(ordinals.indices.map(i => r.get(ordinals(i), types(i))).toArray)

@@ -9,7 +9,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 import versioned.core.{Errors, Hashing, ObjectChecksum, ObjectMeta, WarehouseConfig, WarehouseStore}
-import versioned.spark.Values
+import versioned.spark.format.Values
 
 /**
  * Where a writer puts objects: the warehouse, and the write lease its staging files live under

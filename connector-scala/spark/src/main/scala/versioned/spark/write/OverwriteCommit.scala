@@ -1,5 +1,8 @@
 package versioned.spark.write
 
+import versioned.spark.format.SparkKeys
+import versioned.core.format.KeyOrder
+
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjection}
@@ -7,8 +10,9 @@ import org.apache.spark.sql.execution.datasources.FileFormat
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.StructType
 import versioned.core.{ObjectKind, ObjectMeta, TableVersion}
-import versioned.spark.{Values, Warehouses}
-import versioned.spark.read.{KeyComparator, ObjectFile, ObjectFiles}
+import versioned.spark.Warehouses
+import versioned.spark.format.Values
+import versioned.spark.read.{ObjectFile, ObjectFiles}
 
 /**
  * The driver's part of an [[OverwriteWrite]]: from the tasks' results, either the finished new version
@@ -26,7 +30,7 @@ private[versioned] object OverwriteCommit {
     val keys = t.layout.keyColumns
     if (parts.exists(_.nullKey)) throw Validation.nullKey(keys, None)
     val types = t.layout.keyTypes
-    val cmp = new KeyComparator(types)
+    val cmp = SparkKeys.order(types)
     def row(values: Seq[Any]): InternalRow = Values.internalRow(values, types)
     val runs = parts.filter(_.rows > 0).map(p => Run(p, row(p.firstKey.get), row(p.lastKey.get)))
       .sortWith((a, b) => cmp.compare(a.first, b.first) < 0)
@@ -52,7 +56,7 @@ private[versioned] object OverwriteCommit {
    * The new version from disjoint runs: deletes of the current keys outside every run (read on the driver,
    * at most `localCommitMaxRows` stored rows, else None), then one DIFF per fragment.
    */
-  private def complete(spark: SparkSession, t: OverwriteTask, base: TableVersion, runs: Seq[Run], cmp: KeyComparator,
+  private def complete(spark: SparkSession, t: OverwriteTask, base: TableVersion, runs: Seq[Run], cmp: KeyOrder[InternalRow],
                        row: Seq[Any] => InternalRow): Option[(TableVersion, Seq[ObjectMeta])] = {
     val route = Routing.local(t.fragments, t.layout)
     val lastFragment = t.fragments.size - 1
@@ -98,7 +102,7 @@ private[versioned] object OverwriteCommit {
       Map(FileFormat.OPTION_RETURNING_BATCH -> "false"), conf)
     val copy = ObjectFiles.identity(schema)
     val keyOf = UnsafeProjection.create(t.layout.keyColumns.map(k => BoundReference(schema.fieldIndex(k), schema(k).dataType, true)))
-    val cmp = new KeyComparator(t.layout.keyTypes)
+    val cmp = SparkKeys.order(t.layout.keyTypes)
     val byKey: Ordering[(InternalRow, InternalRow)] = (a, b) => cmp.compare(a._1, b._1)
     work.flatMap { case (f, objects, deletes) =>
       val rows = objects.flatMap(w => ObjectFiles.load(read, file(t, w.meta), copy, conf)) ++ deletes
@@ -113,7 +117,7 @@ private[versioned] object OverwriteCommit {
    * The tasks that have `key` (a task reports only the rows of a key beyond its first): those whose range
    * holds it and whose rows, the base version's with the task's DIFFs, have it (read on the driver).
    */
-  private def rowsWith(t: OverwriteTask, runs: Seq[Run], key: InternalRow, cmp: KeyComparator): Long = {
+  private def rowsWith(t: OverwriteTask, runs: Seq[Run], key: InternalRow, cmp: KeyOrder[InternalRow]): Long = {
     val f = Routing.local(t.fragments, t.layout)(key)
     runs.count { r =>
       cmp.compare(r.first, key) <= 0 && cmp.compare(key, r.last) <= 0 && {
@@ -135,7 +139,7 @@ private[versioned] object OverwriteCommit {
     val layout = t.layout
     val merged = StagedWrite.nullable(layout.keyFirst(layout.nonKeyColumns)).asInstanceOf[StructType]
     val physical = layout.physicalSchema.fieldNames.toSeq
-    if (runs.isEmpty) return spark.createDataFrame(spark.sparkContext.emptyRDD[Row], merged).select(physical.map(versioned.spark.Columns.col): _*)
+    if (runs.isEmpty) return spark.createDataFrame(spark.sparkContext.emptyRDD[Row], merged).select(physical.map(versioned.spark.format.Columns.col): _*)
     val route = Routing.local(t.fragments, layout)
     val specs = runs.map { r =>
       (r.part.firstKey.get, r.part.lastKey.get, route(r.first), route(r.last), r.part.objects.map(w => w.fragment -> file(t, w.meta)))
@@ -143,7 +147,7 @@ private[versioned] object OverwriteCommit {
     val chain = t.chain
     val types = layout.keyTypes
     val rdd = spark.sparkContext.parallelize(specs, specs.size).mapPartitions { it =>
-      val cmp = new KeyComparator(types)
+      val cmp = SparkKeys.order(types)
       val toRow = CatalystTypeConverters.createToScalaConverter(merged)
       it.flatMap { case (first, last, from, to, objects) =>
         val (lo, hi) = (Values.internalRow(first, types), Values.internalRow(last, types))
@@ -153,6 +157,6 @@ private[versioned] object OverwriteCommit {
         }
       }
     }
-    spark.createDataFrame(rdd, merged).select(physical.map(versioned.spark.Columns.col): _*)
+    spark.createDataFrame(rdd, merged).select(physical.map(versioned.spark.format.Columns.col): _*)
   }
 }

@@ -6,7 +6,8 @@ import org.apache.spark.sql.connector.expressions.SortOrder
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.types.StructType
 import versioned.core.{ObjectKind, ObjectMeta, TableVersion}
-import versioned.spark.{TableLayout, TableSnapshot, VersionedTable}
+import versioned.spark.{TableSnapshot, VersionedTable}
+import versioned.spark.format.TableLayout
 import versioned.spark.read.ChainRows
 
 /**

@@ -1,12 +1,14 @@
 package versioned.spark.write
 
+import versioned.spark.format.SparkKeys
+
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, GenericInternalRow, JoinedRow, UnsafeProjection}
 import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
 import versioned.core.Fragment
-import versioned.spark.{TableLayout, Values}
-import versioned.spark.read.{ChainRows, KeyComparator}
+import versioned.spark.format.{TableLayout, Values}
+import versioned.spark.read.ChainRows
 
 /**
  * What one task of an [[OverwriteWrite]] wrote: its DIFF objects (held, one per touched fragment, in key
@@ -86,7 +88,7 @@ private[versioned] final class OverwriteWriter(t: OverwriteTask, partition: Int)
   private val toMerged = UnsafeProjection.create(merged.fields.toSeq.map { f =>
     BoundReference(layout.physicalSchema.fieldIndex(f.name), f.dataType, nullable = true) })
   private val check = new Validation.SortedKeys(0 until keyCount, types)
-  private val cmp = new KeyComparator(types)
+  private val cmp = SparkKeys.order(types)
   private val route = Routing.local(t.fragments, layout)
   private val diff = t.rules.evaluator()
   private val runs = new ObjectRuns(t.sink, t.target, versioned.core.ObjectKind.Diff, layout.keyColumns)

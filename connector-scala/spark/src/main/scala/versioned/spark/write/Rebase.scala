@@ -4,8 +4,9 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.functions.{lit, when}
 import org.apache.spark.sql.types.ByteType
 import versioned.core._
-import versioned.spark.{TableIdent, TableLayout, TableSnapshot, VersionedOptions}
-import versioned.spark.Columns.col
+import versioned.spark.{TableIdent, TableSnapshot, VersionedOptions}
+import versioned.spark.format.TableLayout
+import versioned.spark.format.Columns.col
 import versioned.spark.diff.{DiffShape, TableDiff}
 
 /**

@@ -1,16 +1,20 @@
 package versioned.spark.write
 
+import versioned.spark.format.SparkKeys
+
 import org.apache.spark.sql.Column
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.functions.{col => _, _}
 import versioned.core.Fragment
-import versioned.spark.Columns.col
-import versioned.spark.{TableLayout, Values}
-import versioned.spark.read.KeyComparator
+import versioned.spark.format.Columns.col
+import versioned.spark.format.{TableLayout, Values}
 
 /**
- * Maps a key to its fragment: the last fragment whose lower bound is <= the key (fragments after the
- * first have ascending lower bounds). As a column for DataFrames, and on the driver for small writes.
+ * Maps a key to its fragment by the kernel's routing rule ([[versioned.core.format.FragmentRouter]]: the
+ * last fragment whose lower bound is <= the key, else the first). On the driver, the kernel's router
+ * itself; for DataFrames, the same binary search over the same bounds unrolled into a column expression
+ * (Spark compares keys in the key order), so that it runs in generated code. `RoutingSuite` checks
+ * that both route every key alike.
  */
 private[versioned] object Routing {
   def fragmentOf(frags: Seq[Fragment], layout: TableLayout): Column = {
@@ -21,26 +25,14 @@ private[versioned] object Routing {
     def bound(values: Seq[Any]): Column =
       if (keyFields.size == 1) lit(Values.toExternal(values.head, keyFields.head.dataType)).cast(keyFields.head.dataType)
       else struct(keyFields.zip(values).map { case (f, v) => lit(Values.toExternal(v, f.dataType)).cast(f.dataType).as(f.name) }: _*)
-    frags.zipWithIndex.foldLeft(lit(0)) {
-      case (acc, (Fragment(Some(lower), _), i)) => when(keyCol >= bound(lower), lit(i)).otherwise(acc)
-      case (acc, _) => acc
-    }
+    val bounds = frags.zipWithIndex.collect { case (Fragment(Some(lower), _), i) => (lower, i) }.toIndexedSeq
+    // bounds(0 until lo) are <= the key and bounds(hi until n) above it
+    def search(lo: Int, hi: Int): Column =
+      if (lo == hi) lit(if (lo == 0) 0 else bounds(lo - 1)._2)
+      else { val mid = (lo + hi) >>> 1; when(keyCol >= bound(bounds(mid)._1), search(mid + 1, hi)).otherwise(search(lo, mid)) }
+    search(0, bounds.size)
   }
 
-  /** A driver-side router over `frags`: key rows (key columns only, internal values) to fragment indexes. */
-  def local(frags: Seq[Fragment], layout: TableLayout): InternalRow => Int = {
-    val types = layout.keyTypes
-    val cmp = new KeyComparator(types)
-    val bounds = frags.zipWithIndex.collect { case (Fragment(Some(lower), _), i) => (Values.internalRow(lower, types), i) }.toArray
-    key => {
-      // binary search for the last bound <= key; none: fragment 0
-      var lo = 0
-      var hi = bounds.length
-      while (lo < hi) {
-        val mid = (lo + hi) >>> 1
-        if (cmp.compare(bounds(mid)._1, key) <= 0) lo = mid + 1 else hi = mid
-      }
-      if (lo == 0) 0 else bounds(lo - 1)._2
-    }
-  }
+  /** A driver-side router over `frags` ([[versioned.core.format.FragmentRouter]]): key rows (key columns only, internal values) to fragment indexes. */
+  def local(frags: Seq[Fragment], layout: TableLayout): InternalRow => Int = SparkKeys.router(frags, layout.keyTypes).apply
 }

@@ -1,5 +1,8 @@
 package versioned.spark.write
 
+import versioned.spark.format.SparkKeys
+import versioned.core.format.KeyOrder
+
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.distributions.{Distribution, Distributions}
@@ -7,8 +10,8 @@ import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference, 
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.types.StructType
 import versioned.core.{Fragment, ObjectKind, ObjectMeta, TableVersion}
-import versioned.spark.{TableLayout, Values, VersionedTable, Warehouses}
-import versioned.spark.read.KeyComparator
+import versioned.spark.{VersionedTable, Warehouses}
+import versioned.spark.format.{TableLayout, Values}
 
 /**
  * What one write task of a [[SnapshotWrite]] wrote: its objects in key order, its row count and the
@@ -102,7 +105,7 @@ private[versioned] object SnapshotWrite {
    */
   def ordered(layout: TableLayout, parts: Seq[SnapshotPart]): Option[Seq[WrittenObject]] = {
     val types = layout.keyTypes
-    val cmp = new KeyComparator(types)
+    val cmp = SparkKeys.order(types)
     def row(values: Seq[Any]): InternalRow = Values.internalRow(values, types)
     val runs = parts.filter(_.objects.nonEmpty).map(p => (row(p.objects.head.firstKey), row(p.lastKey.get), p))
       .sortWith((a, b) => cmp.compare(a._1, b._1) < 0)
@@ -113,7 +116,7 @@ private[versioned] object SnapshotWrite {
    * Whether runs of keys in the order of their `first` keys do not overlap: each ends (`last`, inclusive)
    * below the next one's first key.
    */
-  def disjoint[R](runs: Seq[R], cmp: KeyComparator)(first: R => InternalRow, last: R => InternalRow): Boolean =
+  def disjoint[R](runs: Seq[R], cmp: KeyOrder[InternalRow])(first: R => InternalRow, last: R => InternalRow): Boolean =
     runs.zip(runs.drop(1)).forall { case (a, b) => cmp.compare(last(a), first(b)) < 0 }
 
   /** Ascending by the key columns, nulls first: how Spark sorts each write task's rows for a one-pass write. */

@@ -1,13 +1,16 @@
 package versioned.spark.write
 
+import versioned.spark.format.SparkKeys
+import versioned.core.format.KeyOrder
+
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types.DataType
-import versioned.spark.Columns.col
-import versioned.core.{DataValidationException, ErrorClass}
-import versioned.spark.TableLayout
-import versioned.spark.read.KeyComparator
+import versioned.spark.format.Columns.col
+import versioned.core.DataValidationException
+import versioned.core.format.KeyRules
+import versioned.spark.format.TableLayout
 
 /**
  * The rule every write's rows obey before anything is written: no null primary key, no key twice.
@@ -29,59 +32,37 @@ private[versioned] object Validation {
   }
 
   /**
-   * The same rule over `(key, row)` pairs held on the driver and sorted by key with `cmp`: a null in
-   * any key column, then runs of equal keys.
+   * The same rule over `(key, row)` pairs held on the driver and sorted by key with `cmp`
+   * ([[KeyRules.checkSorted]]).
    */
   def sortedKeys(keyed: IndexedSeq[(InternalRow, InternalRow)], keys: Seq[String], types: Seq[DataType],
-                 cmp: KeyComparator): Unit = {
-    if (keyed.exists { case (k, _) => types.indices.exists(k.isNullAt) }) throw nullKey(keys, None)
-    var i = 0
-    while (i < keyed.length) {
-      var j = i + 1
-      while (j < keyed.length && cmp.compare(keyed(i)._1, keyed(j)._1) == 0) j += 1
-      if (j - i > 1) throw duplicateKey(keys, j - i,
-        types.indices.map(c => CatalystTypeConverters.convertToScala(keyed(i)._1.get(c, types(c)), types(c))), None)
-      i = j
-    }
-  }
+                 cmp: KeyOrder[InternalRow]): Unit =
+    KeyRules.checkSorted(keyed.map(_._1), cmp, keys, None)(k =>
+      types.indices.map(c => CatalystTypeConverters.convertToScala(k.get(c, types(c)), types(c))))
 
   /**
    * The same rule checked in one pass over rows that arrive sorted by key (the write tasks of a new
-   * SNAP, [[SnapshotWrite]]): the rows obey it while each key is non-null and greater than the previous
-   * one (Spark's sort compares keys as [[KeyComparator]] does, so -0.0 and 0.0 meet). Rows that break it
-   * are not reported here: the write is then planned from its staged rows and [[keys]] raises the error
-   * over all of them.
+   * SNAP, [[SnapshotWrite]]; [[KeyRules.Ascending]]): Spark's sort orders keys in the key order, so
+   * -0.0 and 0.0 meet. Rows that break it are not reported here: the write is then planned from its
+   * staged rows and [[keys]] raises the error over all of them.
    */
   final class SortedKeys(keyOrdinals: Seq[Int], types: Seq[DataType]) {
     private val project = org.apache.spark.sql.catalyst.expressions.UnsafeProjection.create(
       keyOrdinals.zip(types).map { case (o, dt) =>
         org.apache.spark.sql.catalyst.expressions.BoundReference(o, dt, nullable = true) })
-    private val cmp = new KeyComparator(types)
-    private var prev: InternalRow = _
-    private var ok = true
+    private val rule = new KeyRules.Ascending[InternalRow](SparkKeys.order(types), _.copy())
 
     /** Adds the next row; whether every row so far had a non-null key greater than the one before. */
-    def add(row: InternalRow): Boolean = {
-      if (!ok) return false
-      val key = project(row)
-      if (types.indices.exists(key.isNullAt) || (prev != null && cmp.compare(prev, key) >= 0)) ok = false
-      else prev = key.copy()
-      ok
-    }
+    def add(row: InternalRow): Boolean = rule.add(project(row))
 
     /** The key of the last row (key columns at ordinals 0 until n), while the rule holds. */
-    def lastKey: Option[InternalRow] = if (ok) Option(prev) else None
+    def lastKey: Option[InternalRow] = rule.last
   }
 
   /** The error for rows with a null primary key. */
-  def nullKey(keys: Seq[String], operation: Option[String]): DataValidationException =
-    new DataValidationException(ErrorClass.NullPrimaryKey, operation.map(op => s"$op would write a row")
-      .getOrElse("The data has rows") + s" with a null primary key (${keys.mkString(", ")}). Primary key values must " +
-      "not be null; filter or fill them. Nothing was committed.")
+  def nullKey(keys: Seq[String], operation: Option[String]): DataValidationException = KeyRules.nullKey(keys, operation)
 
   /** The error for `rows` rows sharing one key; `values` are external (Row) values of the key columns. */
   def duplicateKey(keys: Seq[String], rows: Long, values: Seq[Any], operation: Option[String]): DataValidationException =
-    new DataValidationException(ErrorClass.DuplicateKey, operation.map(op => s"$op would give $rows rows the key (")
-      .getOrElse(s"The data has $rows rows with key (") + keys.zip(values).map { case (k, v) => s"$k=$v" }.mkString(", ") +
-      "). Each key may appear once per write; deduplicate first. Nothing was committed.")
+    KeyRules.duplicateKey(keys, rows, values, operation)
 }

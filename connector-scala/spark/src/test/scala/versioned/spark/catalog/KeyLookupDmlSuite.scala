@@ -407,7 +407,7 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
 
   test("key lookups from filters: sets of values on the first key column only") {
     import org.apache.spark.sql.sources._
-    val layout = versioned.spark.TableLayout.create(schema, Seq("id"))
+    val layout = versioned.spark.format.TableLayout.create(schema, Seq("id"))
     def keysOf(fs: Filter*) = versioned.spark.read.KeyLookup.fromFilters(layout, fs).map(_.values.map(_.asInstanceOf[Long]).toList)
     assert(keysOf(In("id", Array(3L, 1L, 2L, 1L))).contains(List(1L, 2L, 3L)))
     assert(keysOf(Or(EqualTo("id", 5L), Or(EqualTo("id", 4L), In("id", Array(9L))))).contains(List(4L, 5L, 9L)))
@@ -417,7 +417,7 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
     assert(keysOf(Or(EqualTo("id", 1L), EqualTo("a", 2))).isEmpty)
     assert(keysOf(GreaterThan("id", 1L)).isEmpty)
     assert(keysOf(In("a", Array(1, 2))).isEmpty)
-    val keyless = versioned.spark.TableLayout.create(schema, Nil)
+    val keyless = versioned.spark.format.TableLayout.create(schema, Nil)
     assert(versioned.spark.read.KeyLookup.fromFilters(keyless, Seq(In("id", Array(1L)))).isEmpty)
     val l = versioned.spark.read.KeyLookup.of(layout.keyFields.head, Seq(1L, 2L, 3L, 7L, 9L, 10L))
     assert(l.filter.get.toString.contains("GreaterThanOrEqual(id,1)"))

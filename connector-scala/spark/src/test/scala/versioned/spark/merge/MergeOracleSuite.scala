@@ -285,7 +285,7 @@ class MergeOracleSuite extends MergeTestBase {
     def check(ref: String, want: Shaped, clue: String): Unit = {
       val df = read("r.s", "ref" -> ref)
       assert(df.schema.fieldNames.toSet == want.schema.fieldNames.toSet, s"$clue: columns ${df.schema.simpleString}")
-      assertReads(df.select(want.schema.fieldNames.toSeq.map(versioned.spark.Columns.col): _*), want.rowsOut, clue)
+      assertReads(df.select(want.schema.fieldNames.toSeq.map(versioned.spark.format.Columns.col): _*), want.rowsOut, clue)
     }
     val o = merge("dev")
     info(s"round $round: main ${main.schema.simpleString}, dev ${dev.schema.simpleString}: ${o.status}, " +

@@ -69,7 +69,7 @@ class KeyLookupFilterSuite extends AnyFunSuite {
   }
 
   test("isKeySet: only filters that are exactly a set of first-key values, which the lookup then implies") {
-    val layout = versioned.spark.TableLayout(
+    val layout = versioned.spark.format.TableLayout(
       org.apache.spark.sql.types.StructType(Seq(field, StructField("v", LongType))), Seq("id"), hidden = false)
     val exact = Seq(EqualTo("id", 1L), EqualNullSafe("id", 2L), In("id", Array(1L, 2L, 3L)),
       Or(EqualTo("id", 1L), In("id", Array(5L, 6L))), And(In("id", Array(1L, 2L)), In("id", Array(2L, 3L))))

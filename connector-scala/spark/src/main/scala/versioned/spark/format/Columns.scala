@@ -1,4 +1,4 @@
-package versioned.spark
+package versioned.spark.format
 
 import org.apache.spark.sql.{functions, Column}
 

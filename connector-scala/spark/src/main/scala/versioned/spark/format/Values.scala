@@ -1,4 +1,4 @@
-package versioned.spark
+package versioned.spark.format
 
 import java.time.{Instant, LocalDate, LocalDateTime, ZoneOffset}
 import org.apache.spark.sql.catalyst.InternalRow
@@ -8,16 +8,12 @@ import org.apache.spark.unsafe.types.UTF8String
 
 /**
  * Encoding of single values in the metastore (fragment bounds, min/max statistics) and their conversion
- * from filter literals (compared in the key order: `read.KeyComparator.compareCanonical`). Canonical forms: Long for integral, date (days) and timestamp
+ * from filter literals (compared in the key order: `versioned.core.format.KeyOrder.compareCanonical`). Canonical forms: Long for integral, date (days) and timestamp
  * (micros) values; Double for floating point; String for strings; BigDecimal for decimals; Boolean.
  */
 private[versioned] object Values {
-  def supported(dt: DataType): Boolean = dt match {
-    case ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType | StringType | BooleanType |
-         DateType | TimestampType | TimestampNTZType => true
-    case _: DecimalType => true
-    case _ => false
-  }
+  /** Whether values of `dt` have a canonical form, i.e. can be key values ([[SparkKeys.keyType]]). */
+  def supported(dt: DataType): Boolean = SparkKeys.keyType(dt).isDefined
 
   /** JSON-ready canonical value of field `i` of an internal row. */
   def fromInternal(row: InternalRow, i: Int, dt: DataType): Any =

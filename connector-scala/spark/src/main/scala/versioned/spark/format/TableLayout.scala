@@ -1,8 +1,8 @@
-package versioned.spark
+package versioned.spark.format
 
 import org.apache.spark.sql.types._
 import versioned.core.{SchemaMismatchException, TableVersion}
-import VersionedOptions.{ChangeColumn, DupColumn}
+import versioned.core.format.Reserved
 
 /**
  * The physical shape of a table: user columns, the identity key, and the columns of SNAP and DIFF
@@ -10,11 +10,11 @@ import VersionedOptions.{ChangeColumn, DupColumn}
  */
 private[versioned] final case class TableLayout(schema: StructType, primaryKey: Seq[String], hidden: Boolean) {
   /** Columns that identify a row, in key order. */
-  val keyColumns: Seq[String] = if (hidden) schema.fieldNames.toSeq :+ DupColumn else primaryKey
+  val keyColumns: Seq[String] = if (hidden) schema.fieldNames.toSeq :+ Reserved.Dup else primaryKey
   /** Schema of SNAP objects (and of the merged rows a reader produces). */
-  val physicalSchema: StructType = if (hidden) schema.add(StructField(DupColumn, IntegerType, nullable = false)) else schema
+  val physicalSchema: StructType = if (hidden) schema.add(StructField(Reserved.Dup, IntegerType, nullable = false)) else schema
   /** Schema of DIFF objects: the physical row plus the change kind. */
-  val diffSchema: StructType = physicalSchema.add(StructField(ChangeColumn, ByteType, nullable = false))
+  val diffSchema: StructType = physicalSchema.add(StructField(Reserved.Change, ByteType, nullable = false))
   def keyFields: Seq[StructField] = keyColumns.map(physicalSchema(_))
   def keyTypes: Seq[DataType] = keyFields.map(_.dataType)
   def nonKeyColumns: Seq[String] = physicalSchema.fieldNames.toSeq.filterNot(keyColumns.contains)
@@ -24,7 +24,7 @@ private[versioned] final case class TableLayout(schema: StructType, primaryKey: 
    */
   def keyFirst(columns: Seq[String]): StructType = StructType((keyColumns ++ columns).map(physicalSchema(_)))
   /** The layout DIFF rows are read in: [[keyFirst]], then the change kind. */
-  def diffRead(columns: Seq[String]): StructType = keyFirst(columns).add(diffSchema(ChangeColumn))
+  def diffRead(columns: Seq[String]): StructType = keyFirst(columns).add(diffSchema(Reserved.Change))
   def schemaJson: String = schema.json
 }
 
@@ -34,7 +34,7 @@ private[versioned] object TableLayout {
 
   /** Validates a requested key against a schema; an empty key makes a key-less (hidden key) table. */
   def create(schema: StructType, primaryKey: Seq[String]): TableLayout = {
-    val reserved = schema.fieldNames.filter(n => VersionedOptions.ReservedColumns.contains(n.toLowerCase))
+    val reserved = schema.fieldNames.filter(Reserved.isReserved)
     if (reserved.nonEmpty) throw new SchemaMismatchException(
       s"Column name(s) ${reserved.mkString(", ")} are reserved by versioned for internal use. Rename them.")
     val lower = schema.fieldNames.map(_.toLowerCase)

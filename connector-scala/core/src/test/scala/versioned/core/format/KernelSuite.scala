@@ -1,0 +1,143 @@
+package versioned.core.format
+
+import scala.util.Random
+import org.scalatest.funsuite.AnyFunSuite
+import versioned.core.{ChangeKind, DataValidationException, ErrorClass}
+
+/**
+ * The format kernel's rules against plain oracles, on random inputs (seeded): the key order, conflation,
+ * routing, key validation and the change rule.
+ */
+class KernelSuite extends AnyFunSuite {
+  /** A test engine's rows: arrays of boxed values (null allowed). */
+  private object ArrayAccess extends KeyAccess[Array[Any]] {
+    override def isNullAt(r: Array[Any], i: Int): Boolean = r(i) == null
+    override def getByte(r: Array[Any], i: Int): Byte = r(i).asInstanceOf[Byte]
+    override def getShort(r: Array[Any], i: Int): Short = r(i).asInstanceOf[Short]
+    override def getInt(r: Array[Any], i: Int): Int = r(i).asInstanceOf[Int]
+    override def getLong(r: Array[Any], i: Int): Long = r(i).asInstanceOf[Long]
+    override def getFloat(r: Array[Any], i: Int): Float = r(i).asInstanceOf[Float]
+    override def getDouble(r: Array[Any], i: Int): Double = r(i).asInstanceOf[Double]
+    override def getBoolean(r: Array[Any], i: Int): Boolean = r(i).asInstanceOf[Boolean]
+    override def compareUtf8(a: Array[Any], b: Array[Any], i: Int): Int =
+      KeyOrder.compareUtf8(a(i).toString.getBytes("UTF-8"), b(i).toString.getBytes("UTF-8"))
+    override def compareDecimal(a: Array[Any], b: Array[Any], i: Int, t: KeyType.Decimal): Int =
+      a(i).asInstanceOf[BigDecimal].compare(b(i).asInstanceOf[BigDecimal])
+  }
+
+  private val specialDoubles = Seq(0.0, -0.0, Double.NaN, Double.PositiveInfinity, Double.NegativeInfinity, 1.5, -1.5,
+    Double.MinPositiveValue, Double.MaxValue)
+
+  test("doubles: -0.0 equals 0.0, NaN equals NaN and is the largest; a total order") {
+    assert(KeyOrder.compareDoubles(-0.0, 0.0) == 0)
+    assert(KeyOrder.compareDoubles(Double.NaN, Double.NaN) == 0)
+    assert(KeyOrder.compareDoubles(Double.NaN, Double.PositiveInfinity) > 0)
+    assert(KeyOrder.compareFloats(-0.0f, 0.0f) == 0 && KeyOrder.compareFloats(Float.NaN, Float.MaxValue) > 0)
+    val r = new Random(7)
+    val xs = specialDoubles ++ Seq.fill(200)(if (r.nextBoolean()) r.nextGaussian() else r.nextInt(5).toDouble)
+    for (a <- xs; b <- xs) {
+      assert(math.signum(KeyOrder.compareDoubles(a, b)) == -math.signum(KeyOrder.compareDoubles(b, a)), s"$a $b")
+    }
+    val sorted = xs.sortWith((a, b) => KeyOrder.compareDoubles(a, b) < 0)
+    sorted.sliding(2).foreach { case Seq(a, b) => assert(KeyOrder.compareDoubles(a, b) <= 0); case _ => }
+    // the order of numbers other than zeros and NaN is the numeric one
+    for (a <- xs; b <- xs if !a.isNaN && !b.isNaN && a != b) assert(KeyOrder.compareDoubles(a, b) == (if (a < b) -1 else 1))
+  }
+
+  test("strings order by unsigned UTF-8 bytes, not by UTF-16 units") {
+    val s = Seq("", "a", "ab", "b", "\u00e9", "\uffff", "\ud83d\ude00", "Z")
+    for (a <- s; b <- s) {
+      val bytes = java.util.Arrays.compareUnsigned(a.getBytes("UTF-8"), b.getBytes("UTF-8"))
+      assert(math.signum(KeyOrder.compareCanonical(KeyType.Utf8, a, b)) == math.signum(bytes), s"$a $b")
+    }
+    // U+FFFF sorts below a supplementary character in UTF-8 (above it in UTF-16)
+    assert(KeyOrder.compareCanonical(KeyType.Utf8, "\uffff", "\ud83d\ude00") < 0)
+  }
+
+  test("rows and canonical values order alike, nulls first, column by column") {
+    val r = new Random(11)
+    val types = IndexedSeq(KeyType.Int32, KeyType.Float64, KeyType.Utf8, KeyType.Decimal(10, 2))
+    def v(i: Int): Any = if (r.nextInt(8) == 0) null else i match {
+      case 0 => r.nextInt(3); case 1 => specialDoubles(r.nextInt(specialDoubles.size))
+      case 2 => Seq("a", "b", "\u00e9")(r.nextInt(3)); case _ => BigDecimal(r.nextInt(3)) / 2
+    }
+    val rows = IndexedSeq.fill(300)(Array.tabulate[Any](4)(v))
+    val order = new KeyOrder(types, ArrayAccess)
+    def canonical(a: Array[Any]): Seq[Any] = a.toSeq.map {
+      case i: Int => i.toLong; case other => other
+    }
+    for (_ <- 0 until 2000) {
+      val a = rows(r.nextInt(rows.size)); val b = rows(r.nextInt(rows.size))
+      assert(math.signum(order.compare(a, b)) == math.signum(KeyOrder.compareCanonicalKeys(types, canonical(a), canonical(b))))
+      assert(order.same(a, b) == (order.compare(b, a) == 0))
+    }
+    assert(order.compare(Array[Any](null, 1.0, "a", BigDecimal(0)), Array[Any](Int.MinValue, 1.0, "a", BigDecimal(0))) < 0)
+    assert(KeyOrder.sortedDistinct(KeyType.Float64, Seq(0.0, -0.0, 1.0, null, Double.NaN, Double.NaN)).size == 3)
+  }
+
+  /** Sources of (key, source, ordinal, delete) rows, each sorted by key, oldest first. */
+  private def randomSources(r: Random): Array[Array[Array[Any]]] =
+    Array.tabulate(1 + r.nextInt(5)) { s =>
+      (0 until r.nextInt(30)).map(_ => r.nextInt(40).toLong).distinct.sorted
+        .zipWithIndex.map { case (k, i) => Array[Any](k, s, i, r.nextBoolean()) }.toArray
+    }
+
+  test("conflation: each key once, from the newest source holding it (arrays, primitive keys and streams)") {
+    val r = new Random(3)
+    val order = new KeyOrder(IndexedSeq(KeyType.Int64), ArrayAccess)
+    val asString = new KeyOrder(IndexedSeq(KeyType.Utf8), ArrayAccess)
+    for (_ <- 0 until 300) {
+      val sources = randomSources(r)
+      val oracle = sources.flatten.groupBy(_(0)).values.map(_.maxBy(_(1).asInstanceOf[Int])).toSeq
+        .sortBy(_(0).asInstanceOf[Long]).map(_.toSeq)
+      assert(Conflation.rows(sources, order).map(_.toSeq).toSeq == oracle) // primitive long keys
+      val streamed = Conflation.streams(sources.map(_.iterator), order)
+      val out = Iterator.continually(streamed.next()).takeWhile(identity).map { _ =>
+        assert(streamed.row(1) == streamed.source); streamed.row.toSeq }.toSeq
+      assert(out == oracle)
+      // a non-integral key takes the row comparison: strings of the same order (zero-padded)
+      val strings = sources.map(_.map(a => a.updated(0, f"${a(0).asInstanceOf[Long]}%03d")))
+      assert(Conflation.rows(strings, asString).map(_(0).toString.toLong).toSeq == oracle.map(_(0)))
+    }
+  }
+
+  test("routing: the last fragment whose lower bound is <= the key, else the first") {
+    val r = new Random(5)
+    val order = new KeyOrder(IndexedSeq(KeyType.Int64), ArrayAccess)
+    for (_ <- 0 until 200) {
+      val lowers = (0 until r.nextInt(6)).map(_ => r.nextInt(100).toLong).distinct.sorted
+      val frags: Seq[Option[Seq[Any]]] = None +: lowers.map(l => Some(Seq[Any](l)))
+      val router = FragmentRouter.of(frags, order)(vs => Array[Any](vs.head))
+      for (k <- -5L to 105L) {
+        val expected = frags.zipWithIndex.collect { case (Some(Seq(l: Long)), i) if l <= k => i }.lastOption.getOrElse(0)
+        assert(router(Array[Any](k)) == expected, s"key $k, bounds $lowers")
+      }
+    }
+  }
+
+  test("key rules: a null key, then the first run of equal keys, are typed errors") {
+    val order = new KeyOrder(IndexedSeq(KeyType.Int64, KeyType.Utf8), ArrayAccess)
+    def check(rows: Array[Any]*): Unit = KeyRules.checkSorted(rows.toIndexedSeq, order, Seq("id", "name"), Some("MERGE"))(_.toSeq)
+    check(Array[Any](1L, "a"), Array[Any](1L, "b"), Array[Any](2L, "a"))
+    val nul = intercept[DataValidationException](check(Array[Any](1L, "a"), Array[Any](2L, null)))
+    assert(nul.errorClass == ErrorClass.NullPrimaryKey && nul.getMessage.contains("MERGE would write a row"))
+    val dup = intercept[DataValidationException](check(Array[Any](1L, "a"), Array[Any](2L, "b"), Array[Any](2L, "b"), Array[Any](2L, "b")))
+    assert(dup.errorClass == ErrorClass.DuplicateKey && dup.getMessage.contains("3 rows the key (id=2, name=b)"), dup.getMessage)
+
+    val asc = new KeyRules.Ascending[Array[Any]](order, _.clone())
+    assert(asc.add(Array[Any](1L, "a")) && asc.add(Array[Any](1L, "b")) && asc.last.map(_.toSeq).contains(Seq(1L, "b")))
+    assert(!asc.add(Array[Any](1L, "b")) && asc.last.isEmpty && !asc.add(Array[Any](9L, "z")))
+    assert(!new KeyRules.Ascending[Array[Any]](order, identity).add(Array[Any](null, "a")))
+  }
+
+  test("change rule: delete, insert, update, or nothing; a delete hides its key") {
+    val cases = for (before <- Seq(false, true); after <- Seq(false, true); same <- Seq(false, true))
+      yield (before, after, same) -> ChangeRule.change(before, after, same)
+    assert(cases.toMap == Map(
+      (false, false, false) -> None, (false, false, true) -> None,
+      (false, true, false) -> Some(ChangeKind.Insert), (false, true, true) -> Some(ChangeKind.Insert),
+      (true, false, false) -> Some(ChangeKind.Delete), (true, false, true) -> Some(ChangeKind.Delete),
+      (true, true, false) -> Some(ChangeKind.Update), (true, true, true) -> None))
+    assert(ChangeRule.hides(ChangeKind.Delete) && Seq(ChangeKind.Insert, ChangeKind.Update, ChangeKind.Upsert).forall(ChangeRule.keeps))
+  }
+}
