@@ -36,7 +36,9 @@ def tour(spark: SparkSession) -> None:
         [(1, "apple", 0.50), (2, "banana", 0.25), (3, "cherry", 3.00), (4, "date", 2.10), (5, "elderberry", 4.75)],
         "id long, name string, price double")
     products.write.versioned("shop.products", primary_key="id", message="initial catalogue", author="demo")
-    repo.create_tag("v1", "main")
+    # The branch every write and read without a branch uses: the repository's default, whatever its name.
+    main = repo.default_branch
+    repo.create_tag("v1", main)
 
     print("== 2. an append and an upsert: DIFF commits")
     spark.createDataFrame([(6, "fig", 1.20)], "id long, name string, price double") \
@@ -46,27 +48,27 @@ def tour(spark: SparkSession) -> None:
 
     print("== 3. a delete by condition, then a branch for an experiment")
     repo.delete_where("products", "price > 4", message="drop luxury items", author="demo")
-    repo.create_branch("pricing", "main")
+    repo.create_branch("pricing", main)
     spark.read.versioned("shop.products", ref="pricing").selectExpr("id", "name", "round(price * 1.1, 2) AS price") \
         .write.versioned("shop.products", branch="pricing", mode="overwrite", message="+10% prices", author="demo")
 
-    print("\n== history of main")
-    repo.log("main").select("hash", "message", "tables_changed").show(truncate=False)
+    print(f"\n== history of {main}")
+    repo.log(main).select("hash", "message", "tables_changed").show(truncate=False)
 
-    print("== main today")
+    print(f"== {main} today")
     spark.read.versioned("shop.products").orderBy("id").show()
-    print("== main at tag v1 (time travel)")
+    print(f"== {main} at tag v1 (time travel)")
     spark.read.versioned("shop.products", ref="v1").orderBy("id").show()
-    print("== main two commits ago (main~2)")
-    spark.read.versioned("shop.products", ref="main~2").orderBy("id").show()
+    print(f"== {main} two commits ago ({main}~2)")
+    spark.read.versioned("shop.products", ref=f"{main}~2").orderBy("id").show()
 
-    print("== what changed from v1 to main")
-    repo.diff("products", "v1", "main").orderBy("id").show(truncate=False)
-    print("== what the pricing branch changed against main")
-    repo.diff("products", "main", "pricing").orderBy("id").show(truncate=False)
+    print(f"== what changed from v1 to {main}")
+    repo.diff("products", "v1", main).orderBy("id").show(truncate=False)
+    print(f"== what the pricing branch changed against {main}")
+    repo.diff("products", main, "pricing").orderBy("id").show(truncate=False)
 
-    head = repo.resolve("main")
-    print(f"main is at image {head[:12]}; v1 is at {repo.resolve('v1')[:12]}; branches:")
+    head = repo.resolve(main)
+    print(f"{main} is at image {head[:12]}; v1 is at {repo.resolve('v1')[:12]}; branches:")
     repo.branches().select("name", "image").show(truncate=False)
 
 

@@ -126,6 +126,13 @@ class State:
     """
 
     def __init__(self) -> None:
+        """No options given yet, no session started (the group command fills them in).
+
+        Example::
+
+            state = State()
+            state.warehouse = "/tmp/warehouse"
+        """
         self.warehouse: Optional[str] = None
         self.metastore_url: Optional[str] = None
         self.color: bool = True

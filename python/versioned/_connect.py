@@ -26,13 +26,23 @@ _registered: Dict[int, Set[str]] = {}
 
 
 def is_connect(spark: Any) -> bool:
-    """Whether ``spark`` is a Spark Connect session (it has no JVM on the client)."""
+    """Whether ``spark`` is a Spark Connect session (it has no JVM on the client).
+
+    Example::
+
+        ops = SqlOps(spark, None) if is_connect(spark) else JvmOps(spark, None)
+    """
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 def catalog(spark: SparkSession, options: Optional[Mapping[str, str]]) -> str:
     """The name of a catalog for the location in ``options`` (warehouse, metastoreUrl; none: the session's
-    ``spark.versioned.*`` settings), registered in the session the first time it is needed."""
+    ``spark.versioned.*`` settings), registered in the session the first time it is needed.
+
+    Example::
+
+        spark.sql(f"SHOW NAMESPACES IN {catalog(spark, {'warehouse': '/data/warehouse'})}").show()
+    """
     location = {k: str(v) for k, v in (options or {}).items() if k in _OPTION_KEYS and v is not None}
     if location:
         digest = hashlib.sha1(repr(sorted(location.items())).encode()).hexdigest()[:12]
@@ -54,7 +64,12 @@ def _quote(identifier: str) -> str:
 
 def procedure(spark: SparkSession, options: Optional[Mapping[str, str]], proc: str, **args: Any) -> DataFrame:
     """``CALL <catalog>.system.<name>(arg => value, ...)``; None arguments are left out (their default).
-    Values are passed as named parameters, as strings (booleans as 'true'/'false')."""
+    Values are passed as named parameters, as strings (booleans as 'true'/'false').
+
+    Example::
+
+        procedure(spark, None, "create_branch", repository="shop", branch="dev", from_ref=None).collect()
+    """
     params: Dict[str, Any] = {}
     for key, value in args.items():
         if value is None:
@@ -65,12 +80,22 @@ def procedure(spark: SparkSession, options: Optional[Mapping[str, str]], proc: s
 
 
 def table(spark: SparkSession, options: Optional[Mapping[str, str]], repo: str, name: str) -> DataFrame:
-    """The catalog table (or metadata table, e.g. ``$log@<hash>``) ``name`` of repository ``repo``."""
+    """The catalog table (or metadata table, e.g. ``$log@<hash>``) ``name`` of repository ``repo``.
+
+    Example::
+
+        table(spark, None, "shop", "$refs").show()
+    """
     return spark.table(f"{catalog(spark, options)}.{_quote(repo)}.{_quote(name)}")
 
 
 def first(df: DataFrame) -> Any:
-    """The first row of a procedure's result (procedures run when called; this only fetches the row)."""
+    """The first row of a procedure's result (procedures run when called; this only fetches the row).
+
+    Example::
+
+        first(procedure(spark, None, "resolve", repository="shop", ref="main"))["image"]
+    """
     rows = df.collect()
     return rows[0] if rows else None
 
@@ -81,7 +106,15 @@ _CLASS_PREFIX = re.compile(r"^\(([\w.$]+)\)\s*")
 
 def condition_of(exc: BaseException) -> Optional[str]:
     """The Spark error condition of a PySpark exception (``getCondition``, or the older ``getErrorClass``),
-    or None."""
+    or None.
+
+    Example::
+
+        try:
+            spark.sql("SELECT * FROM no_such_table")
+        except Exception as e:
+            assert condition_of(e) == "TABLE_OR_VIEW_NOT_FOUND"
+    """
     for getter in ("getCondition", "getErrorClass"):
         fn = getattr(exc, getter, None)
         if callable(fn):

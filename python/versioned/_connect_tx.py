@@ -107,7 +107,12 @@ class SqlTransaction(TransactionHandle):
         self._end("abort_transaction")
 
     def close(self) -> None:
-        """Aborts the transaction if it is still open; does nothing otherwise (as the JVM handle's close)."""
+        """Aborts the transaction if it is still open; does nothing otherwise (as the JVM handle's close).
+
+        Example::
+
+            handle.close()
+        """
         try:
             if self.is_open():
                 self._end("abort_transaction")

@@ -114,6 +114,11 @@ def translated_errors() -> Iterator[None]:
     """Runs a block, raising :mod:`versioned.errors` exceptions for versioned errors from the JVM.
 
     Other JVM errors are raised as PySpark raises them (e.g. ``AnalysisException``).
+
+    Example::
+
+        with translated_errors():
+            spark.read.format("versioned").option("ref", "nope").load("shop.products")   # raises RefNotFound
     """
     try:
         yield
@@ -139,6 +144,10 @@ def call(spark: SparkSession, options: Optional[Mapping[str, str]], method: str,
     """Calls ``VersionedApi.<method>(spark, options, *args)`` (or that of ``api_class``) and converts the result.
 
     Java DataFrames come back as :class:`pyspark.sql.DataFrame`, Java lists as Python lists.
+
+    Example::
+
+        call(spark, None, "createBranch", "shop", "dev", "main")   # the image hash
     """
     api = _api(spark, api_class)
     with translated_errors():
@@ -158,7 +167,12 @@ Options = Optional[Mapping[str, str]]
 
 
 def call_frame(spark: SparkSession, options: Options, method: str, *args: Any) -> DataFrame:
-    """:func:`call` for methods returning a DataFrame."""
+    """:func:`call` for methods returning a DataFrame.
+
+    Example::
+
+        call_frame(spark, None, "branches", "shop").show()
+    """
     result = call(spark, options, method, *args)
     if not isinstance(result, DataFrame):
         raise TypeError(f"{API_CLASS}.{method} returned {type(result).__name__}, not a DataFrame")
@@ -166,17 +180,32 @@ def call_frame(spark: SparkSession, options: Options, method: str, *args: Any) -
 
 
 def call_str(spark: SparkSession, options: Options, method: str, *args: Any) -> str:
-    """:func:`call` for methods returning a string."""
+    """:func:`call` for methods returning a string.
+
+    Example::
+
+        call_str(spark, None, "resolve", "shop", "main~1")
+    """
     return str(call(spark, options, method, *args))
 
 
 def call_strings(spark: SparkSession, options: Options, method: str, *args: Any) -> List[str]:
-    """:func:`call` for methods returning a list of strings."""
+    """:func:`call` for methods returning a list of strings.
+
+    Example::
+
+        call_strings(spark, None, "repositories")   # ['shop']
+    """
     return [str(v) for v in call(spark, options, method, *args)]
 
 
 def java_list(spark: SparkSession, values: Sequence[str]) -> Any:
-    """A ``java.util.ArrayList`` of strings."""
+    """A ``java.util.ArrayList`` of strings.
+
+    Example::
+
+        call_frame(spark, None, "verify", "shop", java_list(spark, ["main", "v1"]))
+    """
     lst = _gateway(spark).jvm.java.util.ArrayList()
     for v in values:
         lst.add(v)
@@ -225,12 +254,22 @@ def install_error_translation() -> None:
 
 
 def call_int(spark: SparkSession, options: Options, method: str, *args: Any) -> int:
-    """:func:`call` for methods returning a number."""
+    """:func:`call` for methods returning a number.
+
+    Example::
+
+        call_int(spark, None, "deleteWhere", "shop.orders", "id = 2", None, None, None)
+    """
     return int(call(spark, options, method, *args))
 
 
 def java_frames(spark: SparkSession, frames: Optional[Mapping[str, DataFrame]]) -> Any:
-    """A ``java.util.HashMap`` of name to Java DataFrame, or None for no frames."""
+    """A ``java.util.HashMap`` of name to Java DataFrame, or None for no frames.
+
+    Example::
+
+        java_frames(spark, {"products": fixed_df})
+    """
     if not frames:
         return None
     m = _gateway(spark).jvm.java.util.HashMap()
@@ -243,7 +282,12 @@ def java_frames(spark: SparkSession, frames: Optional[Mapping[str, DataFrame]]) 
 
 def call_outcome(spark: SparkSession, options: Options, method: str, *args: Any) -> MergeOutcome:
     """:func:`call` for methods returning a merge outcome (``versioned.spark.merge.MergeOutcome``), as the
-    :class:`~versioned._ops.MergeOutcome` dict."""
+    :class:`~versioned._ops.MergeOutcome` dict.
+
+    Example::
+
+        call_outcome(spark, None, "merge", "shop", "dev", None, "fail", "auto", False, None, None, None, False)
+    """
     o = call(spark, options, method, *args)
     with translated_errors():
         return {
@@ -259,20 +303,37 @@ def call_outcome(spark: SparkSession, options: Options, method: str, *args: Any)
 
 def call_on(spark: SparkSession, handle: Any, method: str, *args: Any) -> Any:
     """Calls ``handle.<method>(*args)`` on a JVM object a facade call returned (e.g. a transaction
-    handle), with the same error translation and result conversion as :func:`call`."""
+    handle), with the same error translation and result conversion as :func:`call`.
+
+    Example::
+
+        call_on(spark, java_handle, "deleteWhere", "orders", "id = 2")
+    """
     with translated_errors():
         result = getattr(handle, method)(*map(_to_java, args))
     return _from_java(spark, result)
 
 
 def optional_str(value: Any) -> Optional[str]:
-    """A Java string that may be null, as ``str`` or None."""
+    """A Java string that may be null, as ``str`` or None.
+
+    Example::
+
+        >>> optional_str(None) is None
+        True
+    """
     return None if value is None else str(value)
 
 
 def key_option(primary_key: Optional[Union[str, Sequence[str]]]) -> Optional[str]:
     """A primary key given as a column name, comma-separated names or a list of names, as the
-    comma-separated string the JVM side takes (None: the table's key)."""
+    comma-separated string the JVM side takes (None: the table's key).
+
+    Example::
+
+        >>> key_option(["id", "day"])
+        'id,day'
+    """
     if primary_key is None or isinstance(primary_key, str):
         return primary_key
     return ",".join(primary_key)

@@ -128,6 +128,14 @@ class VersionedError(PySparkException):
     error_class: Optional[str] = None
 
     def __init__(self, message: str, error_class: Optional[str] = None) -> None:
+        """An error with the engine's ``message`` (a leading ``[ERROR_CLASS] `` is dropped) and ``error_class``
+        (default: the class's own; unknown engine classes give a plain :class:`VersionedError` with theirs).
+
+        Example::
+
+            e = RefNotFound("[REF_NOT_FOUND] Ref 'nope' not found.")
+            assert e.message == "Ref 'nope' not found." and e.error_class == "REF_NOT_FOUND"
+        """
         prefix = f"[{error_class or self.error_class}] "
         self.message: str = message[len(prefix):] if message.startswith(prefix) else message
         if error_class is not None:
@@ -204,19 +212,27 @@ class VersionedError(PySparkException):
 
 
 class NotFoundError(VersionedError, _AnalysisException, LookupError):
-    """A repository, table, ref or image does not exist (an ``AnalysisException``)."""
+    """A repository, table, ref or image does not exist (an ``AnalysisException``).
+    Example: ``except NotFoundError: ...`` around ``repo.resolve(ref)`` catches a missing repository or ref.
+    """
 
 
 class InvalidInputError(VersionedError, _AnalysisException, ValueError):
-    """An argument, option, name, revision or the data itself is not acceptable (an ``AnalysisException``)."""
+    """An argument, option, name, revision or the data itself is not acceptable (an ``AnalysisException``).
+    Example: ``except InvalidInputError: ...`` catches ``repo.create_branch("a..b")`` and bad options alike.
+    """
 
 
 class DataValidationError(InvalidInputError):
-    """The data of a write breaks a table rule (keys); nothing was committed."""
+    """The data of a write breaks a table rule (keys); nothing was committed.
+    Example: ``df.write.versioned("shop.t", primary_key="id")`` with a null ``id``.
+    """
 
 
 class RefStateError(VersionedError, _AnalysisException):
-    """A ref cannot be changed in the requested way (exists, immutable, protected, moved; an ``AnalysisException``)."""
+    """A ref cannot be changed in the requested way (exists, immutable, protected, moved; an ``AnalysisException``).
+    Example: ``except RefStateError: ...`` around ``repo.delete_branch(repo.default_branch)``.
+    """
 
 
 class RepositoryNotFound(NotFoundError):
@@ -226,7 +242,7 @@ class RepositoryNotFound(NotFoundError):
 
 
 class RepositoryExists(VersionedError, _AnalysisException):
-    """The repository already exists."""
+    """The repository already exists. Example: ``versioned.clone(spark, "shop", ...)`` when ``shop`` exists."""
 
     error_class = "REPOSITORY_EXISTS"
 
@@ -238,7 +254,7 @@ class TableNotFound(NotFoundError):
 
 
 class TableExists(VersionedError, _AnalysisException):
-    """The table already exists."""
+    """The table already exists. Example: ``CREATE TABLE vc.shop.products (...)`` when ``products`` exists."""
 
     error_class = "TABLE_EXISTS"
 
@@ -250,13 +266,17 @@ class RefNotFound(NotFoundError):
 
 
 class ImageNotFound(NotFoundError):
-    """No image matches, e.g. ``main~99`` past the root or ``as_of`` before the first commit."""
+    """No image matches, e.g. ``main~99`` past the root or ``as_of`` before the first commit.
+    Example: ``repo.resolve("main~99")``.
+    """
 
     error_class = "IMAGE_NOT_FOUND"
 
 
 class AmbiguousRef(InvalidInputError):
-    """A hash prefix matches more than one image; give more characters."""
+    """A hash prefix matches more than one image; give more characters.
+    Example: ``repo.resolve("3f1c")`` when two images start with ``3f1c``.
+    """
 
     error_class = "AMBIGUOUS_REF"
 
@@ -274,85 +294,102 @@ class InvalidRevision(InvalidInputError):
 
 
 class InvalidOption(InvalidInputError):
-    """An option has an invalid value or options conflict."""
+    """An option has an invalid value or options conflict. Example: ``repo.log(limit="ten")``."""
 
     error_class = "INVALID_OPTION"
 
 
 class ImmutableRef(RefStateError):
-    """Tags and locks never move; writing to a tag raises this."""
+    """Tags and locks never move; writing to a tag raises this.
+    Example: ``df.write.versioned("shop.products", branch="v1")`` with ``v1`` a tag.
+    """
 
     error_class = "IMMUTABLE_REF"
 
 
 class RefConflict(RefStateError):
-    """A branch moved concurrently; nothing was committed. Retry."""
+    """A branch moved concurrently; nothing was committed. Retry.
+    Example: two writers committing to ``main`` at once, one of them.
+    """
 
     error_class = "REF_CONFLICT"
 
 
 class ProtectedRef(RefStateError):
-    """The ref is protected, e.g. the repository's default branch cannot be deleted."""
+    """The ref is protected, e.g. the repository's default branch cannot be deleted.
+    Example: ``repo.delete_branch(repo.default_branch)``.
+    """
 
     error_class = "PROTECTED_REF"
 
 
 class RefExists(RefStateError):
-    """A branch, tag or lock with that name already exists."""
+    """A branch, tag or lock with that name already exists. Example: ``repo.create_branch("dev")`` twice."""
 
     error_class = "REF_EXISTS"
 
 
 class SchemaMismatch(InvalidInputError):
-    """The data's schema does not fit the table."""
+    """The data's schema does not fit the table.
+    Example: appending a string ``id`` to a table whose ``id`` is a long.
+    """
 
     error_class = "SCHEMA_MISMATCH"
 
 
 class NullPrimaryKey(DataValidationError):
-    """The data has rows with a null primary key."""
+    """The data has rows with a null primary key. Example: ``df.write.versioned("shop.t", primary_key="id")`` with
+    ``df = spark.createDataFrame([(None, "a")], "id long, name string")``."""
 
     error_class = "NULL_PRIMARY_KEY"
 
 
 class DuplicateKey(DataValidationError):
-    """The data has two rows with the same primary key."""
+    """The data has two rows with the same primary key. Example: ``df.write.versioned("shop.t", primary_key="id")``
+    with ``df = spark.createDataFrame([(1, "a"), (1, "b")], "id long, name string")``."""
 
     error_class = "DUPLICATE_KEY"
 
 
 class KeyExists(DataValidationError):
-    """An appended key already exists (use ``upsert=True`` to update it)."""
+    """An appended key already exists (use ``upsert=True`` to update it).
+    Example: ``df.write.versioned("shop.products")`` with an ``id`` already there.
+    """
 
     error_class = "KEY_EXISTS"
 
 
 class MissingKeyColumn(DataValidationError):
-    """A primary key column is not in the data."""
+    """A primary key column is not in the data.
+    Example: ``spark.range(3).write.versioned("shop.t", primary_key="key")``.
+    """
 
     error_class = "MISSING_KEY_COLUMN"
 
 
 class MergeCardinalityViolation(DataValidationError):
-    """A MERGE matched one target row with several source rows."""
+    """A MERGE matched one target row with several source rows.
+    Example: ``MERGE INTO vc.shop.products USING updates ON ...`` with two updates of one id.
+    """
 
     error_class = "MERGE_CARDINALITY_VIOLATION"
 
 
 class UnsupportedOperation(VersionedError, _UnsupportedOperationException):
-    """The operation is not supported."""
+    """The operation is not supported. Example: ``spark.sql("INSERT INTO vc.shop.`$refs` ...")`` (a metadata
+    table is read-only)."""
 
     error_class = "UNSUPPORTED_OPERATION"
 
 
 class MetastoreError(VersionedError, _SparkRuntimeException):
-    """The metastore (SQLite/PostgreSQL) failed."""
+    """The metastore (SQLite/PostgreSQL) failed. Example: a PostgreSQL metastore that goes away during a commit."""
 
     error_class = "METASTORE_ERROR"
 
 
 class StorageError(VersionedError, _SparkRuntimeException):
-    """Object storage failed."""
+    """Object storage failed. Example: an object store that refuses a write."""
 
     error_class = "STORAGE_ERROR"
 
@@ -415,7 +452,9 @@ class RemoteNotFound(NotFoundError):
 
 
 class RemoteExists(RefStateError):
-    """A remote of that name is already configured; remove it first or pick another name."""
+    """A remote of that name is already configured; remove it first or pick another name.
+    Example: ``repo.add_remote("origin", ...)`` twice.
+    """
 
     error_class = "REMOTE_EXISTS"
 
@@ -429,7 +468,10 @@ class RemoteUnreachable(VersionedError, _SparkRuntimeException):
 
 class RemoteHistoryRewritten(RefStateError):
     """The remote no longer has history this repository fetched from it (its repository was dropped and
-    created again); nothing was fetched. Remove the remote and add it again, or clone it anew."""
+    created again); nothing was fetched. Remove the remote and add it again, or clone it anew.
+
+    Example: ``repo.fetch()`` after the remote repository was dropped and created again.
+    """
 
     error_class = "REMOTE_HISTORY_REWRITTEN"
 

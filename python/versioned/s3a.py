@@ -158,7 +158,13 @@ def install_s3a_jars(cache_dir: Optional[str] = None) -> List[str]:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    """``bin/install-s3a-jars [--cache-dir DIR]``: installs the jars, prints them comma-separated."""
+    """``bin/install-s3a-jars [--cache-dir DIR]``: installs the jars, prints them comma-separated; returns the
+    exit status.
+
+    Example::
+
+        main(["--cache-dir", "/tmp/s3a-jars"])   # prints /tmp/s3a-jars/org.apache.hadoop_hadoop-aws-....jar,...
+    """
     import argparse
 
     parser = argparse.ArgumentParser(prog="install-s3a-jars", description=__doc__.split("\n\n")[0])

@@ -237,6 +237,50 @@ def test_public_functions_have_an_example() -> None:
     missing = []
     for name in versioned.__all__:
         obj = getattr(versioned, name)
-        if callable(obj) and not isinstance(obj, type) and "Example" not in (obj.__doc__ or ""):
+        if callable(obj) and "Example" not in (obj.__doc__ or ""):
             missing.append(name)
-    assert not missing, f"public functions without an example: {missing}"
+    assert not missing, f"public functions and classes without an example: {missing}"
+
+
+def _written_here(fn: Any, module: Any) -> bool:
+    """Whether ``fn`` is written in ``module``'s source (not made by ``dataclass`` or inherited from PySpark)."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and os.path.abspath(code.co_filename) == os.path.abspath(module.__file__)
+
+
+def test_every_function_and_method_has_a_docstring_with_an_example() -> None:
+    """Every function and method of the package not named with a leading underscore (and every ``__init__``,
+    ``__enter__``, ``__exit__``) has a docstring with an example; a transport's method has its protocol's
+    (:mod:`versioned._ops`), which ``inspect.getdoc`` finds."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    missing = []
+    for info in pkgutil.iter_modules(versioned.__path__):
+        module = importlib.import_module(f"versioned.{info.name}")
+        for name, obj in vars(module).items():
+            if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
+                continue
+            found = [(name, obj)] if inspect.isfunction(obj) else []
+            if inspect.isclass(obj):
+                for attr, value in vars(obj).items():
+                    if attr.startswith("_") and attr not in ("__init__", "__enter__", "__exit__"):
+                        continue
+                    fn = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+                    fn = fn.fget if isinstance(fn, property) else fn
+                    if inspect.isfunction(fn) and _written_here(fn, module):
+                        found.append((f"{name}.{attr}", getattr(obj, attr) if not isinstance(value, property) else fn))
+            for qualified, fn in found:
+                if "Example" not in (inspect.getdoc(fn) or ""):
+                    missing.append(f"{info.name}.{qualified}")
+    assert not missing, f"without a docstring example: {missing}"
+
+
+def test_examples_use_the_default_branch_not_main() -> None:
+    """examples/ name the repository's default branch (``repo.default_branch``), never the literal "main"."""
+    for path in sorted(glob.glob(os.path.join(ROOT, "examples", "*.py"))):
+        tree = ast.parse(open(path, encoding="utf-8").read(), path)
+        literals = [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                    and re.match(r"^main([~^]\d*)?$", n.value)]
+        assert not literals, f"{path}:{literals[0].lineno}: the literal {literals[0].value!r}; use repo.default_branch"
