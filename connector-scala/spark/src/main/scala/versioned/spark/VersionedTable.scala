@@ -1,5 +1,7 @@
 package versioned.spark
 
+import versioned.spark.session.{Revisions, Settings, TableHandle, TableIdent, TableSnapshot, VersionedOptions, Warehouses}
+
 import java.util
 import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.SparkSession
@@ -28,7 +30,7 @@ private[versioned] final case class VersionedTable(
     branch: Option[String],
     options: Map[String, String],
     newSchema: Option[StructType] = None) extends Table with SupportsRead with SupportsWrite
-  with SupportsRowLevelOperations with SupportsMetadataColumns {
+  with SupportsRowLevelOperations with SupportsMetadataColumns with TableHandle {
 
   def engine: Engine = Warehouses.engine(SparkSession.active, config)
   def withRevision(r: Revision): VersionedTable = copy(revision = r)
@@ -52,7 +54,7 @@ private[versioned] final case class VersionedTable(
         case Revision.DefaultBranch => e.branchHeadOption(ident.repo, branch.getOrElse(e.defaultBranch(ident.repo)))
         case r => Some(e.resolve(ident.repo, r))
       }
-      image.flatMap(i => e.tableOption(ident.repo, i.hash, ident.table).map(_ => TableSnapshot.load(e, ident.repo, ident.table, i)))
+      image.flatMap(i => e.tableOption(ident.repo, i.hash, ident.table).map(TableSnapshot.of(e, ident.repo, i, _)))
         .map(s => pinned.fold(s)(_.applyTo(s)))
     }
   }

@@ -1,5 +1,11 @@
 package versioned.spark
 
+import versioned.spark.session.TableIdent
+
+import versioned.core.format.WriteMode
+
+import versioned.spark.session.{Settings, VersionedOptions, TableSnapshot}
+
 import scala.jdk.CollectionConverters._
 import scala.util.Random
 import org.apache.spark.sql.Row
@@ -7,7 +13,7 @@ import org.apache.spark.sql.types._
 import versioned.core.{Fragment, ObjectKind, Revision, TableVersion}
 import versioned.spark.api.{MaintenanceApi, VersionedApi}
 import versioned.spark.safety.{Faults, FaultyWarehouseSuite}
-import versioned.spark.write.{Compactions, Compactor, WriteMode, WriteRequest}
+import versioned.spark.write.{Compactions, Compactor, WriteRequest}
 
 /** Shared helpers of the compaction policy and background compaction suites (fragments hold 50 rows). */
 private[spark] object CompactionTesting {

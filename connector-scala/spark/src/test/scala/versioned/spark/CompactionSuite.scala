@@ -1,5 +1,7 @@
 package versioned.spark
 
+import versioned.spark.session.{VersionedOptions, TableSnapshot}
+
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.types._
@@ -91,7 +93,7 @@ class CompactionSuite extends VersionedTestBase {
         val t = table(hash)
         val objs = engine.objects(t.effectiveFragments.flatMap(_.objects))
         t.effectiveFragments.foreach { f =>
-          assert(Compactor.trailingCommitDiffs(f, objs).size < 3, s"image ${hash.take(12)}: a run of 3 commit DIFFs was kept")
+          assert(versioned.core.format.CompactionPolicy.trailingCommitDiffs(f, objs).size < 3, s"image ${hash.take(12)}: a run of 3 commit DIFFs was kept")
           f.objects.filter(id => objs(id).kind == ObjectKind.Snap).foreach(id => assert(snaps.contains(id), "no SNAP is rewritten"))
           val merged = f.objects.filter(id => objs(id).kind == ObjectKind.Diff && objs(id).parents.size > 1)
           consolidatedSeen += merged.size

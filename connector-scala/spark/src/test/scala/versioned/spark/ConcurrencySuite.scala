@@ -1,5 +1,7 @@
 package versioned.spark
 
+import versioned.spark.session.VersionedOptions
+
 import java.util.concurrent.{CyclicBarrier, Executors, TimeUnit}
 import scala.concurrent.{Await, ExecutionContext, Future}
 import scala.concurrent.duration._

@@ -1,5 +1,7 @@
 package versioned.spark
 
+import versioned.spark.session.{VersionedOptions, Warehouses}
+
 import java.nio.file.Files
 import org.apache.spark.sql.Row
 import versioned.core.ErrorClass

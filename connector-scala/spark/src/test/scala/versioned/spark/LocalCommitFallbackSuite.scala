@@ -1,5 +1,7 @@
 package versioned.spark
 
+import versioned.spark.session.VersionedOptions
+
 import java.io.File
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.types._

@@ -1,5 +1,7 @@
 package versioned.spark
 
+import versioned.spark.session.VersionedOptions
+
 import java.io.File
 import scala.util.Random
 import org.apache.spark.sql.Row

@@ -1,5 +1,7 @@
 package versioned.spark
 
+import versioned.spark.session.Warehouses
+
 import java.sql.Timestamp
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.execution.LocalTableScanExec

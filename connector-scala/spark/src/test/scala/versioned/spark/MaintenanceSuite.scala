@@ -1,5 +1,7 @@
 package versioned.spark
 
+import versioned.spark.session.TableSnapshot
+
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import versioned.core.Revision
 import versioned.spark.write.Snapshots

@@ -1,5 +1,7 @@
 package versioned.spark
 
+import versioned.spark.session.{Settings, VersionedOptions}
+
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.types._
 import versioned.core.ErrorClass

@@ -1,5 +1,7 @@
 package versioned.spark
 
+import versioned.spark.session.VersionedOptions
+
 import scala.util.Random
 import org.apache.spark.sql.{Column, Row}
 import org.apache.spark.sql.functions.col

@@ -1,5 +1,11 @@
 package versioned.spark
 
+import versioned.spark.session.TableIdent
+
+import versioned.core.format.WriteMode
+
+import versioned.spark.session.{Settings, VersionedOptions}
+
 import scala.util.Random
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.functions.col
@@ -74,7 +80,7 @@ class TailSplitSuite extends VersionedTestBase {
     commit(Seq(170, 205), 2, deletes = Seq(201))
     commit(Seq(171, 206), 3, deletes = Seq(150))
     val head = engine.resolve("r", Revision.DefaultBranch)
-    val req = versioned.spark.write.WriteRequest(TableIdent("r", "t"), None, versioned.spark.write.WriteMode.Changes,
+    val req = versioned.spark.write.WriteRequest(TableIdent("r", "t"), None, versioned.core.format.WriteMode.Changes,
       None, upsert = false, "t", "t", Map.empty)
     withConf(Ratio: _*) {
       val settings = Settings.of(spark)

@@ -140,4 +140,67 @@ class KernelSuite extends AnyFunSuite {
       (true, true, false) -> Some(ChangeKind.Update), (true, true, true) -> None))
     assert(ChangeRule.hides(ChangeKind.Delete) && Seq(ChangeKind.Insert, ChangeKind.Update, ChangeKind.Upsert).forall(ChangeRule.keeps))
   }
+
+  test("three-way rule: a delete against a change conflicts; a cell conflicts only when both sides moved it apart") {
+    for (od <- Seq(false, true); td <- Seq(false, true)) assert(ThreeWayRule.rowConflict(od, td) == (od != td))
+    // bothInserted, base=ours, base=theirs, ours=theirs
+    assert(!ThreeWayRule.cellConflict(false, true, false, false))  // only theirs changed it
+    assert(!ThreeWayRule.cellConflict(false, false, true, false))  // only ours changed it
+    assert(!ThreeWayRule.cellConflict(false, false, false, true))  // both changed it alike
+    assert(ThreeWayRule.cellConflict(false, false, false, false))  // both changed it apart
+    assert(ThreeWayRule.cellConflict(true, false, false, false))   // both inserted different values
+    assert(!ThreeWayRule.cellConflict(true, false, false, true))   // both inserted the same value
+    // a cell ours left at the base takes theirs; a conflict takes the strategy's side
+    assert(ThreeWayRule.takesTheirs(conflict = false, baseIsOurs = true, strategyTheirs = false))
+    assert(!ThreeWayRule.takesTheirs(conflict = false, baseIsOurs = false, strategyTheirs = true))
+    assert(ThreeWayRule.takesTheirs(conflict = true, baseIsOurs = false, strategyTheirs = true))
+    assert(!ThreeWayRule.takesTheirs(conflict = true, baseIsOurs = true, strategyTheirs = false))
+  }
+
+  test("compaction policy: the ratio, the chain limit and tiered consolidation, from object records alone") {
+    import versioned.core.{Fragment, ObjectKind, ObjectMeta}
+    def meta(id: String, kind: String, rows: Long, parents: Seq[String] = Nil) =
+      ObjectMeta(id, kind, parents, rows, 0L, "parquet", Map.empty, Map.empty, Map.empty)
+    val objs = Map(
+      "s0" -> meta("s0", ObjectKind.Snap, 1000), "d0" -> meta("d0", ObjectKind.Diff, 10),
+      "s1" -> meta("s1", ObjectKind.Snap, 1000), "d1" -> meta("d1", ObjectKind.Diff, 900), "d2" -> meta("d2", ObjectKind.Diff, 200),
+      "s2" -> meta("s2", ObjectKind.Snap, 1000), "e1" -> meta("e1", ObjectKind.Diff, 1), "e2" -> meta("e2", ObjectKind.Diff, 1),
+      "e3" -> meta("e3", ObjectKind.Diff, 1))
+    val frags = Seq(Fragment(None, Seq("s0", "d0")), Fragment(Some(Seq(100L)), Seq("s1", "d1", "d2")),
+      Fragment(Some(Seq(200L)), Seq("s2", "e1", "e2", "e3")))
+    val limits = CompactionPolicy.Limits(maxDiffRatio = 1.0, maxChain = 10, consolidateAfter = 3, fragmentRows = 1000)
+    val plan = CompactionPolicy.plan(frags, objs, None, limits)
+    assert(plan.resnapshot == Set(1) && plan.runs == Map(2 -> Seq("e1", "e2", "e3")) && plan.splits.isEmpty)
+    assert(CompactionPolicy.plan(frags, objs, None, limits.copy(maxChain = 2)).resnapshot == Set(1, 2))
+    assert(CompactionPolicy.plan(frags, objs, None, limits.copy(consolidateAfter = 4)).runs.isEmpty)
+  }
+
+  test("commit path: one-pass SNAP for new tables and new shapes, one-pass overwrite for the same shape, else staged") {
+    import CommitPath._
+    def req(mode: WriteMode = WriteMode.Append, upsert: Boolean = false, key: Boolean = true, delete: Boolean = false,
+            expected: Boolean = false, tx: Boolean = false) = Request(mode, upsert, key, delete, expected, tx)
+    val none = Target(exists = false, sameShape = false, keyed = false)
+    val same = Target(exists = true, sameShape = true, keyed = true)
+    val other = Target(exists = true, sameShape = false, keyed = true)
+    assert(write(req(), none) == OnePassSnapshot)
+    assert(write(req(key = false), none) == Staged)
+    assert(write(req(), same) == Staged && write(req(), other) == Staged) // an append to a table reads it
+    assert(write(req(WriteMode.Overwrite), other) == OnePassSnapshot)
+    assert(write(req(WriteMode.Overwrite, key = false), same) == OnePassOverwrite)
+    assert(write(req(WriteMode.Overwrite), same.copy(keyed = false)) == Staged)
+    for (r <- Seq(req(delete = true), req(expected = true), req(tx = true), req(WriteMode.Changes))) {
+      assert(!dependsOnTable(r) && write(r, none) == Staged)
+      if (r.mode != WriteMode.Changes) assert(write(r.copy(mode = WriteMode.Overwrite), other) == Staged)
+    }
+    val local = Produced(localRows = true, overwriteDiffs = false, snapshotObjects = false)
+    assert(step(req(upsert = true), same, local) == LocalUpsert)
+    assert(step(req(upsert = true), same.copy(keyed = false), local) == Distributed)
+    assert(step(req(upsert = true), other, local) == Distributed)
+    assert(step(req(WriteMode.Changes), same, local) == LocalChanges)
+    assert(step(req(WriteMode.Changes), same, local.copy(localRows = false)) == ComputedChanges)
+    assert(step(req(WriteMode.Overwrite), same, Produced(false, overwriteDiffs = true, false)) == TaskDiffs)
+    assert(step(req(WriteMode.Overwrite), other, Produced(false, overwriteDiffs = true, false)) == Distributed)
+    assert(step(req(), none, Produced(false, false, snapshotObjects = true)) == TaskSnapshot)
+    assert(step(req(), same, Produced(false, false, false)) == Distributed)
+  }
 }

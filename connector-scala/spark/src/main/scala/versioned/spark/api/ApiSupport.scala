@@ -5,7 +5,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.types._
 import versioned.core.{Engine, Names, Ref, Revision}
-import versioned.spark.{Settings, VersionedOptions, Warehouses}
+import versioned.spark.session.{Settings, VersionedOptions, Warehouses}
 
 /** Helpers shared by the facade objects: option maps, engines, argument checks and small DataFrames. */
 private[spark] object ApiSupport {
@@ -44,7 +44,5 @@ private[spark] object ApiSupport {
 
   /** Author of a commit: explicit, else `spark.versioned.author`, else the JVM user. */
   def author(spark: SparkSession, explicit: String): String =
-    Option(explicit).filter(_.nonEmpty)
-      .orElse(Settings.of(spark).author)
-      .getOrElse(System.getProperty("user.name", "unknown"))
+    Settings.of(spark).authorOr(Option(explicit))
 }

@@ -5,7 +5,7 @@ import scala.util.Try
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.types._
 import versioned.core.{Fragment, ImageDetails, ImageTable, Json, ObjectMeta}
-import versioned.spark.Warehouses
+import versioned.spark.session.Warehouses
 import versioned.spark.api.ApiSupport._
 
 /** Read-only views of the image graph: log as a DataFrame, show as JSON. */

@@ -10,7 +10,7 @@ import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.sources
 import org.apache.spark.sql.types.StructType
 import versioned.core.ChangeKind
-import versioned.spark.TableSnapshot
+import versioned.spark.session.TableSnapshot
 import versioned.spark.format.TableLayout
 import versioned.spark.read.{KeyLookup, LocalLookup}
 

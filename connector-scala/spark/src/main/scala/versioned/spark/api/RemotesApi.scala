@@ -3,7 +3,7 @@ package versioned.spark.api
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.types._
 import versioned.core._
-import versioned.spark.Settings
+import versioned.spark.session.Settings
 import versioned.spark.merge.{MergeOptions, MergeOutcome, Merger}
 import versioned.spark.remote.SparkObjectMover
 

@@ -1,16 +1,19 @@
 package versioned.spark.api
 
+import versioned.core.format.WriteMode
+
 import org.apache.spark.storage.StorageLevel
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.functions.{col, expr, lit}
 import org.apache.spark.sql.types.{ByteType, StructType}
 import versioned.core._
-import versioned.spark.{TableIdent, VersionedOptions}
+import versioned.spark.session.TableIdent
+import versioned.spark.session.VersionedOptions
 import versioned.spark.format.TableLayout
 import versioned.spark.api.ApiSupport._
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
-import versioned.spark.write.{CommitPlanner, Commits, LocalCommit, StagedInput, WriteMode, WriteRequest}
+import versioned.spark.write.{CommitPlanner, Commits, LocalCommit, StagedInput, WriteRequest}
 
 /** Row-level writes that are not plain appends: delete by condition and upsert by primary key. */
 object TableApi {
@@ -44,14 +47,14 @@ object TableApi {
     val location = locationOptions(opts)
     val msg = Option(message).filter(_.nonEmpty).getOrElse(s"delete from ${ident.table} where $condition")
     val req = WriteRequest(ident, Some(b), WriteMode.Changes, None, upsert = false, ApiSupport.author(spark, author),
-      msg, location, expectedHead = Some(head.hash), beforeImages = versioned.spark.Settings.of(spark).beforeImages)
-    val maxRows = versioned.spark.Warehouses.localCommitMaxRows(spark)
+      msg, location, expectedHead = Some(head.hash), beforeImages = versioned.spark.session.Settings.of(spark).beforeImages)
+    val maxRows = versioned.spark.session.Warehouses.localCommitMaxRows(spark)
     // the key's columns (never null), the others as nulls, then the change kind: the frame of the general path
     // below when its condition implies the key is not null, as a key set does (DIFF objects record nullability)
     val deleteSchema = StructType(layout.physicalSchema.map(f => f.copy(nullable = !layout.keyColumns.contains(f.name))))
       .add(VersionedOptions.ChangeColumn, ByteType, nullable = false)
     // A few keys: found on the driver, committed with no job (KeyDelete).
-    KeyDelete.rows(spark, layout, versioned.spark.TableSnapshot.load(e, ident.repo, ident.table, head), condition, maxRows) match {
+    KeyDelete.rows(spark, layout, versioned.spark.session.TableSnapshot.load(e, ident.repo, ident.table, head), condition, maxRows) match {
       case Some(rows) =>
         if (rows.nonEmpty) {
           val external = org.apache.spark.sql.catalyst.CatalystTypeConverters.createToScalaConverter(deleteSchema)
@@ -75,7 +78,7 @@ object TableApi {
     // does, and the commit plans from the cached rows instead of scanning the table again.
     val matched = deletes.persist(StorageLevel.MEMORY_AND_DISK)
     try {
-      val found = versioned.spark.Jobs.described(spark, s"delete from $ident where $condition")(
+      val found = versioned.spark.session.Jobs.described(spark, s"delete from $ident where $condition")(
         LocalCommit.collectOrCount(matched, maxRows))
       val deleted = found.fold(identity, _.size.toLong)
       if (deleted == 0) return 0L

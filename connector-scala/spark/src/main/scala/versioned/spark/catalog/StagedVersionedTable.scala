@@ -1,12 +1,14 @@
 package versioned.spark.catalog
 
+import versioned.core.format.WriteMode
+
 import java.util
 import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.connector.catalog.{StagedTable, SupportsWrite, TableCapability}
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
 import org.apache.spark.sql.types.StructType
 import versioned.spark.VersionedTable
-import versioned.spark.write.{StagedWrite, WriteMode, WriteRequests}
+import versioned.spark.write.{StagedWrite, WriteRequests}
 
 /**
  * CREATE TABLE AS SELECT, REPLACE TABLE [AS SELECT] and CREATE OR REPLACE: the new table's definition

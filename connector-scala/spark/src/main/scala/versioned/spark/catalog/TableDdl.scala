@@ -8,7 +8,7 @@ import org.apache.spark.sql.expressions.Window
 import org.apache.spark.sql.functions._
 import org.apache.spark.sql.types.StructType
 import versioned.core._
-import versioned.spark.{Settings, VersionedOptions}
+import versioned.spark.session.{Settings, VersionedOptions}
 import versioned.spark.format.TableLayout
 import versioned.spark.write.{CommitPlanner, ObjectTarget, Validation}
 
@@ -21,7 +21,7 @@ import versioned.spark.write.{CommitPlanner, ObjectTarget, Validation}
 private[catalog] final class TableDdl(engine: Engine, locationOptions: Map[String, String]) {
   private def spark = SparkSession.active
 
-  def author: String = Settings.of(spark).author.getOrElse(System.getProperty("user.name", "unknown"))
+  def author: String = Settings.of(spark).authorOr(None)
 
   def branchOf(t: TableTarget): String = t.ref.getOrElse(engine.defaultBranchOrConfig(t.repo))
 

@@ -8,7 +8,9 @@ import org.apache.spark.sql.connector.catalog._
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import versioned.core._
-import versioned.spark.{TableIdent, VersionedOptions, VersionedTable, Warehouses}
+import versioned.spark.VersionedTable
+import versioned.spark.session.TableIdent
+import versioned.spark.session.{VersionedOptions, Warehouses}
 import versioned.spark.catalog.procedures.Procedures
 
 /**

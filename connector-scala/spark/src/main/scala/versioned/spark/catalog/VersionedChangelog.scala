@@ -10,7 +10,7 @@ import org.apache.spark.sql.connector.read.streaming.{MicroBatchStream, Offset}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import versioned.core.{Engine, Errors, Image}
-import versioned.spark.TableIdent
+import versioned.spark.session.TableIdent
 import versioned.spark.diff.ChangeFeed
 
 /**

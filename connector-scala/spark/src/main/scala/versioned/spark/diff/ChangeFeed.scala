@@ -11,7 +11,8 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import versioned.core._
 import versioned.spark.format.Columns.col
-import versioned.spark.{TableIdent, VersionedOptions}
+import versioned.spark.session.TableIdent
+import versioned.spark.session.VersionedOptions
 import versioned.spark.format.TableLayout
 import versioned.spark.read.{Conflation, ObjectFile, ObjectFiles}
 

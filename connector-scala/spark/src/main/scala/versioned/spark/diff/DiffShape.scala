@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.RowOrdering
 import org.apache.spark.sql.functions.lit
 import org.apache.spark.sql.types._
 import versioned.core.SchemaMismatchException
-import versioned.spark.VersionedOptions
+import versioned.spark.session.VersionedOptions
 import versioned.spark.format.TableLayout
 import versioned.spark.format.Columns.col
 

@@ -4,7 +4,8 @@ import org.apache.spark.sql.{Column, Row, SparkSession}
 import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types._
 import versioned.core._
-import versioned.spark.{TableIdent, Warehouses}
+import versioned.spark.session.TableIdent
+import versioned.spark.session.Warehouses
 import versioned.spark.format.TableLayout
 import versioned.spark.format.Columns.col
 

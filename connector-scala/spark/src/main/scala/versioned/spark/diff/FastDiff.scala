@@ -7,7 +7,7 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types._
 import versioned.core.{ObjectKind, ObjectMeta, WarehouseConfig}
-import versioned.spark.VersionedOptions
+import versioned.spark.session.VersionedOptions
 import versioned.spark.format.TableLayout
 import versioned.spark.read.{ObjectFile, ObjectFiles}
 
@@ -28,7 +28,7 @@ private[versioned] object FastDiff {
   def frame(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, shape: DiffShape, fast: Seq[DiffPlan.Fast],
             metas: Map[String, ObjectMeta]): DataFrame = {
     val bound = fast.flatMap(f => f.extraFrom ++ f.extraTo).map(id => metas(id).rowCount).sum
-    if (bound <= versioned.spark.Settings.of(spark).localCommitMaxRows)
+    if (bound <= versioned.spark.session.Settings.of(spark).localCommitMaxRows)
       spark.createDataFrame(scala.jdk.CollectionConverters.SeqHasAsJava(
         runOnDriver(spark, config, layout, shape.resultSchema, fast, fast, metas)(FragmentDiff.rows)).asJava, shape.resultSchema)
     else run(spark, config, layout, shape.resultSchema, fast, fast, metas)(FragmentDiff.rows)
@@ -56,7 +56,7 @@ private[versioned] object FastDiff {
                   fast: Seq[DiffPlan.Fast], lookedUp: Seq[DiffPlan.Fast], metas: Map[String, ObjectMeta])(
       rows: (FragmentDiffReaders, FragmentTask) => Iterator[org.apache.spark.sql.Row]): Seq[org.apache.spark.sql.Row] = {
     val (readers, tasks) = prepare(spark, config, layout, schema, fast, lookedUp, metas)
-    versioned.spark.Jobs.onDriver(tasks)(t => rows(readers, t).toVector).flatten
+    versioned.spark.session.Jobs.onDriver(tasks)(t => rows(readers, t).toVector).flatten
   }
 
   /** The readers and the per-fragment tasks of a diff. */

@@ -26,7 +26,7 @@ private[diff] object KeyFilter {
   /** Most changed keys read on the driver for a filter of values. */
   val MaxKeys = 10000
   /** Most rows per Parquet page of the objects (older objects have larger pages, so this may overcount their pages). */
-  private val PageRows = versioned.spark.write.ParquetSink.PageRows.toLong
+  private val PageRows = versioned.core.format.ObjectShape.PageRows.toLong
 
   def apply(layout: TableLayout, fast: Seq[DiffPlan.Fast], metas: Map[String, ObjectMeta], file: String => ObjectFile,
             firstKeyReader: => ObjectFiles.Reader, conf: org.apache.hadoop.conf.Configuration): Option[Filter] = {
@@ -58,7 +58,7 @@ private[diff] object KeyFilter {
   /** The changed values of the first key column, read from the DIFFs (a few at a time). */
   private def values(first: StructField, files: Seq[ObjectFile], reader: ObjectFiles.Reader,
                      conf: org.apache.hadoop.conf.Configuration): Seq[Filter] = {
-    val read = versioned.spark.Jobs.onDriver(files) { f =>
+    val read = versioned.spark.session.Jobs.onDriver(files) { f =>
       val it = ObjectFiles.open(reader, f, conf)
       try it.map((r: InternalRow) => Values.fromInternal(r, 0, first.dataType)).toVector finally ObjectFiles.close(Seq(it))
     }.flatten.distinct

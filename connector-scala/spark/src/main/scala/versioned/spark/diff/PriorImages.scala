@@ -7,7 +7,7 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.unsafe.types.UTF8String
 import versioned.core.{Fragment, Hashing, ObjectKind, ObjectMeta, WarehouseConfig}
 import versioned.spark.format.{TableLayout, Values}
-import versioned.spark.VersionedOptions.{PriorChainColumn, PriorColumn}
+import versioned.spark.session.VersionedOptions.{PriorChainColumn, PriorColumn}
 import versioned.spark.read.{KeyLookup, ObjectFile}
 
 /**
@@ -71,7 +71,7 @@ private[versioned] object PriorImages {
     val readers = FastDiff.readers(spark, layout, rowSchema, filter, diffLookup = kinds(ObjectKind.Diff),
       snapLookup = kinds(ObjectKind.Snap))
     def file(id: String) = ObjectFile.of(config, metas(id))
-    val found = versioned.spark.Jobs.onDriver(keys) { case (f, wanted) =>
+    val found = versioned.spark.session.Jobs.onDriver(keys) { case (f, wanted) =>
       f -> new FragmentRows(readers).lookup(FragmentTask.onPrefix(base(f).objects, metas, file), wanted)
     }
     val types = rowSchema.fields.map(_.dataType).toSeq

@@ -3,7 +3,7 @@ package versioned.spark.diff
 import java.util.concurrent.atomic.AtomicLong
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import versioned.core.{Engine, Image, Revision, TableNotFoundException}
-import versioned.spark._
+import versioned.spark.session._
 import versioned.spark.format._
 import versioned.spark.read.PinnedRead
 

@@ -6,7 +6,8 @@ import org.apache.spark.sql.types.{BooleanType, ByteType}
 import versioned.core._
 import versioned.spark.format.Columns.col
 import versioned.spark.format.TableLayout
-import versioned.spark.VersionedOptions.ChangeColumn
+import versioned.spark.write.{ChangeSets, Validation}
+import versioned.spark.session.VersionedOptions.ChangeColumn
 
 /**
  * Rows a user passes to settle a merge's conflicts: per table, rows with the table's columns (and an
@@ -44,9 +45,7 @@ private[merge] object Resolutions {
     if (given.columns.contains(MergeOptions.DeleteColumn) && given.schema(MergeOptions.DeleteColumn).dataType != BooleanType)
       throw new SchemaMismatchException(s"${MergeOptions.DeleteColumn} of the resolutions of '${r.table}' must be boolean.")
     val keys = layout.primaryKey
-    val dup = given.groupBy(keys.map(col): _*).count().filter(col("count") > 1).limit(1).collect()
-    if (dup.nonEmpty) throw new DataValidationException(ErrorClass.DuplicateKey, s"The resolutions of '${r.table}' " +
-      s"give key ${dup.head.toSeq.init.mkString(", ")} more than once. Nothing was committed.")
+    Validation.keys(given, keys, Some(s"The resolutions of '${r.table}'"))
     val givenKeys = given.select(keys.map(k => col(k).as(s"_r_$k")): _*)
     def without(df: DataFrame, other: DataFrame) =
       df.join(other, keys.map(k => col(k) <=> col(s"_r_$k")).reduce(_ && _), "left_anti")
@@ -54,11 +53,9 @@ private[merge] object Resolutions {
     if (stray.nonEmpty) throw Errors.invalidOption(s"The resolutions of '${r.table}' settle key " +
       s"(${keys.map(k => s"$k=${stray.head.getAs[Any](k)}").mkString(", ")}), which is not in conflict. Pass rows " +
       "only for conflicting keys. Nothing was committed.")
-    val isDelete = if (given.columns.contains(MergeOptions.DeleteColumn)) coalesce(col(MergeOptions.DeleteColumn), lit(false))
-      else lit(false)
-    val asChanges = given.select(keys.map(col) ++ layout.nonKeyColumns.map(v =>
-      when(isDelete, lit(null).cast(layout.physicalSchema(v).dataType)).otherwise(col(v).cast(layout.physicalSchema(v).dataType)).as(v)) :+
-      when(isDelete, lit(ChangeKind.Delete)).otherwise(lit(ChangeKind.Upsert)).cast(ByteType).as(ChangeColumn): _*)
+    val deleteColumn = Option.when(given.columns.contains(MergeOptions.DeleteColumn))(MergeOptions.DeleteColumn)
+    val typed = given.select(layout.schema.fields.toSeq.map(f => col(f.name).cast(f.dataType).as(f.name)) ++ deleteColumn.map(col): _*)
+    val asChanges = ChangeSets.byKey(typed, deleteColumn, layout)
     r.copy(changes = without(changes, givenKeys).unionByName(asChanges), conflicts = Some(without(conflicts, givenKeys)))
   }
 }

@@ -5,7 +5,7 @@ import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types.{DataType, StructField, StructType}
 import versioned.core.{ChangeKind, SchemaMismatchException}
 import versioned.spark.format.Columns.col
-import versioned.spark.VersionedOptions
+import versioned.spark.session.VersionedOptions
 import versioned.spark.format.TableLayout
 import versioned.spark.diff.{DiffShape, TableDiff}
 

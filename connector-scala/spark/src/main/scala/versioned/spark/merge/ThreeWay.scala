@@ -5,26 +5,19 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types.{ArrayType, ByteType, DataType, MapType, StringType, StructField, StructType}
 import versioned.core.ChangeKind
+import versioned.core.format.ThreeWayRule
+import versioned.spark.format.ColumnLogic
 import versioned.spark.format.Columns.col
 import versioned.spark.format.TableLayout
-import versioned.spark.VersionedOptions.ChangeColumn
+import versioned.spark.session.VersionedOptions.ChangeColumn
 import versioned.spark.diff.TableDiff
 import versioned.spark.write.{ChangeSets, LocalRules}
-
-/** How conflicting cells are settled: not at all (the merge reports them and commits nothing), or from one side. */
-private[versioned] sealed abstract class Strategy(val name: String)
-private[versioned] object Strategy {
-  case object Fail extends Strategy("fail")
-  case object Ours extends Strategy("ours")
-  case object Theirs extends Strategy("theirs")
-  val all: Seq[Strategy] = Seq(Fail, Ours, Theirs)
-}
 
 /**
  * The row rules of a three-way merge of one table, over the two diffs from the merge base: `ours`
  * (base to the target) and `theirs` (base to the source), both in [[TableDiff]]'s layout. Only keys
  * `theirs` changed can change the target, so the result costs what the two sides changed, never the
- * table. The rules (docs/MERGE.md):
+ * table. The rules (the kernel's [[ThreeWayRule]] for cells and rows; docs/MERGE.md):
  *  - a key changed on one side only takes that side;
  *  - both sides changed a row: cells changed on one side take that side, cells changed on both to the
  *    same value agree, cells changed on both to different values conflict (`update`);
@@ -123,11 +116,13 @@ private[versioned] object ThreeWay {
     private val values = layout.nonKeyColumns
     private def b(v: String) = col(s"b_$v"); private def o(v: String) = col(s"o_$v"); private def t(v: String) = col(s"t_$v")
     private val (co, ct) = (col("_co"), col("_ct"))
+    private implicit val logic: ColumnLogic.type = ColumnLogic
     private val both = co.isNotNull
-    private val rowConflict = both && ((co === "delete" && ct =!= "delete") || (co =!= "delete" && ct === "delete"))
+    // the kernel's rule (ThreeWayRule), over columns
+    private val rowConflict = both && ThreeWayRule.rowConflict(co === "delete", ct === "delete")
     private val cellwise = both && co =!= "delete" && ct =!= "delete"
     private def cellConflict(v: String): Column = if (oursLacks(v) || theirsLacks(v)) lit(false)
-      else cellwise && !(o(v) <=> t(v)) && (co === "insert" || (!(b(v) <=> o(v)) && !(b(v) <=> t(v))))
+      else cellwise && ThreeWayRule.cellConflict(co === "insert", b(v) <=> o(v), b(v) <=> t(v), o(v) <=> t(v))
     private val anyCell = values.map(cellConflict).foldLeft(lit(false))(_ || _)
     private val takeTheirs = strategy == Strategy.Theirs
 
@@ -137,7 +132,7 @@ private[versioned] object ThreeWay {
     def changes(j: DataFrame): DataFrame = {
       def merged(v: String): Column =
         if (oursLacks(v)) t(v) else if (theirsLacks(v)) o(v)
-        else when(cellConflict(v), if (takeTheirs) t(v) else o(v)).when(b(v) <=> o(v), t(v)).otherwise(o(v))
+        else when(ThreeWayRule.takesTheirs(cellConflict(v), b(v) <=> o(v), takeTheirs), t(v)).otherwise(o(v))
       val changedFromOurs = values.filterNot(theirsLacks).map(v => !(merged(v) <=> o(v))).foldLeft(lit(false))(_ || _)
       val kind = when(!both, when(ct === "delete", lit(ChangeKind.Delete)).otherwise(lit(ChangeKind.Upsert)))
         .when(rowConflict, if (takeTheirs) when(ct === "delete", lit(ChangeKind.Delete)).otherwise(lit(ChangeKind.Upsert))

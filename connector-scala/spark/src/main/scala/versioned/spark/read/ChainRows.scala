@@ -6,7 +6,7 @@ import org.apache.spark.sql.execution.datasources.FileFormat
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.StructType
 import versioned.core.{ObjectKind, ObjectMeta}
-import versioned.spark.TableSnapshot
+import versioned.spark.session.TableSnapshot
 
 /**
  * The rows of one table version's fragments, merged as a scan merges them ([[FragmentReaderFactory]]'s

@@ -79,8 +79,8 @@ private[versioned] object KeyLookup {
   /** Most runs of values pushed down to Parquet one by one; more are pushed as their overall range. */
   val MaxKeys = 10000
 
-  /** Whether lookups on this first key column are possible. */
-  def supports(dt: DataType): Boolean = Values.supported(dt) && dt != FloatType && dt != DoubleType
+  /** Whether lookups on this first key column are possible ([[versioned.core.format.KeyType.lookupable]]). */
+  def supports(dt: DataType): Boolean = SparkKeys.keyType(dt).exists(versioned.core.format.KeyType.lookupable)
 
   /** The first key column of a keyed table whose values can be looked up. */
   def keyField(layout: TableLayout): Option[StructField] =
@@ -95,9 +95,7 @@ private[versioned] object KeyLookup {
 
   /** A lookup of canonical values (nulls dropped). */
   def of(field: StructField, canonical: Iterable[Any]): KeyLookup = {
-    val dt = field.dataType
-    val sorted = canonical.iterator.filter(_ != null).toIndexedSeq.distinct.sortWith((a, b) => compare(dt, a, b) < 0)
-    new KeyLookup(field, sorted)
+    new KeyLookup(field, versioned.core.format.KeyOrder.sortedDistinct(SparkKeys.keyTypeOf(field.dataType), canonical))
   }
 
   /**

@@ -3,11 +3,11 @@ package versioned.spark.read
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.StructType
-import versioned.spark.TableSnapshot
+import versioned.spark.session.TableSnapshot
 
 /**
  * A key lookup small enough to run on the driver: the partitions of a [[VersionedScan]] restricted by a
- * [[KeyLookup]] are read by the driver's threads ([[versioned.spark.Jobs.onDriver]], one fragment each)
+ * [[KeyLookup]] are read by the driver's threads ([[versioned.spark.session.Jobs.onDriver]], one fragment each)
  * through the reader factory executors use (the same pruning, conflation of DIFFs and object
  * verification), with no Spark job: for a few keys, scheduling a job costs more than reading the pages
  * that hold them. The caller bounds the number of keys ([[MaxKeys]]).
@@ -28,7 +28,7 @@ private[versioned] object LocalLookup {
     else {
       val factory = scan.createReaderFactory()
       val single = groups.toSeq.flatMap(g => g.fragments.map(f => g.copy(fragments = Seq(f))))
-      versioned.spark.Jobs.onDriver(single) { part =>
+      versioned.spark.session.Jobs.onDriver(single) { part =>
         val reader = factory.createReader(part)
         try {
           val out = Vector.newBuilder[InternalRow]

@@ -4,7 +4,8 @@ import java.util.UUID
 import java.util.concurrent.ConcurrentHashMap
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import versioned.core.Errors
-import versioned.spark.{TableIdent, TableSnapshot, VersionedOptions}
+import versioned.spark.session.TableIdent
+import versioned.spark.session.{TableSnapshot, VersionedOptions}
 
 /**
  * The engine's own read of one table version: pinned by image hash, with the hidden duplicate ordinal of
@@ -25,7 +26,7 @@ private[versioned] object PinnedRead {
    * user sees).
    */
   final case class Request(fragments: Option[Set[Int]], logical: Boolean = false,
-                           version: Option[versioned.spark.TableSnapshot] = None, hidden: Boolean = true,
+                           version: Option[versioned.spark.session.TableSnapshot] = None, hidden: Boolean = true,
                            keys: Option[Seq[Any]] = None) {
     def applyTo(s: TableSnapshot): TableSnapshot = {
       val rep = if (logical) s.copy(version = s.version.copy(compacted = None)) else s
@@ -54,7 +55,7 @@ private[versioned] object PinnedRead {
    * A read of `snapshot` as given, whether or not the metastore records it (its objects must be stored):
    * with the hidden columns of key-less tables when `hidden`, else as a user reads the table.
    */
-  def version(spark: SparkSession, location: Map[String, String], snapshot: versioned.spark.TableSnapshot,
+  def version(spark: SparkSession, location: Map[String, String], snapshot: versioned.spark.session.TableSnapshot,
               hidden: Boolean): DataFrame = {
     if (requests.size() > MaxEntries) requests.clear()
     val token = UUID.randomUUID().toString
@@ -67,7 +68,7 @@ private[versioned] object PinnedRead {
    * A read of `snapshot` as given (committed or not), with its hidden columns, of some `fragments` only
    * and, with `logical`, of its logical representation: what a diff reads of a transaction's version.
    */
-  def snapshot(spark: SparkSession, location: Map[String, String], snapshot: versioned.spark.TableSnapshot,
+  def snapshot(spark: SparkSession, location: Map[String, String], snapshot: versioned.spark.session.TableSnapshot,
                fragments: Option[Seq[Int]], logical: Boolean): DataFrame = {
     if (requests.size() > MaxEntries) requests.clear()
     val token = UUID.randomUUID().toString

@@ -33,7 +33,7 @@ private[versioned] object Verifier {
     val conf = spark.sparkContext.broadcast(new SerializableConfiguration(spark.sparkContext.hadoopConfiguration))
     val work = needed.keys.toSeq.sorted.map(id => (id, metas.get(id)))
     val checked = if (work.isEmpty) Seq.empty else {
-      versioned.spark.Jobs.described(spark, s"verify $repo (${work.size} objects)") {
+      versioned.spark.session.Jobs.described(spark, s"verify $repo (${work.size} objects)") {
         spark.sparkContext.parallelize(work.grouped(Batch).toSeq, math.max(1, (work.size + Batch - 1) / Batch)).flatMap { batch =>
           batch.map { case (id, meta) => (id, meta.map(_.kind), check(config, conf.value.value, id, meta)) }
         }.collect().toSeq

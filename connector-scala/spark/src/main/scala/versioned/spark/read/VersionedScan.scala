@@ -9,7 +9,7 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.StructType
 import versioned.core.{Fragment, ObjectKind, ObjectMeta}
-import versioned.spark.TableSnapshot
+import versioned.spark.session.TableSnapshot
 import versioned.spark.format.Values
 
 import java.util.OptionalLong
@@ -133,7 +133,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
       .filter(m => m.rowCount > 0 && diffLook.forall(holds(m, _)) && matches(m, keyFilters))
     // a lookup reads about one page per key of each column (pages of `ParquetSink.PageRows` rows)
     val rows = math.max(1L, metas.map(_.rowCount).sum)
-    val share = look.fold(1.0)(l => math.min(1.0, l.count(lo, hi).toDouble * versioned.spark.write.ParquetSink.PageRows / rows))
+    val share = look.fold(1.0)(l => math.min(1.0, l.count(lo, hi).toDouble * versioned.core.format.ObjectShape.PageRows / rows))
     if (snap.isEmpty && diffs.isEmpty) None
     else Some(FragmentPartition(index, snap.map(file), diffs.map(file), share))
   }
@@ -230,14 +230,14 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
       snapBatches = Option.when(shape.snapBatches)(reader(layout.physicalSchema, readSchema0, parquetFilters, batch = true)),
       mergedBatches = Option.when(shape.mergedBatches)(reader(layout.physicalSchema, merged, parquetFilters, batch = true)),
       // DIFF reads with key filters may skip pages: their conflated rows are not the whole chain, never cached
-      diffCacheBytes = if (parquetKeyFilters.isEmpty) versioned.spark.Warehouses.diffCacheBytes(spark) else 0L,
+      diffCacheBytes = if (parquetKeyFilters.isEmpty) versioned.spark.session.Warehouses.diffCacheBytes(spark) else 0L,
       hadoopConf = ObjectFiles.verifyingBroadcast(spark.sparkContext))
   }
 
   /** Whether fragments with DIFFs can be merged column-wise: atomic output types and DIFFs small enough to hold. */
   private def overlayFits(spark: SparkSession, format: ParquetFileFormat, merged: StructType): Boolean =
     format.supportBatch(spark, merged) && readSchema0.forall(f => RowColumns.supports(f.dataType)) &&
-      partitions.map(_.diffRows).max <= versioned.spark.Warehouses.maxOverlayRows(spark)
+      partitions.map(_.diffRows).max <= versioned.spark.session.Warehouses.maxOverlayRows(spark)
 
   override def estimateStatistics(): Statistics = {
     val objs = partitions.flatMap(_.objects)

@@ -4,7 +4,7 @@ import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownF
   SupportsPushDownRequiredColumns}
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.StructType
-import versioned.spark.TableSnapshot
+import versioned.spark.session.TableSnapshot
 
 /**
  * Column pruning and filter pushdown. Filters are used to prune fragments and objects and to skip Parquet row

@@ -4,7 +4,7 @@ import org.apache.spark.SparkException
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.util.SerializableConfiguration
 import versioned.core.{ObjectCopy, ObjectMover, ObjectTransfer, VersionedException}
-import versioned.spark.Jobs
+import versioned.spark.session.Jobs
 
 /**
  * Object transfer between warehouses as Spark tasks: the copies are cut into batches (about two per core,

@@ -8,7 +8,7 @@ import org.apache.spark.sql.types._
 import versioned.core.{ChangeKind, DataValidationException, ErrorClass}
 import versioned.spark.format.TableLayout
 import versioned.spark.format.ChangeColumns
-import versioned.spark.VersionedOptions.{ChangeColumn, DupColumn, RowIdColumn}
+import versioned.spark.session.VersionedOptions.{ChangeColumn, DupColumn, RowIdColumn}
 import versioned.spark.write.{ChangeSets, Validation}
 
 /**

@@ -6,9 +6,9 @@ import org.apache.spark.sql.connector.catalog.MetadataColumn
 import org.apache.spark.sql.connector.read._
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.{DataType, StructType}
-import versioned.spark.TableSnapshot
+import versioned.spark.session.TableSnapshot
 import versioned.spark.format.TableLayout
-import versioned.spark.VersionedOptions.RowIdColumn
+import versioned.spark.session.VersionedOptions.RowIdColumn
 import versioned.spark.read.VersionedScanBuilder
 
 /**

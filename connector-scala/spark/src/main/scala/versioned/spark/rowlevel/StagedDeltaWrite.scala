@@ -1,12 +1,15 @@
 package versioned.spark.rowlevel
 
+import versioned.core.format.WriteMode
+
 import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.types.{BooleanType, ByteType, StructField, StructType}
 import org.apache.spark.storage.StorageLevel
 import versioned.core.CommitResult
-import versioned.spark.{TableSnapshot, VersionedOptions, VersionedTable, Warehouses}
+import versioned.spark.session.TableHandle
+import versioned.spark.session.{TableSnapshot, VersionedOptions, Warehouses}
 import versioned.spark.read.{KeyLookup, LocalLookup}
 import versioned.spark.write._
 
@@ -20,7 +23,7 @@ import versioned.spark.write._
  * are removed whatever the outcome.
  */
 private[rowlevel] final class StagedDeltaWrite(
-    table: VersionedTable,
+    table: TableHandle,
     snapshot: TableSnapshot,
     cmd: RowLevelOperation.Command,
     info: LogicalWriteInfo) extends DeltaWrite with DeltaBatchWrite {

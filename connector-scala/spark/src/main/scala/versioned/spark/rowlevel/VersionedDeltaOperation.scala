@@ -4,8 +4,9 @@ import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference}
 import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.connector.write.{DeltaWriteBuilder, LogicalWriteInfo, RowLevelOperation, SupportsDelta}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
-import versioned.spark.{TableSnapshot, VersionedTable}
-import versioned.spark.VersionedOptions.RowIdColumn
+import versioned.spark.session.TableHandle
+import versioned.spark.session.TableSnapshot
+import versioned.spark.session.VersionedOptions.RowIdColumn
 
 /**
  * A row-level operation in delta form: Spark hands over only the rows to delete, update or insert,
@@ -14,7 +15,7 @@ import versioned.spark.VersionedOptions.RowIdColumn
  * delete plus an insert), so a write carries the old key of every changed row.
  */
 private[rowlevel] final class VersionedDeltaOperation(
-    table: VersionedTable,
+    table: TableHandle,
     snapshot: TableSnapshot,
     cmd: RowLevelOperation.Command) extends SupportsDelta {
 

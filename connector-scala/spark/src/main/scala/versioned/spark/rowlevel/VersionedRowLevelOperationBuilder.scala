@@ -3,13 +3,13 @@ package versioned.spark.rowlevel
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write.{RowLevelOperation, RowLevelOperationBuilder, RowLevelOperationInfo}
 import versioned.core.{Errors, Revision}
-import versioned.spark.VersionedTable
+import versioned.spark.session.TableHandle
 
 /**
  * Entry point of DELETE / UPDATE / MERGE on a versioned table. The operation is pinned to the image
  * the table resolved to; its commit moves the branch from exactly that image (compare-and-swap).
  */
-private[versioned] final class VersionedRowLevelOperationBuilder(table: VersionedTable, info: RowLevelOperationInfo)
+private[versioned] final class VersionedRowLevelOperationBuilder(table: TableHandle, info: RowLevelOperationInfo)
   extends RowLevelOperationBuilder {
 
   override def build(): RowLevelOperation = {

@@ -5,7 +5,7 @@ import org.apache.spark.sql.functions.{expr, lit}
 import org.apache.spark.sql.types.ByteType
 import org.apache.spark.storage.StorageLevel
 import versioned.core.ChangeKind
-import versioned.spark.{Jobs, VersionedOptions}
+import versioned.spark.session.{Jobs, VersionedOptions}
 
 /**
  * The rows of a table version (read with its hidden columns) that match a SQL condition, as DIFF

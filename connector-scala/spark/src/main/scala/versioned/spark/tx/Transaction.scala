@@ -1,9 +1,11 @@
 package versioned.spark.tx
 
+import versioned.core.format.WriteMode
+
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import versioned.core._
-import versioned.spark.{Jobs, Settings, TableIdent, VersionedOptions, Warehouses}
-import versioned.spark.api.ApiSupport
+import versioned.spark.session.TableIdent
+import versioned.spark.session.{Jobs, Settings, VersionedOptions, Warehouses}
 import versioned.spark.read.PinnedRead
 import versioned.spark.write._
 
@@ -159,7 +161,7 @@ final class Transaction private (spark: SparkSession, engine: Engine, val reposi
   private def netChanges(table: String): Option[DataFrame] = net.getOrElseUpdate(table, for {
     h <- start.filter(h => engine.tableOption(repository, h.hash, table).isDefined)
     now <- view.snapshot(table)
-    changes <- Rebase.netChanges(spark, location, versioned.spark.TableSnapshot.load(engine, repository, table, h), now)
+    changes <- Rebase.netChanges(spark, location, versioned.spark.session.TableSnapshot.load(engine, repository, table, h), now)
   } yield changes.persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK))
 
   private def end(how: String): Unit = if (ended.isEmpty) {
@@ -180,7 +182,7 @@ final class Transaction private (spark: SparkSession, engine: Engine, val reposi
   private def ident(table: String): TableIdent = TableIdent.parse(s"$repository.$table")
 
   /** The table in the current view, or TABLE_NOT_FOUND. */
-  private def existing(table: String): versioned.spark.TableSnapshot = view.snapshot(ident(table).table).getOrElse(
+  private def existing(table: String): versioned.spark.session.TableSnapshot = view.snapshot(ident(table).table).getOrElse(
     throw new TableNotFoundException(repository, table, s"the transaction on branch '$branch'"))
 
   /** A DSv2 write whose staged rows the write hands to [[stage]] (it commits nothing). */
@@ -235,7 +237,7 @@ object Transaction {
     val b = Option(branch).filter(_.nonEmpty).getOrElse(engine.defaultBranchOrConfig(repository))
     val head = engine.writableHead(repository, b) // a tag, or a missing branch of an existing repository: an error
     val lease = engine.leases.open(repository, "transaction")
-    new Transaction(spark, engine, repository, b, Option(message).filter(_.nonEmpty), ApiSupport.author(spark, author),
+    new Transaction(spark, engine, repository, b, Option(message).filter(_.nonEmpty), Settings.of(spark).authorOr(Option(author)),
       head, lease, settings)
   }
 

@@ -1,7 +1,7 @@
 package versioned.spark.tx
 
 import versioned.core._
-import versioned.spark.TableSnapshot
+import versioned.spark.session.TableSnapshot
 
 /**
  * A table a transaction changed: its new version (not committed) and the objects the transaction wrote

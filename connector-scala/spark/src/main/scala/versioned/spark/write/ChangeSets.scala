@@ -8,7 +8,7 @@ import org.apache.spark.sql.types.{ByteType, StructType}
 import versioned.core.{ChangeKind, DataValidationException, ErrorClass}
 import versioned.spark.format.TableLayout
 import versioned.spark.format.ChangeColumns
-import versioned.spark.VersionedOptions.{ChangeColumn, DupColumn}
+import versioned.spark.session.VersionedOptions.{ChangeColumn, DupColumn}
 
 /**
  * Distributed computation of conflated changes (one action per key) as DataFrames in the DIFF
@@ -60,9 +60,11 @@ private[versioned] object ChangeSets {
     if (layout.hidden) throw versioned.core.Errors.unsupported(
       "deleteColumn needs a primary key: a table without one identifies rows by all their values.")
     val isDelete = coalesce(col(marker), lit(false))
-    val values = layout.nonKeyColumns.map(c => when(isDelete, lit(null).cast(layout.physicalSchema(c).dataType))
-      .otherwise(col(c)).as(c))
-    inDiffLayout(input.select(layout.primaryKey.map(col) ++ values :+
+    val values = layout.nonKeyColumns.map { c =>
+      val dt = layout.physicalSchema(c).dataType
+      when(isDelete, lit(null).cast(dt)).otherwise(col(c).cast(dt)).as(c) // a tombstone: the key, null values
+    }
+    inDiffLayout(input.select(layout.primaryKey.map(k => col(k).cast(layout.physicalSchema(k).dataType).as(k)) ++ values :+
       when(isDelete, kind(ChangeKind.Delete)).otherwise(kind(ChangeKind.Upsert)).as(ChangeColumn): _*), layout)
   }
 

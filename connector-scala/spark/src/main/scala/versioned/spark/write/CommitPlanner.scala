@@ -1,5 +1,7 @@
 package versioned.spark.write
 
+import versioned.core.format.WriteMode
+
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.expressions.Window
 import org.apache.spark.sql.functions.{col => _, _}
@@ -7,36 +9,9 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.storage.StorageLevel
 import versioned.spark.format.Columns.col
 import versioned.core._
-import versioned.spark._
+import versioned.core.format.CommitPath
+import versioned.spark.session._
 import versioned.spark.format._
-
-/** How a write relates to the table's current content. */
-private[versioned] sealed trait WriteMode
-private[versioned] object WriteMode {
-  case object Append extends WriteMode
-  case object Overwrite extends WriteMode
-  /** Pre-computed changes in the DIFF layout (row-level DELETE/UPDATE/MERGE). */
-  case object Changes extends WriteMode
-}
-
-private[versioned] final case class WriteRequest(
-    ident: TableIdent,
-    branch: Option[String],
-    mode: WriteMode,
-    primaryKey: Option[Seq[String]],
-    upsert: Boolean,
-    author: String,
-    message: String,
-    options: Map[String, String],
-    expectedHead: Option[String] = None,
-    deleteColumn: Option[String] = None,
-    beforeImages: Boolean = false,
-    allowEmpty: Boolean = false) {
-  /** Only the options that locate the warehouse, for internal re-reads of the table. */
-  def locationOptions: Map[String, String] = options.filter { case (k, _) =>
-    k.equalsIgnoreCase(VersionedOptions.Warehouse) || k.equalsIgnoreCase(VersionedOptions.MetastoreUrl)
-  }
-}
 
 /**
  * Turns a DataFrame into exactly one commit: validates, decides SNAP vs DIFF (Splitgraph's rules),
@@ -124,7 +99,7 @@ private[versioned] object CommitPlanner {
         "could only append copies. Give the table a key (primaryKey on its first write, or ALTER TABLE ... ADD " +
         "PRIMARY KEY), or append without upsert. Nothing was committed.")
     val currentLayout = current.map(TableLayout.of)
-    val sameShape = currentLayout.exists(c => TableLayout.sameColumns(c.schema, layout.schema) && c.primaryKey == pk)
+    val sameShape = WritePaths.target(current, layout).sameShape
     if (current.isDefined && !sameShape && req.mode != WriteMode.Overwrite) {
       val c = currentLayout.get
       throw new SchemaMismatchException(s"Cannot append to ${req.ident}: the table has columns " +
@@ -133,22 +108,22 @@ private[versioned] object CommitPlanner {
     }
     // where the objects of before-images' chains are found (write option beforeImages)
     val priors: LocalCommit.Priors = Option.when(req.beforeImages)(ids => Warehouses.engine(spark, req.locationOptions).objects(ids))
-    val (version, objects) = staged.localRows match {
+    val produced = CommitPath.Produced(staged.localRows.isDefined, staged.overwrite.isDefined, staged.snapshot.isDefined)
+    val shaped = current.filter(_ => sameShape)
+    val (version, objects) = CommitPath.step(WritePaths.request(req), WritePaths.target(current, layout), produced) match {
       // small upserts: changes follow from the data alone, so the driver writes the DIFFs itself
-      case Some(rows) if current.isDefined && sameShape && LocalCommit.applies(req, layout) =>
-        LocalCommit.writeDiffs(spark, target, layout, current.get, staged.schema, req.deleteColumn, rows, priors)
+      case CommitPath.LocalUpsert =>
+        LocalCommit.writeDiffs(spark, target, layout, current.get, staged.schema, req.deleteColumn, staged.localRows.get, priors)
       // computed changes already collected by the caller (a small merge)
-      case Some(rows) if req.mode == WriteMode.Changes && current.isDefined && sameShape =>
-        LocalCommit.writeChanges(spark, target, layout, current.get, staged.schema, rows, priors)
-      case None if req.mode == WriteMode.Changes && current.isDefined && sameShape =>
+      case CommitPath.LocalChanges =>
+        LocalCommit.writeChanges(spark, target, layout, current.get, staged.schema, staged.localRows.get, priors)
+      case CommitPath.ComputedChanges =>
         planChanges(spark, target, req, staged.frame, layout, current.get, base.read, priors)
       // a keyed overwrite whose tasks computed its DIFFs over the version on `head`, else planned from its rows
-      case None if staged.overwrite.isDefined && current.isDefined && sameShape && req.mode == WriteMode.Overwrite =>
-        staged.overwrite.get.on(current.get)
-          .getOrElse(planDistributed(spark, target, req, staged.frame, layout, current, base.read))
-      case None if staged.snapshot.isDefined =>
-        prewritten(spark, target, req, staged, layout, current.filter(_ => sameShape), base.read)
-      case _ => planDistributed(spark, target, req, staged.frame, layout, current.filter(_ => sameShape), base.read)
+      case CommitPath.TaskDiffs =>
+        staged.overwrite.get.on(current.get).getOrElse(planDistributed(spark, target, req, staged.frame, layout, current, base.read))
+      case CommitPath.TaskSnapshot => prewritten(spark, target, req, staged, layout, shaped, base.read)
+      case CommitPath.Distributed => planDistributed(spark, target, req, staged.frame, layout, shaped, base.read)
     }
     TableUpdate.Put(version, objects)
   }

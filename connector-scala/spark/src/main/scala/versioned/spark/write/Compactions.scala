@@ -1,5 +1,7 @@
 package versioned.spark.write
 
+import versioned.core.format.WriteMode
+
 import java.util.concurrent.{Executors, ThreadFactory}
 import java.util.concurrent.atomic.AtomicInteger
 import scala.collection.mutable
@@ -7,7 +9,7 @@ import org.apache.spark.SparkContext
 import org.apache.spark.scheduler.{SparkListener, SparkListenerApplicationEnd}
 import org.apache.spark.sql.SparkSession
 import versioned.core.{Engine, Image, WarehouseConfig}
-import versioned.spark.Settings
+import versioned.spark.session.Settings
 
 /**
  * Compaction off the commit path (ARCHITECTURE.md, "The path of a commit", step 5). A commit hands its
@@ -172,7 +174,7 @@ private[versioned] object Compactions {
       awaitTable(engine, repo, name)
       // the head again: a commit may have moved the branch meanwhile
       engine.writableHead(repo, b).flatMap { head =>
-        val req = WriteRequest(versioned.spark.TableIdent(repo, name), Some(b), WriteMode.Changes, None, upsert = false,
+        val req = WriteRequest(versioned.spark.session.TableIdent(repo, name), Some(b), WriteMode.Changes, None, upsert = false,
           "", "", location)
         val written = Compactor.maybeCompact(spark, engine, req, head, settings)
         Option.when(written > 0)((name, head.hash, written))

@@ -3,7 +3,8 @@ package versioned.spark.write
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.types.StructType
 import versioned.core._
-import versioned.spark._
+import versioned.core.format.CompactionPolicy
+import versioned.spark.session._
 import versioned.spark.format._
 import versioned.spark.read.VersionedScan
 
@@ -13,99 +14,15 @@ import versioned.spark.read.VersionedScan
  * not change; the original objects stay for history). Later commits build on the compacted form.
  */
 private[versioned] object Compactor {
-  def diffCount(f: Fragment, objects: Map[String, ObjectMeta]): Int = f.objects.count(id => objects(id).kind == ObjectKind.Diff)
+  /** The kernel's policy limits of a session's settings. */
+  def limits(settings: Settings): CompactionPolicy.Limits =
+    CompactionPolicy.Limits(settings.maxDiffRatio, settings.maxChain, settings.consolidateAfter, settings.fragmentRows)
 
-  private def snapRows(f: Fragment, objects: Map[String, ObjectMeta]): Long =
-    f.objects.map(objects).filter(_.kind == ObjectKind.Snap).map(_.rowCount).sum
-
-  /**
-   * Rows in a fragment's DIFFs relative to its SNAP's rows, or to `floor` rows when the SNAP is smaller
-   * (a DIFF-only chain counts as 1.0). The floor keeps a small fragment, such as the tail split off a
-   * growing table, from being rewritten after a handful of changes.
-   */
-  def diffRatio(f: Fragment, objects: Map[String, ObjectMeta], floor: Long = 0L): Double = {
-    val metas = f.objects.map(objects)
-    val snap = snapRows(f, objects)
-    val diffRows = metas.filter(_.kind == ObjectKind.Diff).map(_.rowCount).sum
-    if (diffRows == 0) 0.0 else if (snap == 0) 1.0 else diffRows.toDouble / math.max(snap, floor)
-  }
-
-  /** The ratio floor of a table version: its largest SNAP, capped at the target fragment size. */
-  def ratioFloor(frags: Seq[Fragment], objects: Map[String, ObjectMeta], targetRows: Long): Long =
-    math.min(targetRows, frags.map(snapRows(_, objects)).foldLeft(0L)(math.max))
-
-  /**
-   * The DIFFs at the end of a fragment's chain that were written by commits (not by an earlier
-   * consolidation, whose objects record the two or more DIFFs they merged as parents).
-   */
-  def trailingCommitDiffs(f: Fragment, objects: Map[String, ObjectMeta]): Seq[String] =
-    f.objects.reverse.takeWhile(id => objects(id).kind == ObjectKind.Diff && objects(id).parents.size <= 1).reverse
-
-  /**
-   * A tail split for a fragment over the ratio (not one over the chain limit only): possible when the table has one key column, the chain
-   * starts with a non-empty SNAP, and the merged changes at or below the SNAP's largest key stay under
-   * half the ratio (else the SNAP is rewritten, see [[DiffConsolidation.Split]]).
-   */
-  private def tailSplit(snap: TableSnapshot, f: Fragment, ratio: Double, floor: Long): Option[DiffConsolidation.Split] = {
+  /** The kernel's compaction policy ([[CompactionPolicy.plan]]) for one table version. */
+  def plan(snap: TableSnapshot, settings: Settings): CompactionPolicy.Plan = {
     val key = snap.layout.keyColumns
-    val head = f.objects.headOption.map(snap.objects)
-    for {
-      k <- key.headOption if key.size == 1 && !snap.layout.hidden
-      s <- head if s.kind == ObjectKind.Snap && s.rowCount > 0 && f.objects.size > 1
-      max <- s.maxValues.get(k)
-    } yield DiffConsolidation.Split(max, (ratio * math.max(s.rowCount, floor) / 2).toLong)
-  }
-
-  /**
-   * What the policy selects for one table version: fragments rewritten as one SNAP each, runs of DIFFs
-   * merged into one DIFF (fragment -> consecutive DIFF ids), tail splits tried first for some fragments.
-   */
-  final case class Plan(resnapshot: Set[Int], runs: Map[Int, Seq[String]], splits: Map[Int, DiffConsolidation.Split]) {
-    def isEmpty: Boolean = resnapshot.isEmpty && runs.isEmpty
-  }
-
-  /**
-   * The consolidated DIFFs (objects that record the two or more DIFFs they merged as parents) directly
-   * before a fragment's trailing commit DIFFs.
-   */
-  def consolidatedRun(f: Fragment, objects: Map[String, ObjectMeta]): Seq[String] = {
-    val before = f.objects.dropRight(trailingCommitDiffs(f, objects).size)
-    before.reverse.takeWhile(id => objects(id).kind == ObjectKind.Diff && objects(id).parents.size > 1).reverse
-  }
-
-  /**
-   * The default policy, per fragment (docs: bench/README.md, "Compaction policy"):
-   *  - a compacted SNAP once its DIFFs hold `maxDiffRatio` of its SNAP's rows (the SNAP's rows count at
-   *    least as the table's largest SNAP, capped at the target fragment size) or its chain reaches
-   *    `maxChain` DIFFs. Scans of a SNAP under DIFFs cost little more than the SNAP alone (the measured
-   *    curve), so the ratio is high (1.0): re-snapshotting is the expensive step (the whole fragment);
-   *  - otherwise tiered consolidation, which rewrites only changed rows: once `consolidateAfter` commit
-   *    DIFFs follow the last SNAP or consolidated DIFF they are merged into one (tier 1); once
-   *    `consolidateAfter` consolidated DIFFs are in a row (and fewer commit DIFFs follow), those are
-   *    merged into one (tier 2), so chains stay under about 2 x `consolidateAfter` objects;
-   *  - a fragment over the ratio, holding at least half the target fragment size, whose changes are
-   *    mostly keyed above its SNAP (appends) is split instead: the appended rows become a new fragment's
-   *    SNAP and the rest one merged DIFF.
-   */
-  def plan(snap: TableSnapshot, settings: Settings): Plan = {
-    val frags = snap.version.effectiveFragments
-    val objs = snap.objects
-    val ratio = settings.maxDiffRatio
-    val target = settings.fragmentRows
-    val floor = ratioFloor(frags, objs, target)
-    val after = settings.consolidateAfter
-    val overRatio = frags.indices.filter(i => diffRatio(frags(i), objs, floor) >= ratio).toSet
-    val resnapshot = overRatio ++ frags.indices.filter(i => diffCount(frags(i), objs) >= settings.maxChain)
-    // Only fragments at least half the target size are split: smaller ones are cheap to rewrite, and
-    // splitting them would leave a small table in many tiny fragments.
-    val splits = overRatio.filter(i => snapRows(frags(i), objs) >= target / 2)
-      .flatMap(i => tailSplit(snap, frags(i), ratio, floor).map(i -> _)).toMap
-    val runs = frags.indices.filterNot(resnapshot.contains).flatMap { i =>
-      val commits = trailingCommitDiffs(frags(i), objs)
-      if (commits.size >= after) Some(i -> commits)
-      else Some(consolidatedRun(frags(i), objs)).filter(_.size >= after).map(i -> _)
-    }.toMap
-    Plan(resnapshot, runs, splits)
+    CompactionPolicy.plan(snap.version.effectiveFragments, snap.objects,
+      Option.when(key.size == 1 && !snap.layout.hidden)(key.head), limits(settings))
   }
 
   /** How many first parents [[carried]] looks back for a compacted form. */
@@ -199,7 +116,7 @@ private[versioned] object Compactor {
       val keyType = snap.layout.keyTypes.head
       val written = c.divisions.map { d =>
         val bounds = (1 until d.parts).map(j => Values.toInternal(carriedForm(d.at + j).lower.get.head, keyType))
-        d -> work.divide(d.diffs.map(id => read.ObjectFile.of(snap.config, snap.objects(id))), d.diffs, bounds)
+        d -> work.divide(d.diffs.map(id => versioned.spark.read.ObjectFile.of(snap.config, snap.objects(id))), d.diffs, bounds)
       }
       val appended = written.flatMap { case (d, parts) => parts.zipWithIndex.collect { case (Some(m), j) => (d.at + j) -> m } }.toMap
       val next = carriedForm.zipWithIndex.map { case (f, i) => appended.get(i).fold(f)(m => f.copy(objects = f.objects :+ m.id)) }

@@ -3,7 +3,7 @@ package versioned.spark.write
 import java.util.UUID
 import java.util.concurrent.ConcurrentHashMap
 import versioned.core.Errors
-import versioned.spark.VersionedOptions
+import versioned.spark.session.VersionedOptions
 
 /**
  * Writes whose staged rows go to a handler instead of a commit: the operations of a transaction

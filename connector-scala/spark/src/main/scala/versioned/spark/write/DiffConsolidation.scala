@@ -11,7 +11,7 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.util.SerializableConfiguration
 import versioned.core.{ChangeKind, ObjectKind, ObjectMeta}
-import versioned.spark.{TableSnapshot, VersionedOptions}
+import versioned.spark.session.{TableSnapshot, VersionedOptions}
 import versioned.spark.format.{TableLayout, Values}
 import versioned.spark.read.{Conflation, ObjectFile, ObjectFiles}
 
@@ -27,11 +27,11 @@ import versioned.spark.read.{Conflation, ObjectFile, ObjectFiles}
 private[versioned] object DiffConsolidation {
 
   /**
-   * @param snapMax     canonical key of the fragment SNAP's largest row
-   * @param maxBodyRows when more merged rows than this stay at or below `snapMax`, nothing is written
-   *                    and the fragment needs a SNAP rewrite instead ([[Result.rewrite]])
+   * A tail split ([[versioned.core.format.CompactionPolicy.Split]]): when more merged rows than `maxBodyRows`
+   * stay at or below `snapMax`, nothing is written and the fragment needs a SNAP rewrite instead
+   * ([[Result.rewrite]]).
    */
-  final case class Split(snapMax: Any, maxBodyRows: Long)
+  type Split = versioned.core.format.CompactionPolicy.Split
 
   /** One fragment's work: merge `diffs` (consecutive, oldest first), optionally splitting off the tail. */
   final case class Task(fragment: Int, diffs: Seq[String], split: Option[Split] = None)
@@ -122,7 +122,7 @@ private[versioned] object DiffConsolidation {
    * too, but take a task slot from the commits).
    */
   def runOnDriver(snap: TableSnapshot, tasks: Seq[Task], work: Work, threads: Int): Map[Int, Result] =
-    versioned.spark.Jobs.onDriver(planned(snap, tasks), threads) { case (task, files) => work(task, files) }
+    versioned.spark.session.Jobs.onDriver(planned(snap, tasks), threads) { case (task, files) => work(task, files) }
       .map(r => r.fragment -> r).toMap
 
   /**

@@ -1,5 +1,7 @@
 package versioned.spark.write
 
+import versioned.core.format.WriteMode
+
 import versioned.spark.format.SparkKeys
 
 import scala.jdk.CollectionConverters._
@@ -92,7 +94,7 @@ private[versioned] object LocalCommit {
     val before = priors.flatMap(metas =>
       PriorImages.lookup(spark, target.config, layout, base, runs.map { case (f, kr) => f -> kr.map(_._1).toArray }, metas))
     val sink = ParquetSink.forObjects(spark, if (before.isDefined) PriorImages.diffSchema(layout) else layout.diffSchema, ObjectKind.Diff)
-    val written = versioned.spark.Jobs.onDriver(runs) { case (frag, changes) =>
+    val written = versioned.spark.session.Jobs.onDriver(runs) { case (frag, changes) =>
       val objects = new ObjectRuns(sink, target, ObjectKind.Diff, layout.keyColumns)
       val toDiff = change()
       val recorded = before.map(_(frag))

@@ -10,7 +10,7 @@ import org.apache.spark.sql.execution.datasources.FileFormat
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.StructType
 import versioned.core.{ObjectKind, ObjectMeta, TableVersion}
-import versioned.spark.Warehouses
+import versioned.spark.session.Warehouses
 import versioned.spark.format.Values
 import versioned.spark.read.{ObjectFile, ObjectFiles}
 

@@ -1,12 +1,15 @@
 package versioned.spark.write
 
+import versioned.core.format.WriteMode
+
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.distributions.{Distribution, Distributions}
 import org.apache.spark.sql.connector.expressions.SortOrder
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.types.StructType
 import versioned.core.{ObjectKind, ObjectMeta, TableVersion}
-import versioned.spark.{TableSnapshot, VersionedTable}
+import versioned.spark.session.TableHandle
+import versioned.spark.session.TableSnapshot
 import versioned.spark.format.TableLayout
 import versioned.spark.read.ChainRows
 
@@ -26,7 +29,7 @@ import versioned.spark.read.ChainRows
  * tasks' DIFFs over the base version give back exactly (each task's DIFF turns the base's rows of its key
  * range into the task's rows). Nothing the tasks wrote reaches the store unless the commit references it.
  */
-private[versioned] final class OverwriteWrite(table: VersionedTable, req: WriteRequest, base: TableSnapshot)
+private[versioned] final class OverwriteWrite(table: TableHandle, req: WriteRequest, base: TableSnapshot)
   extends Write with RequiresDistributionAndOrdering with BatchWrite {
   private val layout = base.layout
   private val lease = new WriteLease(table, req.ident.repo, "write")
@@ -57,26 +60,6 @@ private[versioned] final class OverwriteWrite(table: VersionedTable, req: WriteR
 
 private[versioned] object OverwriteWrite {
   private[write] val log = org.slf4j.LoggerFactory.getLogger(getClass)
-
-  /**
-   * The table version a write of `schema` overwrites in one pass, judged on the branch head now: an
-   * overwrite of an existing keyed table with the same columns and key, not part of a transaction, without
-   * `deleteColumn` or an expected head. Anything else, or anything that cannot be decided here, stays with
-   * [[StagedWrite]], which raises the same errors as before. The commit checks the head again.
-   */
-  def baseFor(table: VersionedTable, req: WriteRequest, schema: StructType): Option[TableSnapshot] = try {
-    if (req.mode != WriteMode.Overwrite || req.deleteColumn.isDefined || req.expectedHead.isDefined ||
-      DeferredWrites.of(req.options).isDefined) return None
-    val engine = table.engine
-    val repo = req.ident.repo
-    val branch = req.branch.getOrElse(engine.defaultBranchOrConfig(repo))
-    for {
-      head <- engine.writableHead(repo, branch)
-      current <- engine.tableOption(repo, head.hash, req.ident.table)
-      if current.primaryKey.nonEmpty && !current.hiddenKey && req.primaryKey.forall(_ == current.primaryKey) &&
-        TableLayout.sameColumns(TableLayout.of(current).schema, StagedWrite.nullable(schema).asInstanceOf[StructType])
-    } yield TableSnapshot.load(engine, repo, req.ident.table, head)
-  } catch { case scala.util.control.NonFatal(_) => None }
 }
 
 /**

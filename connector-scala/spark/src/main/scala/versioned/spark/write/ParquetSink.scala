@@ -22,12 +22,8 @@ private[versioned] final class ParquetSink(factory: OutputWriterFactory, conf: S
 }
 
 private[versioned] object ParquetSink {
-  /**
-   * Most rows per Parquet page of an object (Parquet's default is 20,000). A lookup of scattered keys
-   * reads one page per key at most, so with 2,000 rows per page 1,000 changed keys in 10M rows decode at
-   * most a fifth of the table; page headers and indexes add under 1% to the file, and full scans are as fast.
-   */
-  val PageRows: Int = 2000
+  /** Most rows per Parquet page of an object ([[versioned.core.format.ObjectShape.PageRows]]). */
+  val PageRows: Int = versioned.core.format.ObjectShape.PageRows
 
   /** Parquet format version of data pages (Spark reads both; Parquet's default is v1). */
   val WriterVersion: String = "PARQUET_2_0"
@@ -54,5 +50,5 @@ private[versioned] object ParquetSink {
    * `spark.versioned.write.diffCompression` (zstd, Iceberg's default codec).
    */
   def forObjects(spark: SparkSession, schema: StructType, kind: String): ParquetSink =
-    prepare(spark, schema, if (kind == versioned.core.ObjectKind.Diff) Map("compression" -> versioned.spark.Warehouses.diffCompression(spark)) else Map.empty)
+    prepare(spark, schema, if (kind == versioned.core.ObjectKind.Diff) Map("compression" -> versioned.spark.session.Warehouses.diffCompression(spark)) else Map.empty)
 }

@@ -4,7 +4,8 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.functions.{lit, when}
 import org.apache.spark.sql.types.ByteType
 import versioned.core._
-import versioned.spark.{TableIdent, TableSnapshot, VersionedOptions}
+import versioned.spark.session.TableIdent
+import versioned.spark.session.{TableSnapshot, VersionedOptions}
 import versioned.spark.format.TableLayout
 import versioned.spark.format.Columns.col
 import versioned.spark.diff.{DiffShape, TableDiff}

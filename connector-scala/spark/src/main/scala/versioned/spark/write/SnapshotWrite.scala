@@ -1,5 +1,7 @@
 package versioned.spark.write
 
+import versioned.core.format.WriteMode
+
 import versioned.spark.format.SparkKeys
 import versioned.core.format.KeyOrder
 
@@ -10,7 +12,8 @@ import org.apache.spark.sql.connector.expressions.{Expressions, NamedReference, 
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.types.StructType
 import versioned.core.{Fragment, ObjectKind, ObjectMeta, TableVersion}
-import versioned.spark.{VersionedTable, Warehouses}
+import versioned.spark.session.TableHandle
+import versioned.spark.session.Warehouses
 import versioned.spark.format.{TableLayout, Values}
 
 /**
@@ -41,7 +44,7 @@ private[versioned] final case class SnapshotPart(partition: Int, objects: Seq[Wr
  * goes through [[CommitPlanner.commit]], the one commit path, which also plans from the objects as
  * staged rows when the branch moved so that the write no longer makes a SNAP.
  */
-private[versioned] final class SnapshotWrite(table: VersionedTable, req: WriteRequest, layout: TableLayout)
+private[versioned] final class SnapshotWrite(table: TableHandle, req: WriteRequest, layout: TableLayout)
   extends Write with RequiresDistributionAndOrdering with BatchWrite {
   private val lease = new WriteLease(table, req.ident.repo, "write")
   private val fragmentRows = Warehouses.fragmentRows(SparkSession.active)
@@ -75,30 +78,6 @@ private[versioned] final class SnapshotWrite(table: VersionedTable, req: WriteRe
 }
 
 private[versioned] object SnapshotWrite {
-  /**
-   * Whether a write of `schema` to `table` makes a new SNAP, judged on the branch head now: a keyed
-   * write (explicit, non-empty `primaryKey`), not part of a transaction, without `deleteColumn`, to a
-   * table that does not exist, or an overwrite that changes its columns or key. Anything that cannot be
-   * decided here (a bad key, a tag) stays with [[StagedWrite]], which raises the same errors as before.
-   * The decision is taken again at commit, on the head the commit builds on.
-   */
-  def layoutFor(table: VersionedTable, req: WriteRequest, schema: StructType): Option[TableLayout] = try {
-    val pk = req.primaryKey.filter(_.nonEmpty)
-    if (pk.isEmpty || req.deleteColumn.isDefined || req.expectedHead.isDefined || req.mode == WriteMode.Changes ||
-      DeferredWrites.of(req.options).isDefined) return None
-    val layout = TableLayout.create(StagedWrite.nullable(schema).asInstanceOf[StructType], pk.get)
-    val engine = table.engine
-    val branch = req.branch.getOrElse(engine.defaultBranchOrConfig(req.ident.repo))
-    val current = engine.writableHead(req.ident.repo, branch)
-      .flatMap(h => engine.tableOption(req.ident.repo, h.hash, req.ident.table))
-    val snap = current match {
-      case None => true
-      case Some(c) => req.mode == WriteMode.Overwrite &&
-        !(TableLayout.sameColumns(TableLayout.of(c).schema, layout.schema) && c.primaryKey == layout.primaryKey)
-    }
-    if (snap) Some(layout) else None
-  } catch { case scala.util.control.NonFatal(_) => None }
-
   /**
    * The tasks' objects in key order when the tasks' runs do not overlap (each task's objects are in key
    * order already): tasks ordered by their first keys, each ending below the next one's first key.

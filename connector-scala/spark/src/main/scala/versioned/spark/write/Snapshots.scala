@@ -2,7 +2,7 @@ package versioned.spark.write
 
 import org.apache.spark.sql.SparkSession
 import versioned.core._
-import versioned.spark.TableSnapshot
+import versioned.spark.session.TableSnapshot
 
 /** One table of one image that [[Snapshots.materialize]] compacted. */
 final case class MaterializedTable(image: String, table: String, fragments: Int, objects: Int)
@@ -16,7 +16,7 @@ final case class MaterializedTable(image: String, table: String, fragments: Int,
  */
 private[versioned] object Snapshots {
   def materialize(spark: SparkSession, engine: Engine, repo: String, locationOptions: Map[String, String]): Seq[MaterializedTable] =
-    versioned.spark.Jobs.described(spark, s"materialize $repo")(materializeAll(spark, engine, repo, locationOptions))
+    versioned.spark.session.Jobs.described(spark, s"materialize $repo")(materializeAll(spark, engine, repo, locationOptions))
 
   private def materializeAll(spark: SparkSession, engine: Engine, repo: String,
                              locationOptions: Map[String, String]): Seq[MaterializedTable] = {
@@ -26,7 +26,7 @@ private[versioned] object Snapshots {
       engine.tables(repo, hash).flatMap { t =>
         val snap = TableSnapshot.load(engine, repo, t.name, image)
         val frags = snap.version.effectiveFragments
-        val todo = frags.indices.filter(i => Compactor.diffCount(frags(i), snap.objects) > 0).toSet
+        val todo = frags.indices.filter(i => versioned.core.format.CompactionPolicy.diffCount(frags(i), snap.objects) > 0).toSet
         if (todo.isEmpty) None
         else {
           val written = Compactor.compact(spark, engine, snap, todo, locationOptions)

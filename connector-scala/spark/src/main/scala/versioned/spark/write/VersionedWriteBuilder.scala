@@ -1,15 +1,17 @@
 package versioned.spark.write
 
+import versioned.core.format.WriteMode
+
 import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
-import versioned.spark.VersionedTable
+import versioned.spark.session.TableHandle
 
 /**
  * Append by default; `truncate()` (DataFrame mode "overwrite", INSERT OVERWRITE) makes the data the new content.
  * A write that makes a new SNAP is a [[SnapshotWrite]]; a keyed overwrite of a table with the data's shape an
- * [[OverwriteWrite]]; every other a [[StagedWrite]].
+ * [[OverwriteWrite]]; every other a [[StagedWrite]] (the kernel's `CommitPath.write`, [[WritePaths]]).
  */
-private[versioned] final class VersionedWriteBuilder(table: VersionedTable, info: LogicalWriteInfo)
+private[versioned] final class VersionedWriteBuilder(table: TableHandle, info: LogicalWriteInfo)
   extends WriteBuilder with SupportsTruncate {
   private var mode: WriteMode = WriteMode.Append
 
@@ -18,12 +20,6 @@ private[versioned] final class VersionedWriteBuilder(table: VersionedTable, info
   override def build(): Write = {
     val options = table.options ++ info.options().asCaseSensitiveMap().asScala
     val req = WriteRequests.from(table, options, mode)
-    SnapshotWrite.layoutFor(table, req, info.schema()) match {
-      case Some(layout) => new SnapshotWrite(table, req, layout) // a new SNAP: written in one pass by the tasks
-      case None => OverwriteWrite.baseFor(table, req, info.schema()) match {
-        case Some(base) => new OverwriteWrite(table, req, base) // changed rows only: written in one pass by the tasks
-        case None => new StagedWrite(table, req, info.schema())
-      }
-    }
+    WritePaths.writeFor(table, req, info.schema()) // the kernel's CommitPath decides
   }
 }

@@ -1,8 +1,11 @@
 package versioned.spark.write
 
+import versioned.core.format.WriteMode
+
 import org.apache.spark.sql.SparkSession
 import versioned.core.Errors
-import versioned.spark.{Settings, VersionedOptions, VersionedTable}
+import versioned.spark.session.TableHandle
+import versioned.spark.session.{Settings, VersionedOptions}
 
 /**
  * Builds a [[WriteRequest]] from write options, with defaults for author and message. Every write
@@ -10,7 +13,7 @@ import versioned.spark.{Settings, VersionedOptions, VersionedTable}
  * `primaryKey`, `upsert`) and the session's settings are validated.
  */
 private[versioned] object WriteRequests {
-  def from(table: VersionedTable, options: Map[String, String], mode: WriteMode): WriteRequest = {
+  def from(table: TableHandle, options: Map[String, String], mode: WriteMode): WriteRequest = {
     VersionedOptions.validate(options, VersionedOptions.WriteOptions, "writes to the versioned format")
     DeferredWrites.of(options) // an internal token must name a live handler before anything is staged
     val settings = Settings.of(SparkSession.active).checkedForWrites()
@@ -18,7 +21,7 @@ private[versioned] object WriteRequests {
     def opt(k: String) = o.get(k.toLowerCase).filter(_.nonEmpty)
     val pk = o.get(VersionedOptions.PrimaryKey.toLowerCase).map(VersionedOptions.primaryKey)
     val upsert = o.get(VersionedOptions.Upsert.toLowerCase).exists(VersionedOptions.boolean(VersionedOptions.Upsert, _))
-    val author = opt(VersionedOptions.Author).orElse(settings.author).getOrElse(System.getProperty("user.name", "unknown"))
+    val author = settings.authorOr(opt(VersionedOptions.Author))
     if (o.get(VersionedOptions.DeleteColumn.toLowerCase).exists(_.trim.isEmpty)) throw Errors.invalidOption(
       s"Option '${VersionedOptions.DeleteColumn}' is empty: name the boolean column whose true rows delete their key, " +
         "or leave the option out for a plain append.")

@@ -132,7 +132,7 @@ class DmlSuite extends CatalogSuiteBase {
   }
 
   test("DML with a short chain limit: results stay exact and chains stay short") {
-    spark.conf.set(versioned.spark.VersionedOptions.ConfMaxChain, "3")
+    spark.conf.set(versioned.spark.session.VersionedOptions.ConfMaxChain, "3")
     try {
       sql("CREATE NAMESPACE c.r")
       sql("CREATE TABLE c.r.t TBLPROPERTIES ('primaryKey' = 'id') AS SELECT CAST(id AS INT) AS id, 'v' AS v FROM range(120)")
@@ -150,7 +150,7 @@ class DmlSuite extends CatalogSuiteBase {
       assert(read("r.t").count() == expected.size)
       val t = tableAt("r", "t").get
       assert(t.compacted.isDefined || t.fragments.forall(_.objects.size <= 4), t)
-    } finally spark.conf.unset(versioned.spark.VersionedOptions.ConfMaxChain)
+    } finally spark.conf.unset(versioned.spark.session.VersionedOptions.ConfMaxChain)
   }
 
   test("a commit to another table that lands while a statement runs is kept, and the statement is rebased on it") {

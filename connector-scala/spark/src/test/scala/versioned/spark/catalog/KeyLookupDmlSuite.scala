@@ -9,7 +9,7 @@ import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.util.QueryExecutionListener
 import versioned.core.ErrorClass
-import versioned.spark.VersionedOptions
+import versioned.spark.session.VersionedOptions
 import versioned.spark.api.TableApi
 import versioned.spark.read.ScanMetrics
 

@@ -5,7 +5,8 @@ import java.nio.file.Files
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.types._
 import versioned.core._
-import versioned.spark.{VersionedOptions, VersionedTestBase}
+import versioned.spark.VersionedTestBase
+import versioned.spark.session.VersionedOptions
 
 /**
  * Before-images (write option `beforeImages`): commits record each key's row in the chain they follow, a diff

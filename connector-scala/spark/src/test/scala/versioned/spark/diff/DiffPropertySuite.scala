@@ -5,7 +5,8 @@ import scala.util.Random
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.types._
 import versioned.core.{Image, Revision}
-import versioned.spark.{VersionedOptions, VersionedTestBase}
+import versioned.spark.VersionedTestBase
+import versioned.spark.session.VersionedOptions
 import versioned.spark.api.VersionedApi
 
 /**

@@ -2,7 +2,8 @@ package versioned.spark.merge
 
 import org.apache.spark.sql.Row
 import versioned.core.ErrorClass
-import versioned.spark.diff.{FragmentDiff, MergeInputs, TableDiff}
+import versioned.spark.diff.{FragmentDiff, TableDiff}
+import versioned.spark.merge.MergeInputs
 
 /** Merge through the public API: the rules of docs/MERGE.md, one case each, and the merge commit's shape. */
 class MergeSuite extends MergeTestBase {

@@ -2,7 +2,8 @@ package versioned.spark.read
 
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.types._
-import versioned.spark.{VersionedOptions, VersionedTestBase}
+import versioned.spark.VersionedTestBase
+import versioned.spark.session.VersionedOptions
 
 /**
  * The executor's cache of conflated DIFF chains ([[DiffCache]]) against an oracle: scans with key filters

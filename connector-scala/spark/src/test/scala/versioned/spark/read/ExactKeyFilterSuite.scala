@@ -2,7 +2,8 @@ package versioned.spark.read
 
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.types._
-import versioned.spark.{VersionedOptions, VersionedTestBase}
+import versioned.spark.VersionedTestBase
+import versioned.spark.session.VersionedOptions
 
 /**
  * Filters that are exactly a set of values of an integral first key are applied by the scan's readers, so Spark

@@ -5,7 +5,8 @@ import org.apache.spark.sql.connector.expressions.{Expression, Expressions}
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.types._
-import versioned.spark.{VersionedOptions, VersionedTestBase}
+import versioned.spark.VersionedTestBase
+import versioned.spark.session.VersionedOptions
 
 /**
  * Runtime filters on the key (`SupportsRuntimeV2Filtering`, as MERGE and UPDATE receive them) arrive after

@@ -6,7 +6,8 @@ import org.apache.spark.sql.connector.read.Scan
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.types._
 import org.apache.spark.util.SerializableConfiguration
-import versioned.spark.{VersionedOptions, VersionedTestBase}
+import versioned.spark.VersionedTestBase
+import versioned.spark.session.VersionedOptions
 
 /**
  * Planning a scan is cheap: Spark's columnar question is answered without building Parquet readers (each

@@ -8,7 +8,8 @@ import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.types._
 import versioned.core._
 import versioned.core.TestMetastores
-import versioned.spark.{VersionedOptions, VersionedTestBase}
+import versioned.spark.VersionedTestBase
+import versioned.spark.session.VersionedOptions
 import versioned.spark.api.VersionedApi
 import versioned.spark.catalog.VersionedCatalog
 import versioned.spark.merge.MergeOutcome

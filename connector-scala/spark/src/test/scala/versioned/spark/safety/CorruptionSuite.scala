@@ -16,7 +16,7 @@ class CorruptionSuite extends VersionedSparkSuite {
   // The setup's upserts (about 14% of each fragment) and the compaction test below cross a 10% DIFF/SNAP
   // ratio, so the objects flipped here are the SNAPs every scan reads and the compaction reads the SNAP
   // (the default ratio, 1.0, would keep the DIFFs).
-  override protected def extraConf: Map[String, String] = Map(versioned.spark.VersionedOptions.ConfMaxDiffRatio -> "0.1")
+  override protected def extraConf: Map[String, String] = Map(versioned.spark.session.VersionedOptions.ConfMaxDiffRatio -> "0.1")
 
   private def objectFile(id: String): File = new File(warehouse, ObjectMeta.relativePath(id))
 

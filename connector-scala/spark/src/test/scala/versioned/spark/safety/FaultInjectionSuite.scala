@@ -161,9 +161,9 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
         assert(o.status == versioned.spark.merge.MergeOutcome.Merged, o.status)
       }
       def after(k: Int, cur: Set[Row]): Set[Row] = cur.filterNot(_.getInt(0) == k) ++ Set(Row(k, s"s$k"), Row(200 + k, s"n$k"))
-      if (tasks) spark.conf.set(versioned.spark.VersionedOptions.ConfLocalCommitMaxRows, "0")
+      if (tasks) spark.conf.set(versioned.spark.session.VersionedOptions.ConfLocalCommitMaxRows, "0")
       try raisesOrCommits("r", "t", merge, after, prepare, byTasks = tasks)
-      finally spark.conf.unset(versioned.spark.VersionedOptions.ConfLocalCommitMaxRows)
+      finally spark.conf.unset(versioned.spark.session.VersionedOptions.ConfLocalCommitMaxRows)
     }
   }
 
@@ -188,7 +188,7 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
       cur => { val byId = cur.map(r => r.getInt(0) -> r).toMap; (byId + (k -> Row(k, s"u$k")) + ((200 + k) -> Row(200 + k, s"n$k"))).values.toSet })
     val h = eng.resolve("r", Revision.Spec("main"))
     val ids = eng.table("r", h, "t").fragments.flatMap(_.objects)
-    assert(eng.objects(ids).values.exists(_.minValues.contains(versioned.spark.VersionedOptions.PriorChainColumn)),
+    assert(eng.objects(ids).values.exists(_.minValues.contains(versioned.spark.session.VersionedOptions.PriorChainColumn)),
       "the upserts should have recorded before-images")
   }
 

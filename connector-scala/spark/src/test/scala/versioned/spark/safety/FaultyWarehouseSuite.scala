@@ -1,7 +1,8 @@
 package versioned.spark.safety
 
 import versioned.core.{Engine, WarehouseConfig}
-import versioned.spark.{VersionedOptions, VersionedSparkSuite}
+import versioned.spark.VersionedSparkSuite
+import versioned.spark.session.VersionedOptions
 
 /**
  * A suite whose warehouse is on the [[FaultyFileSystem]] (scheme `faulty:`, SQLite metastore in the

@@ -5,7 +5,8 @@ import java.util.concurrent.atomic.{AtomicBoolean, AtomicInteger}
 import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.Row
 import versioned.core._
-import versioned.spark.{VersionedOptions, VersionedSparkSuite}
+import versioned.spark.VersionedSparkSuite
+import versioned.spark.session.VersionedOptions
 import versioned.spark.write.Snapshots
 
 /**
@@ -25,7 +26,7 @@ class GcRaceSuite extends VersionedSparkSuite {
     try race() finally spark.conf.unset(VersionedOptions.ConfMetastoreUrl)
   }
 
-  private def eng: Engine = versioned.spark.Warehouses.engine(spark, Map.empty[String, String])
+  private def eng: Engine = versioned.spark.session.Warehouses.engine(spark, Map.empty[String, String])
 
   private def race(): Unit = {
     val s = spark; import s.implicits._

@@ -3,7 +3,8 @@ package versioned.spark.write
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.types._
 import versioned.core.{ErrorClass, Hashing, ObjectKind, TableVersion}
-import versioned.spark.{VersionedOptions, VersionedTestBase}
+import versioned.spark.VersionedTestBase
+import versioned.spark.session.VersionedOptions
 
 /**
  * Keyed overwrites of a table with the same columns and key take the one-pass path ([[OverwriteWrite]]):

@@ -1,4 +1,4 @@
-package versioned.spark
+package versioned.spark.session
 
 import versioned.core.{Errors, Revision}
 

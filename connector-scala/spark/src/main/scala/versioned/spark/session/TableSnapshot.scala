@@ -1,4 +1,4 @@
-package versioned.spark
+package versioned.spark.session
 
 import versioned.spark.format.TableLayout
 
@@ -26,22 +26,12 @@ private[versioned] final case class TableSnapshot(
 }
 
 private[versioned] object TableSnapshot {
-  def load(engine: Engine, repo: String, table: String, image: Image): TableSnapshot = {
-    val v = engine.table(repo, image, table)
+  def load(engine: Engine, repo: String, table: String, image: Image): TableSnapshot =
+    of(engine, repo, image, engine.table(repo, image, table))
+
+  /** The snapshot of a table version already fetched: one more metastore query, for its objects' records. */
+  def of(engine: Engine, repo: String, image: Image, v: TableVersion): TableSnapshot = {
     val ids = (v.fragments ++ v.compacted.toSeq.flatten).flatMap(_.objects)
-    TableSnapshot(engine.config, repo, table, image, v, engine.objects(ids))
-  }
-}
-
-/** `repo.table`, validated. */
-private[versioned] final case class TableIdent(repo: String, table: String) {
-  override def toString: String = s"$repo.$table"
-}
-
-private[versioned] object TableIdent {
-  def parse(s: String): TableIdent = Option(s).map(_.split('.')) match {
-    case Some(Array(r, t)) => TableIdent(Names.validate(Names.Repository, r), Names.validate(Names.Table, t))
-    case _ => throw new InvalidNameException(
-      s"Table path '$s' must have the form '<repository>.<table>', e.g. load(\"sales.orders\").")
+    TableSnapshot(engine.config, repo, v.name, image, v, engine.objects(ids))
   }
 }

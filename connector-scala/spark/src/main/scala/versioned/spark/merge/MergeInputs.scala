@@ -1,11 +1,13 @@
-package versioned.spark.diff
+package versioned.spark.merge
 
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.types.StructType
 import versioned.core.{Fragment, Image, ObjectKind, ObjectMeta}
-import versioned.spark.{TableIdent, TableSnapshot, Warehouses}
+import versioned.spark.session.TableIdent
+import versioned.spark.session.{TableSnapshot, Warehouses}
 import versioned.spark.format.TableLayout
+import versioned.spark.diff.{DiffPlan, DiffShape, FastDiff, FragmentDiff}
 
 /**
  * The inputs of a keyed three-way merge of one table, read from the objects each side added since the

@@ -1,4 +1,4 @@
-package versioned.spark
+package versioned.spark.session
 
 import org.apache.spark.sql.SparkSession
 import versioned.core.{Engine, Errors, WarehouseConfig}

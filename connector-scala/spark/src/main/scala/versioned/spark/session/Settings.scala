@@ -1,4 +1,4 @@
-package versioned.spark
+package versioned.spark.session
 
 import scala.util.Try
 import org.apache.spark.network.util.JavaUtils
@@ -72,6 +72,10 @@ final class Settings private (conf: Map[String, String]) {
     codec
   }.getOrElse(DefaultDiffCompression)
   def beforeImages: Boolean = bool(ConfBeforeImages, default = false)
+
+  /** The author of a commit: `explicit` when given, else `spark.versioned.author`, else the JVM's user. */
+  def authorOr(explicit: Option[String]): String =
+    explicit.filter(_.nonEmpty).orElse(author).getOrElse(System.getProperty("user.name", "unknown"))
 }
 
 object Settings {

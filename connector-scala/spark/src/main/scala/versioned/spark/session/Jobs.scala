@@ -1,4 +1,4 @@
-package versioned.spark
+package versioned.spark.session
 
 import java.util.concurrent.{Callable, ExecutionException}
 import org.apache.spark.sql.SparkSession

@@ -1,0 +1,70 @@
+package versioned.core.format
+
+/**
+ * The choice of a write's path, as one function of the request and of the table it builds on. Made twice
+ * per write with the same rules: when the write is built ([[write]]: which tasks run) and when it commits
+ * ([[step]]: how the driver turns what the tasks produced into a table version), the second time on the
+ * head the commit builds on.
+ */
+object CommitPath {
+  /**
+   * What the path depends on in a request: its mode, `upsert`, whether it names a primary key, has a
+   * delete-marker column, expects a head (compare-and-swap on a given commit), or is part of a transaction.
+   */
+  final case class Request(mode: WriteMode, upsert: Boolean, keyGiven: Boolean, deleteColumn: Boolean,
+                           expectedHead: Boolean, inTransaction: Boolean)
+
+  /**
+   * The table on the head: whether it exists, whether it has the data's columns and the key the write
+   * implies (`sameShape`), and whether it has a primary key.
+   */
+  final case class Target(exists: Boolean, sameShape: Boolean, keyed: Boolean)
+
+  /** The write's tasks. */
+  sealed trait Write
+  /** Tasks sort their rows by key and write a new SNAP in one pass (a new table, or a new shape by overwrite). */
+  case object OnePassSnapshot extends Write
+  /** Tasks compare their sorted rows with the current rows of their key range and write only changed rows. */
+  case object OnePassOverwrite extends Write
+  /** Tasks stage their rows (a small upsert's rows stay in memory); the driver plans the commit. */
+  case object Staged extends Write
+
+  /** Whether the write's tasks may depend on the table (else they always stage: no need to look it up). */
+  def dependsOnTable(r: Request): Boolean =
+    !(r.deleteColumn || r.expectedHead || r.inTransaction || r.mode == WriteMode.Changes)
+
+  def write(r: Request, t: Target): Write =
+    if (!dependsOnTable(r)) Staged
+    else if (r.keyGiven && (!t.exists || (r.mode == WriteMode.Overwrite && !t.sameShape))) OnePassSnapshot
+    else if (r.mode == WriteMode.Overwrite && t.exists && t.keyed && t.sameShape) OnePassOverwrite
+    else Staged
+
+  /** What the tasks of a write handed to the driver. */
+  final case class Produced(localRows: Boolean, overwriteDiffs: Boolean, snapshotObjects: Boolean)
+
+  /** How the driver commits. */
+  sealed trait Step
+  /** A small upsert whose rows are on the driver: the driver writes the DIFFs (the changes follow from the rows). */
+  case object LocalUpsert extends Step
+  /** Computed changes already on the driver: the driver writes them. */
+  case object LocalChanges extends Step
+  /** Computed changes as a distributed frame: counted, then written by the driver or by jobs. */
+  case object ComputedChanges extends Step
+  /** The DIFFs the overwrite's tasks wrote over the version on the head (planned from their rows if unusable). */
+  case object TaskDiffs extends Step
+  /** The SNAP objects the tasks wrote (planned from their rows if unusable). */
+  case object TaskSnapshot extends Step
+  /** Validation, change computation and object writing as Spark jobs. */
+  case object Distributed extends Step
+
+  def step(r: Request, t: Target, p: Produced): Step = {
+    val onShape = t.exists && t.sameShape
+    if (p.localRows && onShape && r.mode == WriteMode.Append && r.upsert && t.keyed) LocalUpsert
+    else if (p.localRows && onShape && r.mode == WriteMode.Changes) LocalChanges
+    else if (p.localRows) Distributed
+    else if (onShape && r.mode == WriteMode.Changes) ComputedChanges
+    else if (onShape && p.overwriteDiffs && r.mode == WriteMode.Overwrite) TaskDiffs
+    else if (p.snapshotObjects) TaskSnapshot
+    else Distributed
+  }
+}

@@ -1,0 +1,106 @@
+package versioned.core.format
+
+import versioned.core.{Fragment, ObjectKind, ObjectMeta}
+
+/**
+ * The compaction policy: which fragments of a table version are rewritten, and how, decided from the
+ * metastore's object records alone (docs: bench/README.md, "Compaction policy"). Per fragment:
+ *  - a compacted SNAP once its DIFFs hold `maxDiffRatio` of its SNAP's rows (the SNAP's rows count at
+ *    least as the table's largest SNAP, capped at the target fragment size) or its chain reaches
+ *    `maxChain` DIFFs. Scans of a SNAP under DIFFs cost little more than the SNAP alone (the measured
+ *    curve), so the ratio is high (1.0): re-snapshotting is the expensive step (the whole fragment);
+ *  - otherwise tiered consolidation, which rewrites only changed rows: once `consolidateAfter` commit
+ *    DIFFs follow the last SNAP or consolidated DIFF they are merged into one (tier 1); once
+ *    `consolidateAfter` consolidated DIFFs are in a row (and fewer commit DIFFs follow), those are
+ *    merged into one (tier 2), so chains stay under about 2 x `consolidateAfter` objects;
+ *  - a fragment over the ratio, holding at least half the target fragment size, whose changes are
+ *    mostly keyed above its SNAP (appends) is split instead: the appended rows become a new fragment's
+ *    SNAP and the rest one merged DIFF.
+ */
+object CompactionPolicy {
+  /** The policy's settings (`spark.versioned.compaction.*`, `spark.versioned.fragment.targetRows`). */
+  final case class Limits(maxDiffRatio: Double, maxChain: Int, consolidateAfter: Int, fragmentRows: Long)
+
+  /**
+   * A tail split: the merged changes keyed at or below `snapMax` (the SNAP's largest key, canonical) stay a
+   * DIFF of at most `maxBodyRows` rows; those above become a new fragment's SNAP.
+   */
+  final case class Split(snapMax: Any, maxBodyRows: Long)
+
+  /**
+   * What the policy selects for one table version: fragments rewritten as one SNAP each, runs of DIFFs
+   * merged into one DIFF (fragment -> consecutive DIFF ids), tail splits tried first for some fragments.
+   */
+  final case class Plan(resnapshot: Set[Int], runs: Map[Int, Seq[String]], splits: Map[Int, Split]) {
+    def isEmpty: Boolean = resnapshot.isEmpty && runs.isEmpty
+  }
+
+  def diffCount(f: Fragment, objects: Map[String, ObjectMeta]): Int = f.objects.count(id => objects(id).kind == ObjectKind.Diff)
+
+  private def snapRows(f: Fragment, objects: Map[String, ObjectMeta]): Long =
+    f.objects.map(objects).filter(_.kind == ObjectKind.Snap).map(_.rowCount).sum
+
+  /**
+   * Rows in a fragment's DIFFs relative to its SNAP's rows, or to `floor` rows when the SNAP is smaller
+   * (a DIFF-only chain counts as 1.0). The floor keeps a small fragment, such as the tail split off a
+   * growing table, from being rewritten after a handful of changes.
+   */
+  def diffRatio(f: Fragment, objects: Map[String, ObjectMeta], floor: Long = 0L): Double = {
+    val metas = f.objects.map(objects)
+    val snap = snapRows(f, objects)
+    val diffRows = metas.filter(_.kind == ObjectKind.Diff).map(_.rowCount).sum
+    if (diffRows == 0) 0.0 else if (snap == 0) 1.0 else diffRows.toDouble / math.max(snap, floor)
+  }
+
+  /** The ratio floor of a table version: its largest SNAP, capped at the target fragment size. */
+  def ratioFloor(frags: Seq[Fragment], objects: Map[String, ObjectMeta], targetRows: Long): Long =
+    math.min(targetRows, frags.map(snapRows(_, objects)).foldLeft(0L)(math.max))
+
+  /**
+   * The DIFFs at the end of a fragment's chain that were written by commits (not by an earlier
+   * consolidation, whose objects record the two or more DIFFs they merged as parents).
+   */
+  def trailingCommitDiffs(f: Fragment, objects: Map[String, ObjectMeta]): Seq[String] =
+    f.objects.reverse.takeWhile(id => objects(id).kind == ObjectKind.Diff && objects(id).parents.size <= 1).reverse
+
+  /**
+   * The consolidated DIFFs (objects that record the two or more DIFFs they merged as parents) directly
+   * before a fragment's trailing commit DIFFs.
+   */
+  def consolidatedRun(f: Fragment, objects: Map[String, ObjectMeta]): Seq[String] = {
+    val before = f.objects.dropRight(trailingCommitDiffs(f, objects).size)
+    before.reverse.takeWhile(id => objects(id).kind == ObjectKind.Diff && objects(id).parents.size > 1).reverse
+  }
+
+  /**
+   * A tail split for a fragment over the ratio (not one over the chain limit only): possible when the table
+   * has one key column (`singleKey`), the chain starts with a non-empty SNAP, and the merged changes at or
+   * below the SNAP's largest key stay under half the ratio (else the SNAP is rewritten).
+   */
+  private def tailSplit(f: Fragment, objects: Map[String, ObjectMeta], singleKey: Option[String], ratio: Double,
+                        floor: Long): Option[Split] = for {
+    k <- singleKey
+    s <- f.objects.headOption.map(objects) if s.kind == ObjectKind.Snap && s.rowCount > 0 && f.objects.size > 1
+    max <- s.maxValues.get(k)
+  } yield Split(max, (ratio * math.max(s.rowCount, floor) / 2).toLong)
+
+  /**
+   * The plan for the effective fragments `frags` of a table version whose objects are `objects`;
+   * `singleKey` names the key column of a table keyed by one column (tail splits need one).
+   */
+  def plan(frags: Seq[Fragment], objects: Map[String, ObjectMeta], singleKey: Option[String], limits: Limits): Plan = {
+    val floor = ratioFloor(frags, objects, limits.fragmentRows)
+    val overRatio = frags.indices.filter(i => diffRatio(frags(i), objects, floor) >= limits.maxDiffRatio).toSet
+    val resnapshot = overRatio ++ frags.indices.filter(i => diffCount(frags(i), objects) >= limits.maxChain)
+    // Only fragments at least half the target size are split: smaller ones are cheap to rewrite, and
+    // splitting them would leave a small table in many tiny fragments.
+    val splits = overRatio.filter(i => snapRows(frags(i), objects) >= limits.fragmentRows / 2)
+      .flatMap(i => tailSplit(frags(i), objects, singleKey, limits.maxDiffRatio, floor).map(i -> _)).toMap
+    val runs = frags.indices.filterNot(resnapshot.contains).flatMap { i =>
+      val commits = trailingCommitDiffs(frags(i), objects)
+      if (commits.size >= limits.consolidateAfter) Some(i -> commits)
+      else Some(consolidatedRun(frags(i), objects)).filter(_.size >= limits.consolidateAfter).map(i -> _)
+    }.toMap
+    Plan(resnapshot, runs, splits)
+  }
+}
