@@ -8,7 +8,7 @@ from the Hadoop configuration). Images keep their hashes from one warehouse to t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Dict, Optional, Tuple, Union
 
 from pyspark.sql import DataFrame, SparkSession
 
