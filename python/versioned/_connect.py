@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import uuid
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from pyspark.sql import DataFrame, SparkSession
@@ -305,16 +306,17 @@ class SqlOps(Ops):
     def upsert(self, df: DataFrame, table: str, branch: Optional[str], message: Optional[str],
                author: Optional[str], keys: Optional[str], delete_column: Optional[str],
                before_images: Optional[bool] = None) -> str:
-        w = df.write.format("versioned").option("upsert", "true")
+        # the write's own id: the server keeps the commit of this write under it, never another write's
+        write_id = uuid.uuid4().hex
+        w = df.write.format("versioned").option("upsert", "true").option("writeId", write_id)
         for key, value in {**self.options, "branch": branch, "message": message or None, "author": author,
                            "primaryKey": keys, "deleteColumn": delete_column,
                            "beforeImages": None if before_images is None else str(bool(before_images)).lower()}.items():
             if value is not None:
                 w = w.option(key, value)
-        before = first(self._call("last_commit"))
         w.mode("append").save(table)
-        row = first(self._call("last_commit"))
-        if row is not None and (before is None or row["commit"] != before["commit"]):
+        row = first(self._call("last_commit", write_id=write_id))
+        if row is not None:
             return str(row["commit"])
         # This write recorded no commit of its own: report the branch head (no branch: the default one), as a
         # classic session does.

@@ -22,6 +22,8 @@ import versioned.spark.write.VersionedWriteBuilder
  * return copies. Shared by the `versioned` format and the catalog.
  *
  * @param newSchema schema of a table that does not exist yet (first write)
+ * @param pinned    an internal read's request ([[read.PinnedRead]]: hidden columns shown, maybe one
+ *                  representation or some fragments only), taken from its token when the table is loaded
  */
 private[versioned] final case class VersionedTable(
     ident: TableIdent,
@@ -29,7 +31,8 @@ private[versioned] final case class VersionedTable(
     revision: Revision,
     branch: Option[String],
     options: Map[String, String],
-    newSchema: Option[StructType] = None) extends Table with SupportsRead with SupportsWrite
+    newSchema: Option[StructType] = None,
+    pinned: Option[read.PinnedRead.Request] = None) extends Table with SupportsRead with SupportsWrite
   with SupportsRowLevelOperations with SupportsMetadataColumns with TableHandle {
 
   def engine: Engine = Warehouses.engine(SparkSession.active, config)
@@ -37,9 +40,6 @@ private[versioned] final case class VersionedTable(
   def withBranch(b: String): VersionedTable = copy(branch = Some(b), revision = Revision.Spec(Ref.branch(b)))
 
   private def flag(key: String) = options.exists { case (k, v) => k.equalsIgnoreCase(key) && v == "true" }
-  /** An internal read's request ([[read.PinnedRead]]): hidden columns shown, maybe one representation or some fragments only. */
-  private lazy val pinned: Option[read.PinnedRead.Request] =
-    options.collectFirst { case (k, v) if k.equalsIgnoreCase(VersionedOptions.Pinned) => read.PinnedRead.request(v) }
   private def includeHidden = pinned.exists(_.hidden)
   /** Loaded through the SQL catalog: Spark aligns INSERT data with the table's columns. */
   def fromCatalog: Boolean = flag(VersionedOptions.CatalogTable)
@@ -133,7 +133,8 @@ private[versioned] object VersionedTable {
     write.DeferredWrites.of(options) // a transaction's token must name a live transaction
     val o = options.map { case (k, v) => k.toLowerCase -> v }
     VersionedTable(TableIdent.parse(path), Warehouses.config(spark, options), Revisions.fromOptions(options),
-      o.get(VersionedOptions.Branch.toLowerCase), options, newSchema)
+      o.get(VersionedOptions.Branch.toLowerCase), options, newSchema,
+      o.get(VersionedOptions.Pinned.toLowerCase).map(read.PinnedRead.request))
   }
 
   /** Spark's time-travel option keys (`versionAsOf`, `timestampAsOf` unless reconfigured). */

@@ -8,7 +8,7 @@ import org.apache.spark.sql.connector.catalog.{StagedTable, SupportsWrite, Table
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
 import org.apache.spark.sql.types.StructType
 import versioned.spark.VersionedTable
-import versioned.spark.write.{StagedWrite, WriteRequests}
+import versioned.spark.write.{StagedWrite, WriteRequest}
 
 /**
  * CREATE TABLE AS SELECT, REPLACE TABLE [AS SELECT] and CREATE OR REPLACE: the new table's definition
@@ -42,7 +42,7 @@ private[catalog] final class StagedVersionedTable(
       written = true
       val options = table.options ++ info.options().asCaseSensitiveMap().asScala
       val verb = if (replace) "replace" else "create"
-      val base = WriteRequests.from(table, options, if (replace) WriteMode.Overwrite else WriteMode.Append)
+      val base = WriteRequest.from(table, options, if (replace) WriteMode.Overwrite else WriteMode.Append)
       val req = base.copy(primaryKey = Some(primaryKey),
         message = if (options.keys.exists(_.equalsIgnoreCase("message"))) base.message else s"$verb table ${target.table} as select")
       new StagedWrite(table.copy(newSchema = Some(newSchema)), req, info.schema())

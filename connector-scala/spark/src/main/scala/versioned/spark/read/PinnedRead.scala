@@ -16,6 +16,9 @@ import versioned.spark.session.{TableSnapshot, VersionedOptions}
  * What an internal read may do beyond a user's read (see hidden columns, choose the representation, skip
  * fragments) is not an option a user can pass: the read carries only an unguessable token
  * ([[VersionedOptions.Pinned]]) naming a request registered in this JVM; an unknown token is refused.
+ * A token lives for its `load()` call only: the loaded table holds the request itself
+ * (`VersionedTable.pinned`), so the registry holds only the reads being loaded right now, and nothing a
+ * DataFrame still uses can be evicted.
  */
 private[versioned] object PinnedRead {
   /**
@@ -35,8 +38,18 @@ private[versioned] object PinnedRead {
     }
   }
 
-  private val MaxEntries = 100000
   private val requests = new ConcurrentHashMap[String, Request]()
+
+  /** Loads the read of `request`: its token is registered for the `load()` call and removed after it. */
+  private def load(spark: SparkSession, location: Map[String, String], request: Request, path: String,
+                   image: Option[String]): DataFrame = {
+    val token = UUID.randomUUID().toString
+    requests.put(token, request)
+    try {
+      val reader = spark.read.format("versioned").options(location).option(VersionedOptions.Pinned, token)
+      image.fold(reader)(reader.option(VersionedOptions.Image, _)).load(path)
+    } finally requests.remove(token)
+  }
 
   /**
    * A read of the table at `image`; with `keys` (canonical values of the first key column), only what may
@@ -44,11 +57,7 @@ private[versioned] object PinnedRead {
    */
   def table(spark: SparkSession, location: Map[String, String], ident: TableIdent, image: String,
             fragments: Option[Seq[Int]] = None, logical: Boolean = false, keys: Option[Seq[Any]] = None): DataFrame = {
-    if (requests.size() > MaxEntries) requests.clear() // tiny entries; a bound against unbounded growth
-    val token = UUID.randomUUID().toString
-    requests.put(token, Request(fragments.map(_.toSet), logical, keys = keys))
-    spark.read.format("versioned").options(location).option(VersionedOptions.Image, image)
-      .option(VersionedOptions.Pinned, token).load(ident.toString)
+    load(spark, location, Request(fragments.map(_.toSet), logical, keys = keys), ident.toString, Some(image))
   }
 
   /**
@@ -57,11 +66,7 @@ private[versioned] object PinnedRead {
    */
   def version(spark: SparkSession, location: Map[String, String], snapshot: versioned.spark.session.TableSnapshot,
               hidden: Boolean): DataFrame = {
-    if (requests.size() > MaxEntries) requests.clear()
-    val token = UUID.randomUUID().toString
-    requests.put(token, Request(None, version = Some(snapshot), hidden = hidden))
-    spark.read.format("versioned").options(location).option(VersionedOptions.Pinned, token)
-      .load(s"${snapshot.repo}.${snapshot.table}")
+    load(spark, location, Request(None, version = Some(snapshot), hidden = hidden), s"${snapshot.repo}.${snapshot.table}", None)
   }
 
   /**
@@ -70,12 +75,11 @@ private[versioned] object PinnedRead {
    */
   def snapshot(spark: SparkSession, location: Map[String, String], snapshot: versioned.spark.session.TableSnapshot,
                fragments: Option[Seq[Int]], logical: Boolean): DataFrame = {
-    if (requests.size() > MaxEntries) requests.clear()
-    val token = UUID.randomUUID().toString
-    requests.put(token, Request(fragments.map(_.toSet), logical, version = Some(snapshot)))
-    spark.read.format("versioned").options(location).option(VersionedOptions.Pinned, token)
-      .load(s"${snapshot.repo}.${snapshot.table}")
+    load(spark, location, Request(fragments.map(_.toSet), logical, version = Some(snapshot)), s"${snapshot.repo}.${snapshot.table}", None)
   }
+
+  /** How many reads are being loaded right now (their tokens registered). */
+  def loading: Int = requests.size()
 
   /** The request of a token, or INVALID_OPTION: a token only comes from [[table]] in this JVM. */
   def request(token: String): Request = Option(requests.get(token)).getOrElse(throw Errors.invalidOption(

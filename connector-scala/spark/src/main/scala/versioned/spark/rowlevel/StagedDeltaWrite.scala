@@ -29,7 +29,7 @@ private[rowlevel] final class StagedDeltaWrite(
     info: LogicalWriteInfo) extends DeltaWrite with DeltaBatchWrite {
 
   /** Built (and the options and settings validated) before any row is staged. */
-  private val req = WriteRequests.from(table, table.options ++ info.options().asCaseSensitiveMap().asScala, WriteMode.Changes)
+  private val req = WriteRequest.from(table, table.options ++ info.options().asCaseSensitiveMap().asScala, WriteMode.Changes)
   private val lease = new WriteLease(table, table.ident.repo, "row-level write")
   private def stagingDir = lease.stagingDir
   private val idSchema: StructType = info.rowIdSchema().orElse(new StructType())

@@ -1,14 +1,11 @@
 package versioned.spark.session
 
-import scala.util.Try
-import org.apache.spark.network.util.JavaUtils
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.execution.datasources.parquet.ParquetCompressionCodec
-import versioned.core.Errors
 import VersionedOptions._
 
 /**
- * Every `spark.versioned.*` setting of a session: the one reader of the connector's Spark conf keys.
+ * Every `spark.versioned.*` setting of a session: the one reader of the connector's Spark conf keys, each
+ * declared once in [[Setting]].
  * [[Settings.of]] refuses an unknown `spark.versioned.*` key (naming the closest known one). Each value is parsed
  * and range-checked when it is first used, with INVALID_OPTION naming the key, the value and what is allowed: a bad
  * `fragment.targetRows` fails the write that needs it, not a listing of branches.
@@ -16,22 +13,7 @@ import VersionedOptions._
  * Location settings (`warehouse`, `metastoreUrl`, `defaultBranch`) are None when unset or empty.
  */
 final class Settings private (conf: Map[String, String]) {
-  import Settings.invalid
-  private def string(key: String): Option[String] = conf.get(key).filter(_.nonEmpty)
-  private def num[T](key: String, default: T, expected: String)(parse: String => Option[T]): T =
-    conf.get(key).map(v => parse(v.trim).getOrElse(throw invalid(key, v, expected))).getOrElse(default)
-  private def long(key: String, default: Long, min: Long): Long =
-    num(key, default, s"an integer >= $min")(v => v.toLongOption.filter(_ >= min))
-  private def int(key: String, default: Int, min: Int): Int =
-    num(key, default, s"an integer between $min and ${Int.MaxValue}")(v => v.toIntOption.filter(_ >= min))
-  private def bool(key: String, default: Boolean): Boolean = num(key, default, "true or false")(_.toLowerCase match {
-    case "true" => Some(true)
-    case "false" => Some(false)
-    case _ => None
-  })
-  private def bytes(key: String, default: Long): Long =
-    num(key, default, "a byte size >= 0 such as 1048576, 512k, 64m or 1g")(v =>
-      Try(JavaUtils.byteStringAsBytes(v)).toOption.filter(_ >= 0))
+  private def get[T](s: Setting[T]): T = s.in(conf)
 
   /** Parses every setting a read uses (a bad one is INVALID_OPTION before the read is planned). */
   def checkedForReads(): Settings = { maxOverlayRows; diffCacheBytes; this }
@@ -40,38 +22,28 @@ final class Settings private (conf: Map[String, String]) {
    * Parses every setting a write may use, itself or in the compaction after it (a bad one is INVALID_OPTION before
    * anything is staged or committed).
    */
-  def checkedForWrites(): Settings = {
-    checkedForReads(); fragmentRows; maxChain; maxDiffRatio; consolidateAfter; backgroundCompaction; compactionYieldMs
-    compactionDutyCycle; localCommitMaxRows; localCommitMaxBytes; diffCompression; beforeImages; this
-  }
+  def checkedForWrites(): Settings = { Setting.all.foreach(get(_)); this }
 
   /** These settings with one more entry (a policy evaluated under another value). */
   def updated(key: String, value: String): Settings = Settings.of(conf + (key -> value))
 
-  def warehouse: Option[String] = string(ConfWarehouse)
-  def metastoreUrl: Option[String] = string(ConfMetastoreUrl)
-  def defaultBranch: Option[String] = string(ConfDefaultBranch)
-  def author: Option[String] = conf.get(ConfAuthor)
-  def fragmentRows: Long = long(ConfFragmentRows, DefaultFragmentRows, 1)
-  def maxChain: Int = int(ConfMaxChain, DefaultMaxChain, 1)
-  def maxDiffRatio: Double = num(ConfMaxDiffRatio, DefaultMaxDiffRatio, "a number > 0, e.g. 0.1")(v =>
-    v.toDoubleOption.filter(d => d > 0 && !d.isInfinite))
-  def consolidateAfter: Int = int(ConfConsolidateAfter, DefaultConsolidateAfter, 2)
-  def backgroundCompaction: Boolean = bool(ConfBackgroundCompaction, default = true)
-  def compactionYieldMs: Long = long(ConfCompactionYieldMs, DefaultCompactionYieldMs, 0)
-  def compactionDutyCycle: Double = num(ConfCompactionDutyCycle, DefaultCompactionDutyCycle, "a number > 0 and <= 1, e.g. 0.5")(v =>
-    v.toDoubleOption.filter(d => d > 0 && d <= 1))
-  def maxOverlayRows: Long = long(ConfMaxOverlayRows, DefaultMaxOverlayRows, 0)
-  def diffCacheBytes: Long = bytes(ConfDiffCacheBytes, DefaultDiffCacheBytes)
-  def localCommitMaxRows: Long = long(ConfLocalCommitMaxRows, DefaultLocalCommitMaxRows, 0)
-  def localCommitMaxBytes: Long = bytes(ConfLocalCommitMaxBytes, DefaultLocalCommitMaxBytes)
-  def diffCompression: String = conf.get(ConfDiffCompression).map { v =>
-    val codec = v.trim.toLowerCase(java.util.Locale.ROOT)
-    if (!Settings.ParquetCodecs.contains(codec))
-      throw invalid(ConfDiffCompression, v, s"one of the Parquet codecs ${Settings.ParquetCodecs.mkString(", ")}")
-    codec
-  }.getOrElse(DefaultDiffCompression)
-  def beforeImages: Boolean = bool(ConfBeforeImages, default = false)
+  def warehouse: Option[String] = get(Setting.Warehouse)
+  def metastoreUrl: Option[String] = get(Setting.MetastoreUrl)
+  def defaultBranch: Option[String] = get(Setting.DefaultBranch)
+  def author: Option[String] = get(Setting.Author)
+  def fragmentRows: Long = get(Setting.FragmentRows)
+  def maxChain: Int = get(Setting.MaxChain)
+  def maxDiffRatio: Double = get(Setting.MaxDiffRatio)
+  def consolidateAfter: Int = get(Setting.ConsolidateAfter)
+  def backgroundCompaction: Boolean = get(Setting.BackgroundCompaction)
+  def compactionYieldMs: Long = get(Setting.CompactionYieldMs)
+  def compactionDutyCycle: Double = get(Setting.CompactionDutyCycle)
+  def maxOverlayRows: Long = get(Setting.MaxOverlayRows)
+  def diffCacheBytes: Long = get(Setting.DiffCacheBytes)
+  def localCommitMaxRows: Long = get(Setting.LocalCommitMaxRows)
+  def localCommitMaxBytes: Long = get(Setting.LocalCommitMaxBytes)
+  def diffCompression: String = get(Setting.DiffCompression)
+  def beforeImages: Boolean = get(Setting.BeforeImages)
 
   /** The author of a commit: `explicit` when given, else `spark.versioned.author`, else the JVM's user. */
   def authorOr(explicit: Option[String]): String =
@@ -96,12 +68,6 @@ object Settings {
       conf.get(confRemotePassword(remote)).filter(_.nonEmpty))
   }
 
-  /** Parquet codecs Spark can write with its bundled libraries (`none` is Spark's alias of `uncompressed`). */
-  val ParquetCodecs: Seq[String] = {
-    import scala.jdk.CollectionConverters._
-    ParquetCompressionCodec.availableCodecs.asScala.map(_.lowerCaseName()).toSeq :+ "none"
-  }
-
-  private def invalid(key: String, value: String, expected: String) =
-    Errors.invalidOption(s"Invalid value '$value' for setting $key: expected $expected.")
+  /** Parquet codecs Spark can write ([[Setting.ParquetCodecs]]). */
+  val ParquetCodecs: Seq[String] = Setting.ParquetCodecs
 }

@@ -29,6 +29,12 @@ object VersionedOptions {
   val BeforeImages = "beforeImages"
   /** A write that changes nothing makes a commit anyway (default false: nothing to commit, the branch stays). */
   val AllowEmpty = "allowEmpty"
+  /**
+   * An id the caller gives its write; `CALL <catalog>.system.last_commit(write_id => <id>)` then returns the
+   * commit this write made (a Spark Connect client, which cannot share the writer's thread, learns its own
+   * commit this way, never another write's).
+   */
+  val WriteId = "writeId"
   // ---- location (per call; default from the Spark conf keys below)
   val Warehouse = "warehouse"
   val MetastoreUrl = "metastoreUrl"
@@ -41,33 +47,24 @@ object VersionedOptions {
   // ---- internal: a write whose staged rows go to a registered handler, not to a commit (write.DeferredWrites)
   val Deferred = "versioned.internal.deferred"
 
-  // ---- Spark conf keys
-  val ConfWarehouse = "spark.versioned.warehouse"
-  val ConfMetastoreUrl = "spark.versioned.metastore.url"
-  val ConfDefaultBranch = "spark.versioned.defaultBranch"
-  val ConfFragmentRows = "spark.versioned.fragment.targetRows"
-  val ConfMaxChain = "spark.versioned.compaction.maxChainLength"
-  val ConfMaxDiffRatio = "spark.versioned.compaction.maxDiffRatio"
-  /** Commit DIFFs after a fragment's last SNAP or consolidated DIFF that are merged into one DIFF. */
-  val ConfConsolidateAfter = "spark.versioned.compaction.consolidateDiffs"
-  /** Compaction after a commit runs in a background thread of the driver (true) or before the write returns. */
-  val ConfBackgroundCompaction = "spark.versioned.compaction.background"
-  /** Most milliseconds background compaction waits, before each of its jobs, for writes in progress in the driver. */
-  val ConfCompactionYieldMs = "spark.versioned.compaction.yieldMs"
-  /** Most share of the time a background compaction works; between its jobs it rests for the rest ([[versioned.spark.write.Pacing]]). */
-  val ConfCompactionDutyCycle = "spark.versioned.compaction.dutyCycle"
-  val ConfAuthor = "spark.versioned.author"
-  /** Most DIFF rows per fragment a scan merges column-wise (held in executor memory); above, rows are merged one by one. */
-  val ConfMaxOverlayRows = "spark.versioned.read.maxOverlayRows"
-  /** Bytes of conflated DIFF rows each executor keeps for repeated scans (0 disables). */
-  val ConfDiffCacheBytes = "spark.versioned.read.diffCacheBytes"
-  /** Upsert appends of at most this many rows are committed by the driver without further Spark jobs (0: never). */
-  val ConfLocalCommitMaxRows = "spark.versioned.write.localCommitMaxRows"
-  /** Byte cap (UnsafeRow size) of the rows such a local commit brings to the driver. */
-  val ConfLocalCommitMaxBytes = "spark.versioned.write.localCommitMaxBytes"
-  val ConfDiffCompression = "spark.versioned.write.diffCompression"
-  /** The default of write option [[BeforeImages]] (false). */
-  val ConfBeforeImages = "spark.versioned.write.beforeImages"
+  // ---- Spark conf keys: declared in Setting (key, kind, default, doc)
+  val ConfWarehouse: String = Setting.Warehouse.key
+  val ConfMetastoreUrl: String = Setting.MetastoreUrl.key
+  val ConfDefaultBranch: String = Setting.DefaultBranch.key
+  val ConfFragmentRows: String = Setting.FragmentRows.key
+  val ConfMaxChain: String = Setting.MaxChain.key
+  val ConfMaxDiffRatio: String = Setting.MaxDiffRatio.key
+  val ConfConsolidateAfter: String = Setting.ConsolidateAfter.key
+  val ConfBackgroundCompaction: String = Setting.BackgroundCompaction.key
+  val ConfCompactionYieldMs: String = Setting.CompactionYieldMs.key
+  val ConfCompactionDutyCycle: String = Setting.CompactionDutyCycle.key
+  val ConfAuthor: String = Setting.Author.key
+  val ConfMaxOverlayRows: String = Setting.MaxOverlayRows.key
+  val ConfDiffCacheBytes: String = Setting.DiffCacheBytes.key
+  val ConfLocalCommitMaxRows: String = Setting.LocalCommitMaxRows.key
+  val ConfLocalCommitMaxBytes: String = Setting.LocalCommitMaxBytes.key
+  val ConfDiffCompression: String = Setting.DiffCompression.key
+  val ConfBeforeImages: String = Setting.BeforeImages.key
 
   /**
    * Credentials of remote `<name>`'s metastore (`spark.versioned.remote.<name>.metastore.user` / `.password`),
@@ -80,9 +77,7 @@ object VersionedOptions {
   /** Prefix of the connector's Spark conf keys: any other key under it is refused as unknown. */
   val ConfPrefix = "spark.versioned."
   /** Every Spark conf key the connector reads (parsed by [[Settings]]). */
-  val ConfKeys: Seq[String] = Seq(ConfWarehouse, ConfMetastoreUrl, ConfDefaultBranch, ConfFragmentRows, ConfMaxChain,
-    ConfMaxDiffRatio, ConfConsolidateAfter, ConfBackgroundCompaction, ConfCompactionYieldMs, ConfCompactionDutyCycle, ConfAuthor, ConfMaxOverlayRows, ConfDiffCacheBytes, ConfLocalCommitMaxRows,
-    ConfLocalCommitMaxBytes, ConfDiffCompression, ConfBeforeImages)
+  val ConfKeys: Seq[String] = Setting.all.map(_.key)
 
   // ---- which options apply where
   /** Options that locate the warehouse; every call of the format may give them. */
@@ -90,7 +85,7 @@ object VersionedOptions {
   /** Options of `spark.read.format("versioned")` (`branch`: the branch whose head is read). */
   val ReadOptions: Seq[String] = Seq(Ref, Image, AsOf, Branch) ++ LocationOptions
   /** Options of `df.write.format("versioned")` and of writes to catalog tables. */
-  val WriteOptions: Seq[String] = Seq(Branch, Message, Author, PrimaryKey, Upsert, DeleteColumn, BeforeImages, AllowEmpty) ++ LocationOptions
+  val WriteOptions: Seq[String] = Seq(Branch, Message, Author, PrimaryKey, Upsert, DeleteColumn, BeforeImages, AllowEmpty, WriteId) ++ LocationOptions
   /** Options of the format before it knows whether it reads or writes. */
   val FormatOptions: Seq[String] = (ReadOptions ++ WriteOptions).distinct
   /** Options of the SQL catalog (`spark.sql.catalog.<name>.<option>`). */
@@ -165,24 +160,21 @@ object VersionedOptions {
   }
 
   /** A boolean option: `true` or `false` (case-insensitive), else INVALID_OPTION. */
-  def boolean(key: String, value: String): Boolean = value.trim.toLowerCase match {
-    case "true" => true
-    case "false" => false
-    case _ => throw Errors.invalidOption(s"Invalid value '$value' for option '$key': expected true or false.")
-  }
+  def boolean(key: String, value: String): Boolean = Setting.Kind.boolean.parse(value.trim).getOrElse(
+    throw Errors.invalidOption(s"Invalid value '$value' for option '$key': expected ${Setting.Kind.boolean.expected}."))
 
-  val DefaultFragmentRows = 1000000L
-  val DefaultMaxChain = 50
-  val DefaultMaxDiffRatio = 1.0
-  val DefaultConsolidateAfter = 5
-  val DefaultCompactionYieldMs = 2000L
-  val DefaultCompactionDutyCycle = 0.5
-  val DefaultMaxOverlayRows = 2000000L
-  /** Negative: a fifth of each executor's heap ([[versioned.spark.read.DiffCache.defaultBudget]]). */
-  val DefaultDiffCacheBytes: Long = -1L
-  val DefaultLocalCommitMaxRows = 100000L
-  val DefaultLocalCommitMaxBytes: Long = 64L << 20
-  val DefaultDiffCompression = "zstd"
+  val DefaultFragmentRows = Setting.FragmentRows.default
+  val DefaultMaxChain = Setting.MaxChain.default
+  val DefaultMaxDiffRatio = Setting.MaxDiffRatio.default
+  val DefaultConsolidateAfter = Setting.ConsolidateAfter.default
+  val DefaultCompactionYieldMs = Setting.CompactionYieldMs.default
+  val DefaultCompactionDutyCycle = Setting.CompactionDutyCycle.default
+  val DefaultMaxOverlayRows = Setting.MaxOverlayRows.default
+  /** Negative: a fifth of each executor's heap. */
+  val DefaultDiffCacheBytes: Long = Setting.DiffCacheBytes.default
+  val DefaultLocalCommitMaxRows = Setting.LocalCommitMaxRows.default
+  val DefaultLocalCommitMaxBytes: Long = Setting.LocalCommitMaxBytes.default
+  val DefaultDiffCompression = Setting.DiffCompression.default
   val DefaultWarehouse = "versioned-warehouse"
 
   // ---- reserved column names: the format kernel's (versioned.core.format.Reserved)

@@ -52,7 +52,7 @@ private[versioned] final class OverwriteWrite(table: TableHandle, req: WriteRequ
   override def commit(messages: Array[WriterCommitMessage]): Unit = try {
     val parts = messages.collect { case p: OverwritePart => p }.sortBy(_.partition).toIndexedSeq
     val input = OverwriteCommit.input(SparkSession.active, task, base.version, parts)
-    Commits.record(CommitPlanner.commit(table.engine, req, input, Some(lease.get)))
+    Commits.record(CommitPlanner.commit(table.engine, req, input, Some(lease.get)), req.writeId)
   } finally lease.close()
 
   override def abort(messages: Array[WriterCommitMessage]): Unit = lease.close()

@@ -71,7 +71,7 @@ private[versioned] final class SnapshotWrite(table: TableHandle, req: WriteReque
     val direct = runs.exists(r => r.dropRight(1).forall(_.meta.rowCount >= (fragmentRows + 1) / 2))
     val written = if (direct) runs.get else parts.flatMap(_.objects)
     val snapshot = PrewrittenSnapshot(layout, written, target, direct)
-    Commits.record(CommitPlanner.commit(table.engine, req, StagedInput.prewritten(snapshot), Some(lease.get)))
+    Commits.record(CommitPlanner.commit(table.engine, req, StagedInput.prewritten(snapshot), Some(lease.get)), req.writeId)
   } finally lease.close()
 
   override def abort(messages: Array[WriterCommitMessage]): Unit = lease.close()

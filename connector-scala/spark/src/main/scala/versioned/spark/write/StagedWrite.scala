@@ -50,7 +50,7 @@ private[versioned] final class StagedWrite(table: TableHandle, req: WriteRequest
       else StagedInput(frame(files ++ stage(kept)))
     DeferredWrites.of(req.options) match {
       case Some(handler) => handler(req, input) // a transaction's operation: planned on its view, not committed
-      case None => Commits.record(CommitPlanner.commit(table.engine, req, input, Some(lease.get)))
+      case None => Commits.record(CommitPlanner.commit(table.engine, req, input, Some(lease.get)), req.writeId)
     }
   } finally lease.close()
 
@@ -94,18 +94,30 @@ private[versioned] final class WriteLease(table: TableHandle, repo: String, purp
 /**
  * The commit a DataFrame write made, for callers that must return it (a DSv2 write returns nothing):
  * Spark commits a batch write on the thread that runs the write action, so the result is kept per thread.
- * It is also kept per session (the newest commit a session's writes made), for clients that cannot share
- * the writer's thread: a Spark Connect client asks for it with `CALL <catalog>.system.last_commit()`.
+ * It is also kept per session (the newest commit a session's writes made), and per write id (the write
+ * option `writeId`), for clients that cannot share the writer's thread: a Spark Connect client gives its
+ * write an id and asks for that write's commit with `CALL <catalog>.system.last_commit(write_id => ...)`.
+ * Commits by write id are kept until asked for, at most [[MaxById]] of them (the oldest go first).
  */
 private[versioned] object Commits {
   private val last = new ThreadLocal[versioned.core.CommitResult]()
   private val bySession = java.util.Collections.synchronizedMap(
     new java.util.WeakHashMap[org.apache.spark.sql.SparkSession, versioned.core.CommitResult]())
 
-  def record(r: versioned.core.CommitResult): Unit = {
+  /** Most commits kept by write id that nobody asked for yet. */
+  val MaxById = 10000
+  private val byId = new java.util.LinkedHashMap[String, versioned.core.CommitResult]() {
+    override def removeEldestEntry(e: java.util.Map.Entry[String, versioned.core.CommitResult]): Boolean = size() > MaxById
+  }
+
+  def record(r: versioned.core.CommitResult, writeId: Option[String]): Unit = {
     last.set(r)
     org.apache.spark.sql.SparkSession.getActiveSession.foreach(s => bySession.put(s, r))
+    writeId.foreach(id => byId.synchronized(byId.put(id, r)))
   }
+
+  /** The commit of the write with id `writeId`, once (it is forgotten then), if it made one. */
+  def take(writeId: String): Option[versioned.core.CommitResult] = byId.synchronized(Option(byId.remove(writeId)))
 
   /** The newest commit made by a write of `session` in this JVM, if any. */
   def lastOf(session: org.apache.spark.sql.SparkSession): Option[versioned.core.CommitResult] =

@@ -19,7 +19,7 @@ private[versioned] final class VersionedWriteBuilder(table: TableHandle, info: L
 
   override def build(): Write = {
     val options = table.options ++ info.options().asCaseSensitiveMap().asScala
-    val req = WriteRequests.from(table, options, mode)
+    val req = WriteRequest.from(table, options, mode)
     WritePaths.writeFor(table, req, info.schema()) // the kernel's CommitPath decides
   }
 }

@@ -1,10 +1,9 @@
 package versioned.spark.write
 
+import org.apache.spark.sql.SparkSession
+import versioned.core.Errors
 import versioned.core.format.WriteMode
-import org.apache.spark.sql.functions.{col => _, _}
-import versioned.core._
-import versioned.spark.session._
-import versioned.spark.format._
+import versioned.spark.session.{Settings, TableHandle, TableIdent, VersionedOptions}
 
 private[versioned] final case class WriteRequest(
     ident: TableIdent,
@@ -18,9 +17,46 @@ private[versioned] final case class WriteRequest(
     expectedHead: Option[String] = None,
     deleteColumn: Option[String] = None,
     beforeImages: Boolean = false,
-    allowEmpty: Boolean = false) {
+    allowEmpty: Boolean = false,
+    writeId: Option[String] = None) {
   /** Only the options that locate the warehouse, for internal re-reads of the table. */
   def locationOptions: Map[String, String] = options.filter { case (k, _) =>
     k.equalsIgnoreCase(VersionedOptions.Warehouse) || k.equalsIgnoreCase(VersionedOptions.MetastoreUrl)
+  }
+}
+
+/**
+ * [[from]] builds a request from write options, with defaults for author and message. Every write
+ * builds its request before it stages anything, so this is where write options (unknown keys,
+ * `primaryKey`, `upsert`) and the session's settings are validated.
+ */
+private[versioned] object WriteRequest {
+  def from(table: TableHandle, options: Map[String, String], mode: WriteMode): WriteRequest = {
+    VersionedOptions.validate(options, VersionedOptions.WriteOptions, "writes to the versioned format")
+    DeferredWrites.of(options) // an internal token must name a live handler before anything is staged
+    val settings = Settings.of(SparkSession.active).checkedForWrites()
+    val o = options.map { case (k, v) => k.toLowerCase -> v }
+    def opt(k: String) = o.get(k.toLowerCase).filter(_.nonEmpty)
+    val pk = o.get(VersionedOptions.PrimaryKey.toLowerCase).map(VersionedOptions.primaryKey)
+    val upsert = o.get(VersionedOptions.Upsert.toLowerCase).exists(VersionedOptions.boolean(VersionedOptions.Upsert, _))
+    val author = settings.authorOr(opt(VersionedOptions.Author))
+    if (o.get(VersionedOptions.DeleteColumn.toLowerCase).exists(_.trim.isEmpty)) throw Errors.invalidOption(
+      s"Option '${VersionedOptions.DeleteColumn}' is empty: name the boolean column whose true rows delete their key, " +
+        "or leave the option out for a plain append.")
+    val deleteColumn = opt(VersionedOptions.DeleteColumn)
+    val beforeImages = o.get(VersionedOptions.BeforeImages.toLowerCase)
+      .map(VersionedOptions.boolean(VersionedOptions.BeforeImages, _)).getOrElse(settings.beforeImages)
+    val allowEmpty = o.get(VersionedOptions.AllowEmpty.toLowerCase).exists(VersionedOptions.boolean(VersionedOptions.AllowEmpty, _))
+    val message = opt(VersionedOptions.Message).getOrElse(mode match {
+      case WriteMode.Append if upsert || deleteColumn.isDefined => s"upsert into ${table.ident.table}"
+      case WriteMode.Append => s"append to ${table.ident.table}"
+      case WriteMode.Overwrite => s"overwrite ${table.ident.table}"
+      case WriteMode.Changes => s"update ${table.ident.table}"
+    })
+    if (deleteColumn.isDefined && mode != WriteMode.Append) throw Errors.invalidOption(
+      "Option deleteColumn applies to mode 'append' (it upserts and deletes by key); remove it for 'overwrite'.")
+    WriteRequest(table.ident, opt(VersionedOptions.Branch).orElse(table.branch), mode, pk, upsert || deleteColumn.isDefined,
+      author, message, options, deleteColumn = deleteColumn, beforeImages = beforeImages,
+      allowEmpty = allowEmpty, writeId = opt(VersionedOptions.WriteId))
   }
 }

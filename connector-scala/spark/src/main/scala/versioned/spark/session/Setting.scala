@@ -1,0 +1,116 @@
+package versioned.spark.session
+
+import scala.util.Try
+import org.apache.spark.network.util.JavaUtils
+import org.apache.spark.sql.execution.datasources.parquet.ParquetCompressionCodec
+
+/**
+ * One `spark.versioned.*` setting, declared once: its key, the kind of value it takes (type and range),
+ * its default, and what it does. Everything else derives from the declarations ([[Setting.all]]): the
+ * check that refuses unknown keys, the parsing and range checks ([[Settings]]), and the configuration
+ * table of the README, which `SettingsDocSuite` checks against [[Setting.markdownTable]].
+ *
+ * @param option      the per-call option that overrides the setting, if any
+ * @param defaultText the default as the README shows it
+ */
+final case class Setting[T](key: String, kind: Setting.Kind[T], default: T, defaultText: String, doc: String,
+                            option: Option[String] = None) {
+  /** The value of this setting in `conf` (the default when absent); INVALID_OPTION when it does not parse. */
+  def in(conf: Map[String, String]): T = conf.get(key).map(v => kind.parse(v.trim).getOrElse(
+    throw versioned.core.Errors.invalidOption(s"Invalid value '$v' for setting $key: expected ${kind.expected}.")))
+    .getOrElse(default)
+}
+
+object Setting {
+  /** The kind of value a setting takes: how it parses, and what it allows (said in errors). */
+  final case class Kind[T](expected: String, parse: String => Option[T])
+
+  object Kind {
+    def longAtLeast(min: Long): Kind[Long] = Kind(s"an integer >= $min", _.toLongOption.filter(_ >= min))
+    def intAtLeast(min: Int): Kind[Int] = Kind(s"an integer between $min and ${Int.MaxValue}", _.toIntOption.filter(_ >= min))
+    /** `true` or `false`, in any case: the one boolean parser of settings and options. */
+    val boolean: Kind[Boolean] = Kind("true or false", _.toLowerCase(java.util.Locale.ROOT) match {
+      case "true" => Some(true)
+      case "false" => Some(false)
+      case _ => None
+    })
+    val bytes: Kind[Long] = Kind("a byte size >= 0 such as 1048576, 512k, 64m or 1g",
+      v => Try(JavaUtils.byteStringAsBytes(v)).toOption.filter(_ >= 0))
+    def fraction(expected: String, ok: Double => Boolean): Kind[Double] = Kind(expected, _.toDoubleOption.filter(ok))
+    /** Any text; empty counts as unset. */
+    val text: Kind[Option[String]] = Kind("text", v => Some(Option(v).filter(_.nonEmpty)))
+    def oneOf(values: Seq[String]): Kind[String] =
+      Kind(s"one of ${values.mkString(", ")}", v => Some(v.toLowerCase(java.util.Locale.ROOT)).filter(values.contains))
+  }
+
+  /** Parquet codecs Spark can write with its bundled libraries (`none` is Spark's alias of `uncompressed`). */
+  val ParquetCodecs: Seq[String] = {
+    import scala.jdk.CollectionConverters._
+    ParquetCompressionCodec.availableCodecs.asScala.map(_.lowerCaseName()).toSeq :+ "none"
+  }
+
+  val Warehouse: Setting[Option[String]] = Setting("spark.versioned.warehouse", Kind.text, None,
+    "`./versioned-warehouse`", "root URI of objects", Some("warehouse"))
+  val MetastoreUrl: Setting[Option[String]] = Setting("spark.versioned.metastore.url", Kind.text, None,
+    "SQLite in the warehouse", "JDBC URL of the metastore", Some("metastoreUrl"))
+  val DefaultBranch: Setting[Option[String]] = Setting("spark.versioned.defaultBranch", Kind.text, None, "`main`",
+    "the default branch of repositories a call creates (an existing repository keeps its own, `Repository.default_branch`)",
+    Some("defaultBranch"))
+  val FragmentRows: Setting[Long] = Setting("spark.versioned.fragment.targetRows", Kind.longAtLeast(1), 1000000L, "1000000",
+    "rows per fragment of a new SNAP")
+  val BackgroundCompaction: Setting[Boolean] = Setting("spark.versioned.compaction.background", Kind.boolean, true, "true",
+    "compaction after a commit runs in a background thread of the driver (one per table at a time), so the write returns " +
+      "without waiting for it; `false` runs it before the write returns. `Repository.compact()` / `CALL ….system.compact(...)` runs it now")
+  val CompactionYieldMs: Setting[Long] = Setting("spark.versioned.compaction.yieldMs", Kind.longAtLeast(0), 2000L, "2000",
+    "a background compaction runs as small jobs (one fragment per task, at most half the task slots) and before each waits " +
+      "while a write is in progress in the driver, at most this many milliseconds each time (0: no waiting)")
+  val CompactionDutyCycle: Setting[Double] = Setting("spark.versioned.compaction.dutyCycle",
+    Kind.fraction("a number > 0 and <= 1, e.g. 0.5", d => d > 0 && d <= 1), 0.5, "0.5",
+    "the most share of the time a background compaction works: between its jobs it rests as long as its work since the " +
+      "last rest × (1 − d) / d (0.5: as long as it worked; 1: no rest), so a burst of compaction spreads over the next " +
+      "commits instead of slowing one")
+  val MaxDiffRatio: Setting[Double] = Setting("spark.versioned.compaction.maxDiffRatio",
+    Kind.fraction("a number > 0, e.g. 0.1", d => d > 0 && !d.isInfinite), 1.0, "1.0",
+    "re-snapshot a fragment once its DIFF rows reach this share of its SNAP rows (a SNAP smaller than the table's largest " +
+      "counts as that size, capped at `fragment.targetRows`); in a fragment of at least half the target size, rows appended " +
+      "past the SNAP's largest key are split off as a new fragment instead of rewriting the SNAP. Scans of a SNAP under " +
+      "DIFFs cost about what the SNAP alone costs, so the default is high (`bench/README.md`, \"Compaction policy\")")
+  val MaxChain: Setting[Int] = Setting("spark.versioned.compaction.maxChainLength", Kind.intAtLeast(1), 50, "50",
+    "... or once its chain has this many DIFFs")
+  val ConsolidateAfter: Setting[Int] = Setting("spark.versioned.compaction.consolidateDiffs", Kind.intAtLeast(2), 5, "5",
+    "otherwise, once this many commit DIFFs follow a fragment's SNAP or last consolidated DIFF, merge them into one DIFF " +
+      "(only changed rows are rewritten); once this many consolidated DIFFs are in a row, merge those into one (a second " +
+      "tier). Fewer objects per fragment keep scans at Parquet speed; 5 keeps the head scan within 1.2× of Parquet at 1% " +
+      "churn per commit for about 1.75× the changed rows in bytes written (`bench/README.md`, \"Round 7\")")
+  /** Negative: a fifth of each executor's heap ([[versioned.spark.read.DiffCache.defaultBudget]]). */
+  val DiffCacheBytes: Setting[Long] = Setting("spark.versioned.read.diffCacheBytes", Kind.bytes, -1L,
+    "a fifth of the executor heap", "bytes of conflated DIFF rows each executor caches for repeated scans and for the " +
+      "chains of the next commits (0 disables)")
+  val MaxOverlayRows: Setting[Long] = Setting("spark.versioned.read.maxOverlayRows", Kind.longAtLeast(0), 2000000L, "2000000",
+    "most DIFF rows per fragment merged column-wise in memory; above, rows are merged one by one")
+  val DiffCompression: Setting[String] = Setting("spark.versioned.write.diffCompression", Kind.oneOf(ParquetCodecs), "zstd",
+    "zstd", "Parquet codec of DIFF objects (small change sets compress about a third smaller than with snappy); SNAPs " +
+      "use `spark.sql.parquet.compression.codec` like plain Parquet")
+  val LocalCommitMaxRows: Setting[Long] = Setting("spark.versioned.write.localCommitMaxRows", Kind.longAtLeast(0), 100000L,
+    "100000", "an `upsert=true` append (with or without `deleteColumn`) of at most this many rows into an existing keyed " +
+      "table is validated and written by the driver, with no Spark job after the write itself; so are the changes of a " +
+      "DELETE/UPDATE/MERGE or `delete_where` of at most this many rows; 0 turns it off")
+  val LocalCommitMaxBytes: Setting[Long] = Setting("spark.versioned.write.localCommitMaxBytes", Kind.bytes, 64L << 20, "64m",
+    "... and of at most this many bytes (Spark's in-memory row size)")
+  val BeforeImages: Setting[Boolean] = Setting("spark.versioned.write.beforeImages", Kind.boolean, false, "false",
+    "such driver-written commits record each changed key's row before them in their DIFFs, so diffs across them need no " +
+      "lookups (`docs/DIFF.md`)", Some("beforeImages"))
+  val Author: Setting[Option[String]] = Setting("spark.versioned.author", Kind.text, None, "OS user", "default commit author")
+
+  /** Every setting, in the README's order. */
+  val all: Seq[Setting[_]] = Seq(Warehouse, MetastoreUrl, DefaultBranch, FragmentRows, BackgroundCompaction,
+    CompactionYieldMs, CompactionDutyCycle, MaxDiffRatio, MaxChain, ConsolidateAfter, DiffCacheBytes, MaxOverlayRows,
+    DiffCompression, LocalCommitMaxRows, LocalCommitMaxBytes, BeforeImages, Author)
+
+  /** The README's configuration table of [[all]] (and the per-remote credentials, which have no fixed key). */
+  def markdownTable: String = (Seq("| key | default | meaning |", "|---|---|---|") ++ all.map { s =>
+    val key = s"`${s.key}`" + s.option.fold("")(o => s" (option `$o`)")
+    s"| $key | ${s.defaultText} | ${s.doc} |"
+  } :+ "| `spark.versioned.remote.<name>.metastore.user` / `.password` | none | credentials for remote `<name>`'s metastore " +
+    "(never stored; `docs/REMOTES.md`) |").mkString("\n")
+}
