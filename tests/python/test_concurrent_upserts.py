@@ -17,7 +17,7 @@ SESSIONS = ("classic", "connect")
 def test_concurrent_upserts_return_their_own_commits(spark: SparkSession) -> None:
     frame(spark, [(0, "base")]).write.versioned("r.t", primary_key="id")
     repo = Repository(spark, "r")
-    default = repo.default_branch()
+    default = repo.default_branch
     for round_ in range(3):
         branches = [f"w{round_}_{i}" for i in range(3)]
         for b in branches:
