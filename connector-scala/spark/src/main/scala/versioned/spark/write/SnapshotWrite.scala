@@ -50,7 +50,7 @@ private[versioned] final class SnapshotWrite(table: VersionedTable, req: WriteRe
   override def requiredDistribution(): Distribution = Distributions.unspecified()
   override def requiredOrdering(): Array[SortOrder] = order
 
-  override def toBatch: BatchWrite = this
+  override def toBatch: BatchWrite = lease.batch(this)
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory = {
     val spark = SparkSession.active
