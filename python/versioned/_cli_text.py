@@ -1,6 +1,6 @@
 """Text of the ``versioned`` command line that is not a command: error messages in CLI words (the engine's
-messages name Python methods), "did you mean" suggestions for unknown refs and tables, and the one date
-format (ISO 8601, UTC)."""
+messages name the SQL procedures and API operations), "did you mean" suggestions for unknown refs and tables,
+and the one date format (ISO 8601, UTC)."""
 
 from __future__ import annotations
 
@@ -14,16 +14,18 @@ __all__ = ["cli_wording", "iso_utc", "suggestion", "add_suggestion"]
 #: (pattern, replacement) applied in order to an error message; ``REPO`` is replaced by the repository named
 #: in the message, when there is one.
 _WORDING: Sequence[Tuple[str, str]] = (
-    (r"List refs with branches\(\)/tags\(\)/locks\(\)", "List refs with 'versioned branch|tag|lock REPO'"),
-    (r"List branches with branches\(\) or create it with create_branch\.",
+    (r"List the branches, tags and locks \(metadata table \$refs, or the API's ref listings\)",
+     "List refs with 'versioned branch|tag|lock REPO'"),
+    (r"List the branches \(metadata table \$refs, or the API's branches\), or create it first \(procedure "
+     r"create_branch, or the API's create branch\)\.",
      "List branches with 'versioned branch REPO', or create it with 'versioned branch REPO NAME'."),
-    (r"Create it first with create_branch\(name, from_ref\)\.",
+    (r"Create it first \(procedure create_branch, or the API's create branch\)\.",
      "Create it first with 'versioned branch REPO NAME FROM'."),
-    (r"Run verify\(\)", "Run 'versioned verify REPO'"),
-    (r"[Pp]ass allow_unrelated=True", "Pass --allow-unrelated"),
-    (r"[Pp]ass force=[Tt]rue", "Pass --force"),
-    (r"force=True to replace the remote branch", "--force to replace the remote branch"),
-    (r"Use mode 'overwrite', or upsert=true to update existing rows",
+    (r"Verify the repository \(procedure verify, or the API's verify\)", "Run 'versioned verify REPO'"),
+    (r"Merge with allow unrelated histories \(merge argument allow_unrelated\)", "Pass --allow-unrelated"),
+    (r"Run gc with force", "Pass --force"),
+    (r"push with force to replace the remote branch", "push with --force to replace the remote branch"),
+    (r"Use mode 'overwrite', or an upsert \(write option upsert 'true'\) to update existing rows",
      "Use --mode overwrite, or --mode upsert to update existing rows"),
     (r"Inspect them \(conflicts\), then merge again with strategy 'ours' or 'theirs', or with resolutions\.",
      "Run again with --strategy ours or --strategy theirs, or settle tables with --ours TABLE / --theirs TABLE."),
@@ -38,7 +40,8 @@ def cli_wording(message: str) -> str:
 
     Example::
 
-        >>> cli_wording("No branch matches 'x' in repository 'shop'. List refs with branches()/tags()/locks().")
+        >>> cli_wording("No branch matches 'x' in repository 'shop'. List the branches, tags and locks "
+        ...             "(metadata table $refs, or the API's ref listings).")
         "No branch matches 'x' in repository 'shop'. List refs with 'versioned branch|tag|lock shop'."
     """
     found = _REPO.search(message)

@@ -87,7 +87,7 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
           s"Branch '$branch' of '$repo' was just created by another writer. Nothing was committed; retry.")
         if (MetaDao.repoExists(c, repo) && refs.exists(_.kind == RefKind.Branch))
           throw new RefNotFoundException(s"Branch '$branch' does not exist in repository '$repo'. " +
-            "Create it first with create_branch(name, from_ref).")
+            "Create it first (procedure create_branch, or the API's create branch).")
         None
     }
 

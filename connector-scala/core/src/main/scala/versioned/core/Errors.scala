@@ -134,10 +134,10 @@ object Errors {
 /** An object's bytes do not match what was recorded when it was written: nothing it holds is returned. */
 class ObjectCorruptException(val objectId: String, detail: String, cause: Throwable = null)
   extends VersionedException(ErrorClass.ObjectCorrupt, s"Object $objectId is corrupt: $detail. Every table version " +
-    "that uses it is affected (identical content is stored once). Run verify() to list the damaged objects and the " +
+    "that uses it is affected (identical content is stored once). Verify the repository (procedure verify, or the API's verify) to list the damaged objects and the " +
     "versions that need them, then restore the file from a backup or a remote copy.", cause)
 
 /** An object a version needs is not in the warehouse. */
 class ObjectMissingException(val objectId: String, detail: String, cause: Throwable = null)
-  extends VersionedException(ErrorClass.ObjectMissing, s"Object $objectId is missing: $detail. Run verify() to list " +
-    "the missing objects and the versions that need them, then restore them from a backup or a remote copy.", cause)
+  extends VersionedException(ErrorClass.ObjectMissing, s"Object $objectId is missing: $detail. Verify the repository " +
+    "(procedure verify, or the API's verify) to list the missing objects and the versions that need them, then restore them from a backup or a remote copy.", cause)

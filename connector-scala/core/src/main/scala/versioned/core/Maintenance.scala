@@ -70,7 +70,7 @@ final class Maintenance(engine: Engine) {
     if (retentionMs < 0) throw Errors.invalidOption(s"The retention period must not be negative (got $retentionMs ms).")
     if (retentionMs < Maintenance.MinRetentionMs && !force) throw Errors.invalidOption(s"A retention period of " +
       s"${retentionMs / 1000} s is below the minimum of ${Maintenance.MinRetentionMs / 1000} s without force: readers " +
-      "and writers still using recent objects could fail. Pass force=true to collect anyway.")
+      "and writers still using recent objects could fail. Run gc with force to collect anyway.")
     requireIdentity()
     repo.foreach(r => if (!ms.read(MetaDao.repoExists(_, r))) throw new RepositoryNotFoundException(r))
     val started = engine.now()

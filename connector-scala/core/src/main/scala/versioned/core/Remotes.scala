@@ -92,7 +92,7 @@ final class RemoteOps(engine: Engine) {
     MetaDao.upstreams(c, repo).collectFirst { case (`name`, json) => Remote.parse(name, json) }.getOrElse {
       val known = MetaDao.upstreams(c, repo).map(_._1)
       throw new RemoteNotFoundException(s"'$repo' has no remote '$name'" + (if (known.isEmpty) "; it has none. " else
-        s" (it has ${known.mkString(", ")}). ") + "Add one with add_remote(name, warehouse, metastore_url).")
+        s" (it has ${known.mkString(", ")}). ") + "Add one first (procedure add_remote, or the API's add remote).")
     }
   }
 

@@ -33,7 +33,8 @@ final class Resolver(ms: Metastore) {
   def branchHead(c: Connection, repo: String, branch: String): String =
     MetaDao.getRef(c, repo, Ref.branch(branch)).map(_.image).getOrElse(
       throw new RefNotFoundException(s"Branch '$branch' does not exist in repository '$repo'. " +
-        s"List branches with branches() or create it with create_branch."))
+        s"List the branches (metadata table $$refs, or the API's branches), or create it first (procedure create_branch, " +
+        "or the API's create branch)."))
 
   private def resolveSpec(c: Connection, repo: String, spec: String): Image = {
     if (spec == null || spec.trim.isEmpty)
@@ -61,7 +62,7 @@ final class Resolver(ms: Metastore) {
   private def resolveBase(c: Connection, repo: String, base: String, spec: String): String = {
     def ref(full: String) = MetaDao.getRef(c, repo, full).map(_.image)
     def notFound = throw new RefNotFoundException(s"No branch, tag, lock or image matches '$spec' in repository " +
-      s"'$repo'. List refs with branches()/tags()/locks(), or use a longer hash prefix.")
+      s"'$repo'. List the branches, tags and locks (metadata table $$refs, or the API's ref listings), or use a longer hash prefix.")
     if (base.isEmpty) throw new InvalidInputException(ErrorClass.InvalidRevision, s"Revision '$spec' names no ref.")
     val prefixed = Seq("heads/", "tags/", "locks/", "remotes/").find(base.startsWith)
     prefixed match {

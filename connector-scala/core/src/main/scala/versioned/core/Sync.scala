@@ -185,7 +185,7 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
       case Some(h) => throw new NonFastForwardException(s"Push of '$branch' to ${remote.describe} rejected: the remote " +
         s"branch is at ${h.take(12)}, which is not an ancestor of ${head.take(12)} (the remote has commits this " +
         s"repository does not). Nothing was changed. Pull (fetch and merge) first, then push again; or push with " +
-        "force=True to replace the remote branch.")
+        "force to replace the remote branch.")
     }
     val localTags = if (!tags) Vector.empty else local.metastore.read(MetaDao.listRefs(_, repo)).filter(_.kind == RefKind.Tag)
     val outside = localTags.map(_.image).filterNot(reach)
@@ -193,7 +193,7 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
     val pushedTags = localTags.filter(t => reach(t.image) || remoteHas(t.image))
     def tagTaken(t: Ref, at: String) = new ImmutableRefException(s"Tag '${t.shortName}' exists on ${remote.describe} at " +
       s"${at.take(12)}, not at ${t.image.take(12)} as here; tags never move. Nothing was pushed. Delete or rename the " +
-      "local tag, or push with tags=False.")
+      "local tag, or push without tags.")
     pushedTags.foreach(t => remoteRefs.find(_.fullName == t.fullName).filter(_.image != t.image).foreach(r => throw tagTaken(t, r.image)))
     val newTags = pushedTags.filterNot(t => remoteRefs.exists(_.fullName == t.fullName))
     val batch = HistoryCopy.gather(local, repo, rows, dst, rr)

@@ -73,4 +73,18 @@ class FirstHourSuite extends VersionedTestBase {
     expectError(ErrorClass.InvalidOption, "allowEmpty")(overwrite(data, "r.t", "allowEmpty" -> "maybe"))
     assert(sortedRows(read("r.t")) == Seq(Row(1L, "a"), Row(2L, "b")))
   }
+
+  test("the default branch is read and set through the API facade, like the other ref operations") {
+    import versioned.spark.api.VersionedApi
+    write(data, "r.t", "primaryKey" -> "id")
+    val start = VersionedApi.defaultBranch(spark, null, "r")
+    val head = VersionedApi.createBranch(spark, null, "r", "trunk", start)
+    assert(VersionedApi.setDefaultBranch(spark, null, "r", "trunk") == head)
+    assert(VersionedApi.defaultBranch(spark, null, "r") == "trunk" && engine.defaultBranch("r") == "trunk")
+    write(spark.createDataFrame(Seq((3L, "c"))).toDF("id", "v"), "r.t")
+    assert(logSize("r", "trunk") == 2 && logSize("r", start) == 1, "a write naming no branch went to the new default")
+    expectError(ErrorClass.RefNotFound, "'nope'")(VersionedApi.setDefaultBranch(spark, null, "r", "nope"))
+    expectError(ErrorClass.RepositoryNotFound)(VersionedApi.defaultBranch(spark, null, "absent"))
+    assert(VersionedApi.defaultBranch(spark, null, "r") == "trunk")
+  }
 }

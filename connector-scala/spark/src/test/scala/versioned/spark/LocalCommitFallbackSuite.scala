@@ -121,7 +121,7 @@ class LocalCommitFallbackSuite extends VersionedTestBase {
     val s = new StructType().add("a", StringType).add("b", IntegerType)
     write(frame(s, Seq(Row("x", 1), Row("x", 1))), "r.k")
     val before = repoState("r", "k")
-    expectError(ErrorClass.InvalidOption, "upsert=true needs a primary key")(
+    expectError(ErrorClass.InvalidOption, "An upsert needs a primary key")(
       write(frame(s, Seq(Row("x", 1), Row("y", 2))), "r.k", "upsert" -> "true"))
     assert(repoState("r", "k") == before, "an upsert into a key-less table must commit nothing")
     assertReads(read("r.k"), Seq(Row("x", 1), Row("x", 1)), "key-less table unchanged")

@@ -5,13 +5,14 @@ import versioned.spark.session.Warehouses
 import java.sql.Timestamp
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.execution.LocalTableScanExec
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.functions.{array_contains, col, count, lit, max}
 import versioned.core.{ErrorClass, LogEntry, Revision}
 import versioned.spark.api.{HistoryApi, LogSource}
 
 /** The log DataFrame of the API facade (what `Repository.log` returns) against the engine's log. */
-class LogFrameSuite extends VersionedTestBase {
+class LogFrameSuite extends VersionedTestBase with AdaptiveSparkPlanHelper {
   private def log(ref: String, limit: Int = -1, partitionBytes: Option[Int] = None): DataFrame = partitionBytes match {
     case None => HistoryApi.log(spark, new java.util.HashMap[String, String](), "r", ref, limit)
     case Some(b) => LogSource.frame(spark, Warehouses.config(spark, Map.empty), "r", Revision.Spec(ref), limit,
@@ -34,7 +35,7 @@ class LogFrameSuite extends VersionedTestBase {
   }
 
   private def scanSchema(df: DataFrame): Seq[String] =
-    df.queryExecution.executedPlan.collect { case b: BatchScanExec => b.scan.readSchema().fieldNames.toSeq }.flatten
+    collect(df.queryExecution.executedPlan) { case b: BatchScanExec => b.scan.readSchema().fieldNames.toSeq }.flatten
 
   test("the log DataFrame holds every column of every image, newest first") {
     history(30)
@@ -72,8 +73,8 @@ class LogFrameSuite extends VersionedTestBase {
     history(5)
     val df = log("main")
     val counted = df.groupBy().count()
-    assert(counted.queryExecution.executedPlan.collect { case b: BatchScanExec => b }.isEmpty)
-    assert(counted.queryExecution.executedPlan.collect { case l: LocalTableScanExec => l }.size == 1)
+    assert(collect(counted.queryExecution.executedPlan) { case b: BatchScanExec => b }.isEmpty)
+    assert(collect(counted.queryExecution.executedPlan) { case l: LocalTableScanExec => l }.size == 1)
     assert(df.count() == 7 && log("main", limit = 3).count() == 3 && log("main", limit = 0).count() == 0)
     assert(df.agg(count("*"), count(lit(1))).collect().toSeq == Seq(Row(7L, 7L)))
     assert(df.filter(col("author") === "bot").count() == 5 && scanSchema(df.filter(col("author") === "bot").groupBy().count()) == Seq("author"))

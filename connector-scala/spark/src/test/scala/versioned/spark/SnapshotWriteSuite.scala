@@ -144,7 +144,7 @@ class SnapshotWriteSuite extends VersionedTestBase {
   }
 
   test("first load with adaptive execution, same guarantees") {
-    withConf("spark.sql.adaptive.enabled" -> "true", "spark.sql.shuffle.partitions" -> "16") {
+    withConf("spark.sql.shuffle.partitions" -> "16") {
       val (df, expected) = shuffled(3000, partitions = 7, seed = 3)
       write(df, "r.t", "primaryKey" -> "id")
       assertSameRows(read("r.t").collect().toSeq, expected, "first load (AQE)")

@@ -26,7 +26,6 @@ abstract class VersionedSparkSuite extends AnyFunSuite with BeforeAndAfterAll wi
       .config("spark.ui.enabled", "false")
       .config("spark.sql.shuffle.partitions", "4")
       .config("spark.default.parallelism", "2")
-      .config("spark.sql.adaptive.enabled", "false")
       .config(VersionedOptions.ConfFragmentRows, "50")
     extraConf.foreach { case (k, v) => b.config(k, v) }
     spark = b.getOrCreate()

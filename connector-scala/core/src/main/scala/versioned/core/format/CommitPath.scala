@@ -39,13 +39,21 @@ object CommitPath {
     else if (r.mode == WriteMode.Overwrite && t.exists && t.keyed && t.sameShape) OnePassOverwrite
     else Staged
 
-  /** What the tasks of a write handed to the driver. */
-  final case class Produced(localRows: Boolean, overwriteDiffs: Boolean, snapshotObjects: Boolean)
+  /**
+   * What the tasks of a write handed to the driver: rows kept in memory (`localRows`), and whether the driver
+   * can look those rows' keys up in the committed table (`keysCheckable`: few rows, a key that takes lookups),
+   * DIFFs over the head (`overwriteDiffs`), SNAP objects (`snapshotObjects`).
+   */
+  final case class Produced(localRows: Boolean, overwriteDiffs: Boolean, snapshotObjects: Boolean,
+                            keysCheckable: Boolean = false)
 
   /** How the driver commits. */
   sealed trait Step
-  /** A small upsert whose rows are on the driver: the driver writes the DIFFs (the changes follow from the rows). */
-  case object LocalUpsert extends Step
+  /**
+   * A small append to a keyed table whose rows are on the driver: the driver writes the DIFFs. An upsert's changes
+   * follow from its rows; an insert's once the driver has looked its keys up in the table (each must be new).
+   */
+  case object LocalAppend extends Step
   /** Computed changes already on the driver: the driver writes them. */
   case object LocalChanges extends Step
   /** Computed changes as a distributed frame: counted, then written by the driver or by jobs. */
@@ -59,7 +67,7 @@ object CommitPath {
 
   def step(r: Request, t: Target, p: Produced): Step = {
     val onShape = t.exists && t.sameShape
-    if (p.localRows && onShape && r.mode == WriteMode.Append && r.upsert && t.keyed) LocalUpsert
+    if (p.localRows && onShape && r.mode == WriteMode.Append && t.keyed && (r.upsert || p.keysCheckable)) LocalAppend
     else if (p.localRows && onShape && r.mode == WriteMode.Changes) LocalChanges
     else if (p.localRows) Distributed
     else if (onShape && r.mode == WriteMode.Changes) ComputedChanges

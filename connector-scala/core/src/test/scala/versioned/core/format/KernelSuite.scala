@@ -193,7 +193,9 @@ class KernelSuite extends AnyFunSuite {
       if (r.mode != WriteMode.Changes) assert(write(r.copy(mode = WriteMode.Overwrite), other) == Staged)
     }
     val local = Produced(localRows = true, overwriteDiffs = false, snapshotObjects = false)
-    assert(step(req(upsert = true), same, local) == LocalUpsert)
+    assert(step(req(upsert = true), same, local) == LocalAppend)
+    assert(step(req(), same, local) == Distributed) // an insert whose keys the driver cannot check
+    assert(step(req(), same, local.copy(keysCheckable = true)) == LocalAppend)
     assert(step(req(upsert = true), same.copy(keyed = false), local) == Distributed)
     assert(step(req(upsert = true), other, local) == Distributed)
     assert(step(req(WriteMode.Changes), same, local) == LocalChanges)

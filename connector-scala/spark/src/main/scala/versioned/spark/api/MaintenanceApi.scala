@@ -21,8 +21,8 @@ private[spark] object MaintenanceApi {
   /** [[DiffSummary]] of `repository` from `from` to `to` (default: the head of the default branch). */
   def diffSummary(spark: SparkSession, e: Engine, repository: String, from: Revision, to: Option[Revision],
                   table: Option[String]): DataFrame =
-    frame(spark, DiffSummary.Schema,
-      DiffSummary.rows(spark, e, repo(repository), from, to.getOrElse(Revision.DefaultBranch), table))
+    frame(spark, DiffSummary.Schema, versioned.spark.session.Jobs.described(spark, s"diff summary $repository")(
+      DiffSummary.rows(spark, e, repo(repository), from, to.getOrElse(Revision.DefaultBranch), table)))
 
   val MaterializedSchema = StructType(Seq(
     StructField("image", StringType, nullable = false), StructField("table", StringType, nullable = false),
@@ -68,7 +68,8 @@ private[spark] object MaintenanceApi {
   def collectGarbage(spark: SparkSession, e: Engine, repository: Option[String], olderThanMs: Long, force: Boolean,
                      dryRun: Boolean): DataFrame = {
     val retention = if (olderThanMs < 0) Maintenance.DefaultRetentionMs else olderThanMs
-    val done = e.maintenance.collectGarbage(repository.map(repo), retention, force, dryRun)
+    val done = versioned.spark.session.Jobs.described(spark, s"gc ${repository.getOrElse("(warehouse)")}")(
+      e.maintenance.collectGarbage(repository.map(repo), retention, force, dryRun))
     frame(spark, CollectedSchema, done.map(c => Row(c.kind, c.name, c.path)))
   }
 

@@ -25,6 +25,11 @@ object VersionedApi {
     RefsApi.resolve(spark, options, repo, spec)
 
   // ---- branches
+  /** The repository's default branch: what a read or write that names no branch uses. */
+  def defaultBranch(spark: SparkSession, options: Opts, repo: String): String = RefsApi.defaultBranch(spark, options, repo)
+  /** Makes existing branch `name` the repository's default; returns its head hash. */
+  def setDefaultBranch(spark: SparkSession, options: Opts, repo: String, name: String): String =
+    RefsApi.setDefaultBranch(spark, options, repo, name)
   def branches(spark: SparkSession, options: Opts, repo: String): DataFrame = RefsApi.branches(spark, options, repo)
   def createBranch(spark: SparkSession, options: Opts, repo: String, name: String, fromRef: String): String =
     RefsApi.createBranch(spark, options, repo, name, fromRef)

@@ -71,6 +71,8 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
         val rev = travel.map(_(m.repo, m.ref)).orElse(m.ref.map(Revision.Spec)).getOrElse(Revision.DefaultBranch)
         MetadataTable.load(engine, m, rev)
       case t: TableTarget =>
+        // an INSERT, UPDATE or MERGE of a null key raises NULL_PRIMARY_KEY, not Spark's generic error
+        versioned.spark.write.NullKeys.register(SparkSession.active)
         val table = travel.map(f => baseTable(t).withRevision(f(t.repo, t.ref))).getOrElse(baseTable(t))
         if (table.snapshot.isEmpty) {
           if (travel.isEmpty) throw new NoSuchTableException(ident)

@@ -20,13 +20,16 @@ import versioned.spark.format.Columns.col
  * as the wider type on both sides.
  *
  * @param exact both versions have the same columns, types and key (the diff can follow their objects)
+ * @param renamed key columns renamed between the versions: new name -> old name (the older version's rows
+ *                are read with their old name, matched by the key values)
  */
 private[versioned] final case class DiffShape(
     byKey: Boolean,
     keys: Seq[StructField],
     values: Seq[StructField],
     common: Seq[String],
-    exact: Boolean) {
+    exact: Boolean,
+    renamed: Map[String, String] = Map.empty) {
 
   def userKeys: Seq[StructField] = keys.filterNot(_.name == VersionedOptions.DupColumn)
 
@@ -41,9 +44,10 @@ private[versioned] final case class DiffShape(
    */
   def project(side: TableLayout, df: DataFrame, prefix: String): DataFrame = {
     def aligned(f: StructField): Column =
-      side.physicalSchema.fields.find(_.name == f.name) match {
-        case Some(own) if own.dataType == f.dataType => col(f.name)
-        case Some(_) => col(f.name).cast(f.dataType)
+      side.physicalSchema.fields.find(_.name == f.name).orElse(
+        renamed.get(f.name).flatMap(old => side.physicalSchema.fields.find(_.name == old))) match {
+        case Some(own) if own.dataType == f.dataType => col(own.name)
+        case Some(own) => col(own.name).cast(f.dataType)
         case None => lit(null).cast(f.dataType)
       }
     df.select(keys.zipWithIndex.map { case (k, i) => aligned(k).as(s"${prefix}k$i") } ++
@@ -69,8 +73,9 @@ private[versioned] object DiffShape {
     DiffShape(byKey = true, l.keyFields, l.nonKeyColumns.map(l.physicalSchema(_)), Nil, exact = true)
 
   private def aligned(table: String, a: TableLayout, b: TableLayout): DiffShape = {
-    val names = (b.schema.fieldNames ++ a.schema.fieldNames).distinct.toSeq
-    def field(n: String): StructField = (a.schema.find(_.name == n), b.schema.find(_.name == n)) match {
+    val renames = keyRenames(a, b)
+    val names = (b.schema.fieldNames ++ a.schema.fieldNames.filterNot(renames.values.toSet)).distinct.toSeq
+    def field(n: String): StructField = (a.schema.find(_.name == renames.getOrElse(n, n)), b.schema.find(_.name == n)) match {
       case (Some(x), Some(y)) => StructField(n, wider(x.dataType, y.dataType).getOrElse(throw new SchemaMismatchException(
         s"Cannot diff $table: column '$n' changed type from ${x.dataType.simpleString} to ${y.dataType.simpleString}, " +
           "and neither widens to the other, so their values cannot be compared. Diff each side of the type change " +
@@ -78,10 +83,11 @@ private[versioned] object DiffShape {
       case (x, y) => y.orElse(x).get
     }
     val union = names.map(field)
-    val sameKey = !a.hidden && !b.hidden && a.primaryKey.toSet == b.primaryKey.toSet
+    val oldNames = renames.map(_.swap)
+    val sameKey = !a.hidden && !b.hidden && a.primaryKey.map(k => oldNames.getOrElse(k, k)).toSet == b.primaryKey.toSet
     if (sameKey) {
       val keys = b.primaryKey.map(k => union.find(_.name == k).get)
-      DiffShape(byKey = true, keys, union.filterNot(f => b.primaryKey.contains(f.name)), Nil, exact = false)
+      DiffShape(byKey = true, keys, union.filterNot(f => b.primaryKey.contains(f.name)), Nil, exact = false, renames)
     } else {
       val common = names.filter(n => a.schema.fieldNames.contains(n) && b.schema.fieldNames.contains(n))
       union.filter(f => common.contains(f.name)).find(f => !RowOrdering.isOrderable(f.dataType)).foreach { f =>
@@ -92,6 +98,24 @@ private[versioned] object DiffShape {
       DiffShape(byKey = false, Nil, union, common, exact = false)
     }
   }
+
+  /**
+   * Key columns `b` renamed from `a`'s (new name -> old name): `b`'s key is `a`'s with some columns renamed, each
+   * renamed column at the same place in the schema, absent under its other name from the other version, and of a
+   * type that widens to the other's (as Dolt matches rows across a key rename: a row whose key value is unchanged
+   * is the same row). Empty when the key changed otherwise.
+   */
+  private def keyRenames(a: TableLayout, b: TableLayout): Map[String, String] =
+    if (a.hidden || b.hidden || a.primaryKey.size != b.primaryKey.size) Map.empty
+    else {
+      val (an, bn) = (a.schema.fieldNames.toSeq, b.schema.fieldNames.toSeq)
+      val pairs = a.primaryKey.zip(b.primaryKey).filter { case (o, n) => o != n }
+      val renames = pairs.forall { case (o, n) =>
+        !bn.contains(o) && !an.contains(n) && an.indexOf(o) == bn.indexOf(n) &&
+          wider(a.schema(o).dataType, b.schema(n).dataType).isDefined
+      }
+      if (pairs.nonEmpty && renames) pairs.map { case (o, n) => n -> o }.toMap else Map.empty
+    }
 
   private def describe(l: TableLayout): String =
     if (l.hidden) "no primary key" else l.primaryKey.mkString("primary key (", ", ", ")")

@@ -27,13 +27,16 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
   private val log = org.slf4j.LoggerFactory.getLogger(getClass)
 
   /** Merges revision `source` into branch `target`. */
-  def merge(repo: String, source: String, target: String, opts: MergeOptions): MergeOutcome = {
+  def merge(repo: String, source: String, target: String, opts: MergeOptions): MergeOutcome =
+    Jobs.described(spark, s"merge $source into $repo@$target")(mergeNamed(repo, source, target, opts))
+
+  private def mergeNamed(repo: String, source: String, target: String, opts: MergeOptions): MergeOutcome = {
     if (source == target) throw Errors.invalidOption(s"Cannot merge branch '$target' into itself. Name another source.")
     val theirs = engine.resolve(repo, Revision.Spec(source))
     attempts(repo, target) { ours =>
       val bases = engine.ancestry.mergeBases(repo, ours.hash, theirs.hash)
       if (bases.isEmpty && !opts.allowUnrelated) throw new NoCommonAncestorException(s"'$source' and '$target' of " +
-        s"'$repo' share no history. Pass allow_unrelated=True to merge them as if their base were empty.")
+        s"'$repo' share no history. Merge with allow unrelated histories (merge argument allow_unrelated) to merge them as if their base were empty.")
       if (bases.size > 1) log.info(s"versioned: merge $source into $target of $repo has ${bases.size} best common " +
         s"ancestors (criss-cross merges); using the newest, ${bases.head.take(12)}")
       val base = bases.headOption
@@ -60,7 +63,12 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
    * merge commit) onto branch `onto` (cherry-pick), or its inverse (revert).
    */
   def pick(repo: String, commit: String, onto: String, parent: Option[Int], revert: Boolean,
-           opts: MergeOptions): MergeOutcome = {
+           opts: MergeOptions): MergeOutcome =
+    Jobs.described(spark, s"${if (revert) "revert" else "cherry-pick"} $commit onto $repo@$onto")(
+      pickNamed(repo, commit, onto, parent, revert, opts))
+
+  private def pickNamed(repo: String, commit: String, onto: String, parent: Option[Int], revert: Boolean,
+                        opts: MergeOptions): MergeOutcome = {
     val c = engine.resolve(repo, Revision.Spec(commit))
     val verb = if (revert) "revert" else "cherry-pick"
     val p = c.parents match {
@@ -125,7 +133,10 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
           case r: TablePlan.Rows if r.target.isEmpty =>
             (if (r.local) Some(LocalCommit.collect(r.changes)) else LocalCommit.collectSmall(r.changes, maxLocal))
               .map(r.table -> _) }.flatten.toMap
-        (held.map(p => TableStat.of(p, local.get(p.table))), local)
+        (held.map {
+          case TablePlan.Take(t, u) => taken(repo, ours, theirs, t, u)
+          case p => TableStat.of(p, local.get(p.table))
+        }, local)
       }
       val anyConflicts = held.exists { case r: TablePlan.Rows => r.conflicts.isDefined; case _: TablePlan.Whole => true
         case _ => false }
@@ -173,6 +184,22 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
       MergeOutcome(MergeOutcome.Merged, Some(result.image.hash), fastForward = false, baseHash, stats, conflicts,
         conflictCount)
     } finally release()
+  }
+
+  /**
+   * What taking a table whole does to the branch: its rows inserted and updated (upserts) and deleted between
+   * ours' version and the one taken, as the diff summary counts them; a drop deletes every row.
+   */
+  private def taken(repo: String, ours: Image, theirs: Option[Image], table: String, update: TableUpdate): TableStat = {
+    val action = if (update == TableUpdate.Drop) "drop" else "take"
+    theirs match {
+      case Some(to) => versioned.spark.diff.DiffSummary.rows(spark, engine, repo, ours, to, Some(table)).headOption
+        .filterNot(r => r.isNullAt(1) || r.isNullAt(2) || r.isNullAt(3))
+        .fold(TableStat(table, action, 0, 0))(r => TableStat(table, action, r.getLong(1) + r.getLong(2), r.getLong(3)))
+      case None => // every table is dropped (the revert of a root commit)
+        TableStat(table, action, 0, versioned.spark.read.PinnedRead.table(spark, location, TableIdent(repo, table),
+          ours.hash).count())
+    }
   }
 
   private def request(repo: String, branch: String, table: String, author: String, message: String) =

@@ -59,7 +59,7 @@ private[rowlevel] final class StagedDeltaWrite(
           t.fields.map(f => StructField(DeltaChanges.Before + f.name, f.dataType, nullable = true)).toSeq }).toSeq)
 
   override def description(): String = s"versioned $cmd on ${table.ident}"
-  override def toBatch: DeltaBatchWrite = this
+  override def toBatch: DeltaBatchWrite = lease.batch(this)
 
   private lazy val sink = ParquetSink.prepare(SparkSession.active, stagedSchema)
   /** Whether few staged rows are committed from the driver ([[commitLocally]]): UPDATE and MERGE of keyed tables. */

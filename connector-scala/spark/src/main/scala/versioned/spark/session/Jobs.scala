@@ -18,6 +18,22 @@ private[versioned] object Jobs {
     try body finally sc.setLocalProperty(DescriptionKey, previous)
   }
 
+  /**
+   * Names the jobs Spark runs for a DSv2 write of the connector (the stages of its input, then its write tasks):
+   * Spark runs them on the thread of the write between asking for the batch write ([[begin]]) and committing or
+   * aborting it ([[end]]). A description the caller set stays (the jobs are then theirs).
+   */
+  final class WriteJobs(what: String) {
+    @volatile private var set = false
+    def begin(): Unit = SparkSession.getActiveSession.map(_.sparkContext).foreach { sc =>
+      if (!set && sc.getLocalProperty(DescriptionKey) == null) { sc.setJobDescription(s"versioned: $what"); set = true }
+    }
+    def end(): Unit = if (set) {
+      set = false
+      SparkSession.getActiveSession.foreach(_.sparkContext.setLocalProperty(DescriptionKey, null))
+    }
+  }
+
   /** Threads of one [[onDriver]] call: small work is more latency (file creation, footer reads) than CPU. */
   val DriverThreads = 8
 

@@ -64,7 +64,7 @@ final class Transaction private (spark: SparkSession, engine: Engine, val reposi
   def write(df: DataFrame, table: String, mode: String = "append", primaryKey: String = null): Unit = {
     val m = Option(mode).map(_.trim.toLowerCase).getOrElse("append")
     if (m != "append" && m != "overwrite") throw Errors.invalidOption(s"Invalid mode '$mode' for a transaction " +
-      "write: expected 'append' or 'overwrite' (upsert() inserts or updates by key).")
+      "write: expected 'append' or 'overwrite' (an upsert inserts or updates by key).")
     operation(s"$m $table")(dataWrite(df, table, m, VersionedOptions.PrimaryKey -> primaryKey))
   }
 

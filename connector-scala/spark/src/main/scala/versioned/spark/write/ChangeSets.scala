@@ -29,12 +29,16 @@ private[versioned] object ChangeSets {
     if (upsert) return inDiffLayout(input.withColumn(ChangeColumn, kind(ChangeKind.Upsert)), layout)
     current.foreach { cur =>
       val clash = input.select(keys.map(col): _*).join(cur.select(keys.map(col): _*), keys, "left_semi").limit(1).collect()
-      if (clash.nonEmpty) throw new DataValidationException(ErrorClass.KeyExists,
-        s"Key (${keys.zip(clash.head.toSeq).map { case (k, v) => s"$k=$v" }.mkString(", ")}) already exists in the " +
-          "table. Nothing was committed. Use mode 'overwrite', or upsert=true to update existing rows.")
+      if (clash.nonEmpty) throw keyExists(keys, clash.head.toSeq)
     }
     inDiffLayout(input.withColumn(ChangeColumn, kind(ChangeKind.Insert)), layout)
   }
+
+  /** The error for an inserted row whose key (`values`: external values of the `keys`) the table holds. */
+  def keyExists(keys: Seq[String], values: Seq[Any]): DataValidationException =
+    new DataValidationException(ErrorClass.KeyExists,
+      s"Key (${keys.zip(values).map { case (k, v) => s"$k=$v" }.mkString(", ")}) already exists in the " +
+        "table. Nothing was committed. Use mode 'overwrite', or an upsert (write option upsert 'true') to update existing rows.")
 
   /**
    * Rows applied by key without reading the table: each row an upsert, or, with `deleteColumn`, a delete

@@ -75,16 +75,17 @@ private[versioned] object CommitPlanner {
   def plan(spark: SparkSession, engine: Engine, req: WriteRequest, staged: StagedInput, head: Option[Image],
            target: ObjectTarget): TableUpdate.Put = {
     val current = head.flatMap(h => engine.tableOption(req.ident.repo, h.hash, req.ident.table))
-    plan(spark, req, staged, Base(current, () => versioned.spark.read.PinnedRead.table(spark, req.locationOptions, req.ident, head.get.hash)),
-      target)
+    plan(spark, req, staged, Base(current, () => versioned.spark.read.PinnedRead.table(spark, req.locationOptions, req.ident, head.get.hash),
+      Some(() => TableSnapshot.load(engine, req.ident.repo, req.ident.table, head.get))), target)
   }
 
   /**
    * The version a write builds on: the table (None: it does not exist yet) and a read of its rows with
    * the hidden duplicate ordinal of key-less tables, called only when the table exists. A committed
-   * version, or one a transaction has not committed yet.
+   * version, or one a transaction has not committed yet. `snapshot` (a committed version) lets the driver look
+   * keys up in it without a Spark job ([[LocalCommit]]).
    */
-  final case class Base(table: Option[TableVersion], read: () => DataFrame)
+  final case class Base(table: Option[TableVersion], read: () => DataFrame, snapshot: Option[() => TableSnapshot] = None)
 
   /** The new version of the table when `staged` is written on `base` (objects written, nothing recorded). */
   def plan(spark: SparkSession, req: WriteRequest, staged: StagedInput, base: Base, target: ObjectTarget): TableUpdate.Put = {
@@ -95,7 +96,7 @@ private[versioned] object CommitPlanner {
       Seq(VersionedOptions.ChangeColumn, VersionedOptions.DupColumn).exists(_.equalsIgnoreCase(f.name)))) else inputSchema
     val layout = TableLayout.create(userSchema, pk)
     if (req.upsert && req.deleteColumn.isEmpty && layout.hidden) throw Errors.invalidOption(
-      s"upsert=true needs a primary key, and ${req.ident} has none: its rows are their own identity, so an upsert " +
+      s"An upsert needs a primary key, and ${req.ident} has none: its rows are their own identity, so an upsert " +
         "could only append copies. Give the table a key (primaryKey on its first write, or ALTER TABLE ... ADD " +
         "PRIMARY KEY), or append without upsert. Nothing was committed.")
     val currentLayout = current.map(TableLayout.of)
@@ -108,12 +109,15 @@ private[versioned] object CommitPlanner {
     }
     // where the objects of before-images' chains are found (write option beforeImages)
     val priors: LocalCommit.Priors = Option.when(req.beforeImages)(ids => Warehouses.engine(spark, req.locationOptions).objects(ids))
-    val produced = CommitPath.Produced(staged.localRows.isDefined, staged.overwrite.isDefined, staged.snapshot.isDefined)
+    val produced = CommitPath.Produced(staged.localRows.isDefined, staged.overwrite.isDefined, staged.snapshot.isDefined,
+      keysCheckable = staged.localRows.exists(rows => LocalCommit.keysCheckable(layout, rows.size, base.snapshot.isDefined)))
     val shaped = current.filter(_ => sameShape)
     val (version, objects) = CommitPath.step(WritePaths.request(req), WritePaths.target(current, layout), produced) match {
-      // small upserts: changes follow from the data alone, so the driver writes the DIFFs itself
-      case CommitPath.LocalUpsert =>
-        LocalCommit.writeDiffs(spark, target, layout, current.get, staged.schema, req.deleteColumn, staged.localRows.get, priors)
+      // small upserts: changes follow from the data alone, so the driver writes the DIFFs itself; small inserts
+      // too, once the driver has looked their keys up in the table
+      case CommitPath.LocalAppend =>
+        LocalCommit.writeDiffs(spark, target, layout, current.get, staged.schema, req.deleteColumn, staged.localRows.get,
+          priors, existing = if (LocalCommit.inserts(req)) base.snapshot else None)
       // computed changes already collected by the caller (a small merge)
       case CommitPath.LocalChanges =>
         LocalCommit.writeChanges(spark, target, layout, current.get, staged.schema, staged.localRows.get, priors)

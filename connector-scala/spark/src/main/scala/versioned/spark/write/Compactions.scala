@@ -127,7 +127,7 @@ private[versioned] object Compactions {
       .foreach(sc.setLocalProperty(_, null))
     sc.clearJobTags()
     SparkSession.setActiveSession(r.spark)
-    sc.setJobGroup(group, s"versioned: compaction of ${r.req.ident}@${r.image.shortHash}", interruptOnCancel = true)
+    sc.setJobGroup(group, s"versioned: compaction ${r.req.ident}@${r.image.shortHash}", interruptOnCancel = true)
     val pacing = new Pacing(r.settings.compactionDutyCycle, ns => waitWhile(sc, ns, stepNs = 10000000L)(true))
     try runLogged(r, backgroundSlots(sc), () => pacing.rest(() => yieldToWrites(sc, r.settings.compactionYieldMs)))
     finally { sc.clearJobGroup(); SparkSession.clearActiveSession() }
@@ -176,7 +176,8 @@ private[versioned] object Compactions {
       engine.writableHead(repo, b).flatMap { head =>
         val req = WriteRequest(versioned.spark.session.TableIdent(repo, name), Some(b), WriteMode.Changes, None, upsert = false,
           "", "", location)
-        val written = Compactor.maybeCompact(spark, engine, req, head, settings)
+        val written = versioned.spark.session.Jobs.described(spark, s"compaction $repo.$name@${head.shortHash}")(
+          Compactor.maybeCompact(spark, engine, req, head, settings))
         Option.when(written > 0)((name, head.hash, written))
       }
     }

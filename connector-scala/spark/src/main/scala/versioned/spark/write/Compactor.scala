@@ -165,7 +165,7 @@ private[versioned] object Compactor {
               options: Map[String, String], runs: Map[Int, Seq[String]] = Map.empty,
               splits: Map[Int, DiffConsolidation.Split] = Map.empty, slots: Int = Int.MaxValue,
               pause: () => Unit = () => ()): Seq[ObjectMeta] =
-    Jobs.described(spark, s"compact ${snap.repo}.${snap.table}@${snap.image.shortHash}") {
+    Jobs.described(spark, s"compaction ${snap.repo}.${snap.table}@${snap.image.shortHash}") {
       engine.leases.withLease(snap.repo, "compaction") { lease =>
       val metas = rewrite(spark, engine, snap, fragments, options, runs, splits, lease, math.max(1, slots), pause)
       log.info(s"versioned: compaction ${snap.repo}.${snap.table}@${snap.image.shortHash} rewrote ${fragments.size} " +

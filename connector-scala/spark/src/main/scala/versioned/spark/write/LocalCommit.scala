@@ -10,21 +10,35 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, GenericInternalRow, UnsafeProjection}
 import org.apache.spark.sql.types.StructType
 import versioned.core.{ObjectKind, ObjectMeta, TableVersion}
-import versioned.spark.format.TableLayout
+import versioned.spark.format.{SparkKeys, TableLayout, Values}
+import versioned.spark.session.TableSnapshot
 import versioned.spark.diff.PriorImages
+import versioned.spark.read.{KeyLookup, LocalLookup}
 
 /**
- * Small upserts committed by the driver without Spark jobs. The rows the write tasks kept in memory
- * are checked by [[Validation.sortedKeys]] (the rule and errors of [[Validation.check]]), turned into DIFF rows
- * by the expressions of [[ChangeSets.byKey]], sorted by key, routed with [[Routing.local]] and
+ * Small upserts and inserts committed by the driver without Spark jobs. The rows the write tasks kept in memory
+ * are checked by [[Validation.sortedKeys]] (the rule and errors of [[Validation.check]]), inserts also against
+ * the table (a key lookup on the driver, [[LocalLookup]]: the rule and error of [[ChangeSets.append]]), turned into
+ * DIFF rows by the expressions of [[ChangeSets.byKey]] (or of [[ChangeSets.append]]), sorted by key, routed with [[Routing.local]] and
  * written by [[ObjectRuns]], as executors do: the same data gives the same objects (ids, files,
  * statistics) and the same table version as the distributed path.
  */
 private[versioned] object LocalCommit {
 
-  /** Writes whose changes follow from the data alone (no table read): upsert appends to a keyed table. */
-  def applies(req: WriteRequest, layout: TableLayout): Boolean =
-    req.mode == WriteMode.Append && req.upsert && !layout.hidden
+  /**
+   * Whether the driver can look the keys of `rows` rows up in the table (the kernel's `CommitPath.Produced.keysCheckable`,
+   * which lets small inserts commit on the driver): at most [[LocalLookup.MaxKeys]] rows, the table's version is
+   * committed (`lookup`), and its first key column takes lookups.
+   */
+  def keysCheckable(layout: TableLayout, rows: Int, lookup: Boolean): Boolean =
+    !layout.hidden && lookup && rows <= LocalLookup.MaxKeys && KeyLookup.supports(layout.keyFields.head.dataType)
+
+  /** Whether an append inserts its rows (each key must be new) rather than upserting them. */
+  def inserts(req: WriteRequest): Boolean = !req.upsert && req.deleteColumn.isEmpty
+
+  /** The most rows a write's tasks keep in memory for a commit on the driver, of `maxRows` allowed. */
+  def maxKeptRows(req: WriteRequest, maxRows: Long): Long =
+    if (req.mode != WriteMode.Append) 0L else if (inserts(req)) math.min(maxRows, LocalLookup.MaxKeys.toLong) else maxRows
 
   /**
    * Where a commit finds the metadata of stored objects, when its DIFFs record before-images
@@ -32,11 +46,38 @@ private[versioned] object LocalCommit {
    */
   type Priors = Option[Seq[String] => Map[String, ObjectMeta]]
 
-  /** One DIFF object per touched fragment of `cur`; `rows` are in `schema` (the layout's columns + `deleteColumn`). */
+  /**
+   * One DIFF object per touched fragment of `cur`; `rows` are in `schema` (the layout's columns + `deleteColumn`).
+   * With `existing` (the committed table `cur` is), the rows are inserts: KEY_EXISTS when a key is in it.
+   */
   def writeDiffs(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
                  schema: StructType, deleteColumn: Option[String],
-                 rows: IndexedSeq[InternalRow], priors: Priors): (TableVersion, Seq[ObjectMeta]) =
-    write(spark, target, layout, cur, sortedByKey(rows, schema, layout), diffRows(spark, schema, layout, deleteColumn), priors)
+                 rows: IndexedSeq[InternalRow], priors: Priors,
+                 existing: Option[() => TableSnapshot] = None): (TableVersion, Seq[ObjectMeta]) = {
+    val keyed = sortedByKey(rows, schema, layout)
+    existing.filter(_ => cur.effectiveFragments.nonEmpty).foreach(s => requireNew(keyed, layout, s()))
+    write(spark, target, layout, cur, keyed, diffRows(spark, schema, layout, deleteColumn, existing.isDefined), priors)
+  }
+
+  /** KEY_EXISTS (as [[ChangeSets.append]] raises it) for the first of the `keyed` rows whose key `snapshot` holds. */
+  private def requireNew(keyed: IndexedSeq[(InternalRow, InternalRow)], layout: TableLayout, snapshot: TableSnapshot): Unit =
+    if (keyed.nonEmpty) {
+      val types = layout.keyTypes
+      val first = layout.keyFields.head
+      val schema = layout.physicalSchema
+      val ordinals = layout.keyColumns.map(schema.fieldIndex).toArray
+      val cmp = SparkKeys.order(types)
+      val byKey: java.util.Comparator[InternalRow] = (a, b) => cmp.compare(a, b)
+      val present = new java.util.TreeSet[InternalRow](byKey)
+      val canonical = keyed.map(k => Values.fromInternal(k._1, 0, first.dataType)).distinct
+      LocalLookup.rows(snapshot.lookingUp(canonical), schema, Nil).foreach { r =>
+        present.add(new GenericInternalRow(ordinals.indices.map(i => r.get(ordinals(i), types(i))).toArray))
+      }
+      keyed.find(k => present.contains(k._1)).foreach { case (k, _) =>
+        throw ChangeSets.keyExists(layout.primaryKey, types.indices.map(i =>
+          org.apache.spark.sql.catalyst.CatalystTypeConverters.convertToScala(k.get(i, types(i)), types(i))))
+      }
+    }
 
   /** The same for DIFF rows already computed (`WriteMode.Changes`): `rows` hold the DIFF columns in `schema`'s order. */
   def writeChanges(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
@@ -132,10 +173,11 @@ private[versioned] object LocalCommit {
    * thread (an UnsafeProjection reuses its output row).
    */
   private def diffRows(spark: SparkSession, schema: StructType, layout: TableLayout,
-                       deleteColumn: Option[String]): () => InternalRow => InternalRow = {
-    val key = DiffRowsKey(schema, layout, deleteColumn, spark.sessionState.conf.caseSensitiveAnalysis)
+                       deleteColumn: Option[String], inserts: Boolean): () => InternalRow => InternalRow = {
+    val key = DiffRowsKey(schema, layout, deleteColumn, inserts, spark.sessionState.conf.caseSensitiveAnalysis)
     val bound = Option(boundDiffRows.get(key)).getOrElse {
-      val exprs = LocalRules.projection(spark, schema, "a small write")(ChangeSets.byKey(_, deleteColumn, layout))
+      val exprs = LocalRules.projection(spark, schema, "a small write")(df =>
+        if (inserts) ChangeSets.append(df, None, layout, upsert = false) else ChangeSets.byKey(df, deleteColumn, layout))
       if (boundDiffRows.size >= MaxCachedShapes) boundDiffRows.clear()
       boundDiffRows.put(key, exprs)
       exprs
@@ -145,7 +187,7 @@ private[versioned] object LocalCommit {
 
   /** What the bound expressions of [[diffRows]] depend on: the rows' schema, the table, the resolution of names. */
   private final case class DiffRowsKey(schema: StructType, layout: TableLayout, deleteColumn: Option[String],
-                                       caseSensitive: Boolean)
+                                       inserts: Boolean, caseSensitive: Boolean)
   /**
    * [[diffRows]]' expressions by shape: analyzing the plan they come from costs a small commit several
    * milliseconds, and a table takes the same shape commit after commit. Expressions are immutable.

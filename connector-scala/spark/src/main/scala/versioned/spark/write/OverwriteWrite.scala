@@ -40,7 +40,7 @@ private[versioned] final class OverwriteWrite(table: TableHandle, req: WriteRequ
   override def requiredDistribution(): Distribution = Distributions.unspecified()
   override def requiredOrdering(): Array[SortOrder] = SnapshotWrite.keyOrder(layout)
 
-  override def toBatch: BatchWrite = this
+  override def toBatch: BatchWrite = lease.batch(this)
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory = {
     val spark = SparkSession.active

@@ -9,19 +9,40 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.util.SerializableConfiguration
 
-/** Spark's Parquet writer, prepared on the driver and opened on executors for one file at a time. */
+/**
+ * Spark's Parquet writer, prepared on the driver and opened on executors for one file at a time. A file
+ * system failure while creating, writing or closing a file (an object store refusing connections, a full
+ * disk) is the typed STORAGE_ERROR, as on the driver ([[versioned.core.WarehouseStore]]).
+ */
 private[versioned] final class ParquetSink(factory: OutputWriterFactory, conf: SerializableConfiguration,
                                            val schema: StructType) extends Serializable {
   def open(path: String): OutputWriter = {
     val tc = Option(TaskContext.get())
     val id = new TaskAttemptID("versioned", 0, TaskType.MAP, tc.map(_.partitionId()).getOrElse(0),
       tc.map(_.attemptNumber()).getOrElse(0))
-    factory.newInstance(path, schema, new TaskAttemptContextImpl(conf.value, id))
+    val file = path
+    val out = ParquetSink.storage("create", file)(factory.newInstance(file, schema, new TaskAttemptContextImpl(conf.value, id)))
+    new OutputWriter {
+      override def write(row: org.apache.spark.sql.catalyst.InternalRow): Unit = ParquetSink.storage("write", file)(out.write(row))
+      override def close(): Unit = ParquetSink.storage("write", file)(out.close())
+      override def path(): String = out.path()
+    }
   }
   def hadoopConf: org.apache.hadoop.conf.Configuration = conf.value
 }
 
 private[versioned] object ParquetSink {
+  /** `f`, with an I/O failure on file `path` raised as STORAGE_ERROR (the write it belongs to commits nothing). */
+  def storage[T](what: String, path: String)(f: => T): T =
+    try f catch {
+      case e: java.io.IOException => throw storageError(what, path, e)
+      case e: java.io.UncheckedIOException => throw storageError(what, path, e.getCause)
+    }
+
+  private def storageError(what: String, path: String, e: Throwable) = versioned.core.Errors.storage(
+    s"Could not $what $path: ${e.getClass.getSimpleName}: ${e.getMessage}. Check that the warehouse's storage is " +
+      "reachable and writable, then retry. Nothing was committed.", e)
+
   /** Most rows per Parquet page of an object ([[versioned.core.format.ObjectShape.PageRows]]). */
   val PageRows: Int = versioned.core.format.ObjectShape.PageRows
 

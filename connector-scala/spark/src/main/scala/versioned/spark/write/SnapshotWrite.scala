@@ -56,7 +56,7 @@ private[versioned] final class SnapshotWrite(table: TableHandle, req: WriteReque
   override def requiredDistribution(): Distribution = Distributions.unspecified()
   override def requiredOrdering(): Array[SortOrder] = order
 
-  override def toBatch: BatchWrite = this
+  override def toBatch: BatchWrite = lease.batch(this)
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory = {
     val spark = SparkSession.active

@@ -18,7 +18,8 @@ private[versioned] final case class StagedFile(path: String, rows: Long) extends
  * [[CommitPlanner]] over the staged data (validation, change computation, object writes) and records
  * exactly one image. Staging files are removed afterwards, whatever the outcome.
  *
- * Small upserts: tasks keep their share of `spark.versioned.write.localCommitMaxRows` rows (and of
+ * Small appends to a keyed table (upserts, and inserts of up to [[versioned.spark.read.LocalLookup.MaxKeys]] rows):
+ * tasks keep their share of `spark.versioned.write.localCommitMaxRows` rows (and of
  * `localCommitMaxBytes`) in memory and return them in their commit message; when every task did, the
  * driver commits them itself ([[LocalCommit]]) with no further Spark job. Otherwise rows kept in memory
  * are staged as one more Parquet file and the commit runs as usual.
@@ -31,12 +32,13 @@ private[versioned] final class StagedWrite(table: TableHandle, req: WriteRequest
   @volatile private var localMaxRows = 0L
   private lazy val sink = ParquetSink.prepare(SparkSession.active, schema)
 
-  override def toBatch: BatchWrite = this
+  override def toBatch: BatchWrite = lease.batch(this)
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory = {
     val spark = SparkSession.active
-    // only writes that need no table read can be committed by the driver
-    localMaxRows = if (req.mode == WriteMode.Append && req.upsert) Warehouses.localCommitMaxRows(spark) else 0L
+    // appends to a keyed table can be committed by the driver (the kernel's CommitPath.LocalAppend)
+    localMaxRows = if (table.snapshot.exists(_.layout.hidden)) 0L
+      else LocalCommit.maxKeptRows(req, Warehouses.localCommitMaxRows(spark))
     val tasks = math.max(1, info.numPartitions())
     val taskRows = if (localMaxRows <= 0) 0L else (localMaxRows + tasks - 1) / tasks
     new StagingWriterFactory(sink, stagingDir, taskRows, Warehouses.localCommitMaxBytes(spark) / tasks)
@@ -79,16 +81,20 @@ private[versioned] final class StagedWrite(table: TableHandle, req: WriteRequest
 /**
  * The lease of a DSv2 write, opened on first use (when Spark asks for the writer factory) and closed,
  * with its staging files, when the write commits or aborts. Closing never throws: a write that
- * committed is reported as committed.
+ * committed is reported as committed. The write's Spark jobs are named from when Spark asks for the batch
+ * write ([[batch]]) until it closes.
  */
 private[versioned] final class WriteLease(table: TableHandle, repo: String, purpose: String) {
+  private val jobs = new versioned.spark.session.Jobs.WriteJobs(s"$purpose ${table.ident}")
+  /** `write`, its jobs named from now on (Spark asks for the batch write right before it runs them). */
+  def batch[W](write: W): W = { jobs.begin(); write }
   @volatile private var lease: Option[versioned.core.Lease] = None
   def get: versioned.core.Lease = synchronized {
     if (lease.isEmpty) lease = Some(table.engine.leases.open(repo, purpose))
     lease.get
   }
   def stagingDir: String = s"${table.engine.store.leaseDir(get.id)}/writes"
-  def close(): Unit = synchronized { lease.foreach(table.engine.leases.close); lease = None }
+  def close(): Unit = synchronized { try lease.foreach(table.engine.leases.close) finally jobs.end(); lease = None }
 }
 
 /**

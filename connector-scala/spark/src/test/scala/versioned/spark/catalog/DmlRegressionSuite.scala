@@ -7,8 +7,6 @@ import org.apache.spark.sql.Row
  * `None.get` in the scan, run with Spark's defaults (adaptive execution on) and background compaction.
  */
 class DmlRegressionSuite extends CatalogSuiteBase {
-  override protected def extraConf: Map[String, String] = super.extraConf + ("spark.sql.adaptive.enabled" -> "true")
-
   private def items(): Unit = {
     sql("CREATE NAMESPACE IF NOT EXISTS c.s")
     sql("CREATE TABLE c.s.t (id BIGINT, item STRING, qty INT, PRIMARY KEY (id))")

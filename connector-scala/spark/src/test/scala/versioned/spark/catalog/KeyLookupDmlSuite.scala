@@ -206,7 +206,7 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
     val oracle = setup()
     spark.createDataFrame(Seq((100L, 1, "p", 3), (101L, 2, "q", 3), (4001L, 3, "n", 3))).toDF("id", "a", "s", "op")
       .createOrReplaceTempView("src")
-    withConf("spark.sql.adaptive.enabled" -> "true")(merge("src"))
+    merge("src")
     applyMerge(oracle, Seq((100L, 1, "p", 3), (101L, 2, "q", 3), (4001L, 3, "n", 3)).map(x => (java.lang.Long.valueOf(x._1), x._2, x._3, x._4)))
     check(oracle, "after MERGE with AQE")
     // ON a non-key column: every row with a = 5 gets s = 'by-a' (correct, whatever is pruned)

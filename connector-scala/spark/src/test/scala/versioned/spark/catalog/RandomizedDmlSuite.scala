@@ -12,8 +12,6 @@ import org.apache.spark.sql.Row
  * Rows are (id, item, qty) with `item` derived from `id`, so both columns are unique and either can be the key.
  */
 class RandomizedDmlSuite extends CatalogSuiteBase {
-  override protected def extraConf: Map[String, String] = super.extraConf + ("spark.sql.adaptive.enabled" -> "true")
-
   private final case class State(rows: Map[Long, Int], key: String)
 
   private def item(id: Long) = s"k$id"

@@ -60,6 +60,26 @@ class DiffSchemaSuite extends VersionedTestBase {
       "rename")
   }
 
+  test("renamed key column (Dolt: diff allowed across primary key renames): a row whose key value is unchanged is one update") {
+    keyed()
+    sql("ALTER TABLE c.r.t RENAME COLUMN id TO k")
+    tag("renamed")
+    assert(diff("v0", "renamed").count() == 0, "a rename alone changes no row")
+    sql("UPDATE c.r.t SET v = 'bb' WHERE k = 2")
+    sql("DELETE FROM c.r.t WHERE k = 3")
+    sql("INSERT INTO c.r.t VALUES (4, 'd')")
+    val d = diff("v0", "main")
+    assert(columns(d) == Seq("_change", "k", "v_before", "v_after"))
+    assertSameRows(d.collect().toSeq, Seq(Row("update", 2, "b", "bb"), Row("delete", 3, "c", null), Row("insert", 4, null, "d")),
+      "across the key rename")
+    assertSameRows(diff("main", "v0").collect().toSeq, Seq(Row("update", 2, "bb", "b"), Row("insert", 3, null, "c"),
+      Row("delete", 4, "d", null)), "the reverse diff")
+    // the summary counts rows by key and reports the schema change
+    val summary = VersionedApi.diffSummary(spark, null, "r", "v0", "main").collect().toSeq
+    assert(summary.map(r => (r.getString(0), r.getLong(1), r.getLong(2), r.getLong(3), r.getBoolean(6))) ==
+      Seq(("t", 1L, 1L, 1L, true)), summary)
+  }
+
   test("reordered columns: no change unless values change; columns in the newer order") {
     keyed()
     val s = new StructType().add("v", StringType).add("id", IntegerType)

@@ -182,6 +182,26 @@ class MergeSuite extends MergeTestBase {
     assert(f.status == MergeOutcome.Conflicts && conflictRows(f) == Set(("t", null, null, "schema")))
   }
 
+  test("a table taken whole from one side reports its real change counts, as the diff summary counts them") {
+    seed((1 to 6).map(i => Row(i, s"a$i", i)))
+    seed((1 to 3).map(i => Row(i, s"w$i", i)), "r.w")
+    engine.refs.createBranch("r", "dev", Revision("main"))
+    upsert(Seq(Row(1, "dev", 1), Row(7, "a7", 7)), branch = "dev", deletes = Seq(5))
+    engine.commit("r", "dev", Some(hash("dev")), Map("w" -> versioned.core.TableUpdate.Drop), "t", "drop w")
+    val expected = Seq(TableStat("t", "take", 2, 1), TableStat("w", "drop", 0, 3))
+    val dry = merge("dev", ff = "never", dryRun = true)
+    assert(dry.stats == expected, dry.stats)
+    val o = merge("dev", ff = "never")
+    assert(o.status == MergeOutcome.Merged && o.stats == expected, o.stats)
+    val summary = versioned.spark.api.VersionedApi.diffSummary(spark, null, "r", o.base.get, o.commit).collect()
+      .map(r => r.getString(0) -> (r.getLong(1) + r.getLong(2), r.getLong(3))).toMap
+    assert(o.stats.map(s => s.table -> (s.upserts, s.deletes)).toMap == summary, summary)
+    // the revert of the merge takes the first parent's versions back: 5 and 1 return, 7 goes, w comes back
+    val r = versioned.spark.api.VersionedApi.revert(spark, null, "r", o.commit, "main", 1, null, false, null, null, null)
+    assert(r.status == MergeOutcome.Merged && r.stats == Seq(TableStat("t", "take", 2, 1), TableStat("w", "take", 3, 0)),
+      r.stats)
+  }
+
   test("a table whose key is not its first column merges (the changes follow the table's column order)") {
     val s = new org.apache.spark.sql.types.StructType().add("v", org.apache.spark.sql.types.StringType)
       .add("id", IntegerType, nullable = false)

@@ -11,7 +11,8 @@ import org.apache.hadoop.util.Progressable
  * mutating or reading operation (create, open, rename, delete, mkdirs), counted from [[Faults.arm]],
  * fails with an IOException, and which records the paths it opens and creates. Register with
  * `spark.hadoop.fs.faulty.impl`. Both creates (with a permission, and without: the one Parquet writers use)
- * are counted and may fail.
+ * are counted and may fail. [[Faults.refuseInTasks]] models an object store that refuses connections to the
+ * executors: creates, or writes to created files, in Spark tasks fail with a `java.net.ConnectException`.
  */
 class FaultyFileSystem extends RawLocalFileSystem {
   override def getUri: URI = URI.create("faulty:///")
@@ -20,12 +21,12 @@ class FaultyFileSystem extends RawLocalFileSystem {
   override def create(f: Path, permission: FsPermission, overwrite: Boolean, bufferSize: Int, replication: Short,
                       blockSize: Long, progress: Progressable): FSDataOutputStream = {
     Faults.check("create", f); Faults.created.add(f.toUri.getPath -> Thread.currentThread.getName)
-    super.create(f, permission, overwrite, bufferSize, replication, blockSize, progress)
+    Faults.refusing(super.create(f, permission, overwrite, bufferSize, replication, blockSize, progress))
   }
   override def create(f: Path, overwrite: Boolean, bufferSize: Int, replication: Short, blockSize: Long,
                       progress: Progressable): FSDataOutputStream = {
     Faults.check("create", f); Faults.created.add(f.toUri.getPath -> Thread.currentThread.getName)
-    super.create(f, overwrite, bufferSize, replication, blockSize, progress)
+    Faults.refusing(super.create(f, overwrite, bufferSize, replication, blockSize, progress))
   }
   override def open(f: Path, bufferSize: Int): FSDataInputStream = {
     Faults.check("open", f); Faults.opened.add(f.toUri.getPath); super.open(f, bufferSize)
@@ -49,7 +50,27 @@ object Faults {
   def disarm(): Unit = failAt.set(-1)
   def operations: Long = count.get()
 
+  /** What Spark tasks are refused: nothing, "create" (file creation) or "write" (writes to created files). */
+  private val refused = new java.util.concurrent.atomic.AtomicReference[String]("")
+  def refuseInTasks(op: String): Unit = { require(Set("create", "write")(op)); refused.set(op) }
+  def stopRefusing(): Unit = refused.set("")
+
+  private def inTask: Boolean = org.apache.spark.TaskContext.get() != null
+  private def refusal(op: String, p: Any) = new java.net.ConnectException(s"Connection refused (injected: $op of $p)")
+
+  /** `out`, whose writes (and flushes) in tasks fail while writes are refused. */
+  def refusing(out: FSDataOutputStream): FSDataOutputStream = {
+    val checked = new java.io.FilterOutputStream(out) {
+      private def check(): Unit = if (inTask && refused.get == "write") throw refusal("write", "a file")
+      override def write(b: Int): Unit = { check(); out.write(b) }
+      override def write(b: Array[Byte], off: Int, len: Int): Unit = { check(); out.write(b, off, len) }
+      override def flush(): Unit = { check(); out.flush() }
+    }
+    new FSDataOutputStream(checked, null, out.getPos)
+  }
+
   def check(op: String, p: Path): Unit = {
+    if (op == "create" && inTask && refused.get == "create") throw refusal(op, p)
     val i = count.incrementAndGet()
     if (i == failAt.get()) {
       failures.incrementAndGet()

@@ -22,7 +22,7 @@ abstract class FaultyWarehouseSuite extends VersionedSparkSuite {
   }
 
   override def afterEach(): Unit = {
-    Faults.disarm()
+    Faults.disarm(); Faults.stopRefusing()
     spark.conf.unset(VersionedOptions.ConfMetastoreUrl)
     super.afterEach()
   }
