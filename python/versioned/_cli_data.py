@@ -189,18 +189,36 @@ def cat(target: str, limit: Optional[int], as_of: Optional[str], fmt: Format) ->
 @_as_of_option
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 def export(target: str, out: str, file_format: Optional[FileFormat], as_of: Optional[str], force: bool) -> None:
-    """Writes a table at a revision (default main) to one CSV (with a header) or Parquet file OUT.
+    """Writes a table at a revision (default: the repository's default branch) to one CSV (with a header) or
+    Parquet file OUT.
 
     Example: versioned export shop.products@v1 products-v1.parquet
     """
     ff = _file_format(out, file_format)
     if os.path.exists(out) and not force:
         raise CommandError(f"{out} exists; pass --force to replace it.", "FILE_EXISTS")
+    _check_writable(out)
     with state.session(light=False) as spark:
         _, df = _read_table(spark, target, as_of)
         with status(f"Exporting {target} to {out}"):
             _write_single(df, out, ff)
     console().print(f"[green]Exported[/green] {target} to {out}")
+
+
+def _check_writable(out: str) -> None:
+    """Refuses OUT before any Spark work when its directory is missing or not writable (FILE_NOT_WRITABLE).
+
+    Example::
+
+        _check_writable("/tmp/products.csv")  # returns; "/nonexistent/p.csv" raises CommandError
+    """
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        raise CommandError(f"Cannot write {out}: directory {parent} does not exist. Create it, or choose another path.",
+                           "FILE_NOT_WRITABLE")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CommandError(f"Cannot write {out}: directory {parent} is not writable. Choose another path.",
+                           "FILE_NOT_WRITABLE")
 
 
 def _write_single(df: Any, out: str, ff: FileFormat) -> None:

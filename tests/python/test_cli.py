@@ -86,6 +86,24 @@ def test_export_round_trip_csv_and_parquet(spark: SparkSession, imported: str, t
     assert (tmp_path / "t.csv").read_text().splitlines() == ["id,name", "1,a", "2,B", "3,c"]
 
 
+def test_export_to_an_unwritable_path_is_refused_before_any_work(spark: SparkSession, imported: str,
+                                                                 tmp_path: Any) -> None:
+    missing = run("export", "r.t", str(tmp_path / "no-such-dir" / "t.csv"))
+    assert missing.exit_code == EXIT_ERROR and missing.stderr.startswith("[FILE_NOT_WRITABLE]"), missing.stderr
+    assert "does not exist" in missing.stderr
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(str(locked), os.W_OK):  # root ignores permissions: nothing to check here
+            return
+        denied = run("export", "r.t", str(locked / "t.csv"))
+        assert denied.exit_code == EXIT_ERROR and denied.stderr.startswith("[FILE_NOT_WRITABLE]"), denied.stderr
+        assert not list(locked.iterdir())
+    finally:
+        locked.chmod(0o700)
+
+
 def test_log_oneline_graph_and_all(spark: SparkSession, imported: str) -> None:
     repo = Repository(spark, "r")
     ok("branch", "r", "dev", "v1")
