@@ -32,14 +32,7 @@ import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Relation, Data
 private[versioned] object MergeKeyFilter extends Rule[LogicalPlan] with PredicateHelper {
 
   /** Adds the rule to the session's extra optimizations, once. Called when a MERGE is planned. */
-  def register(session: SparkSession): Unit = session match {
-    case s: org.apache.spark.sql.classic.SparkSession =>
-      val methods = s.experimental
-      methods.synchronized {
-        if (!methods.extraOptimizations.contains(this)) methods.extraOptimizations = methods.extraOptimizations :+ this
-      }
-    case _ =>
-  }
+  def register(session: SparkSession): Unit = versioned.spark.session.ExtraOptimizations.register(session, this)
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan.transformDownWithPruning(_.containsPattern(COMMAND)) {
     case wd: WriteDelta if isKeyedMerge(wd) =>

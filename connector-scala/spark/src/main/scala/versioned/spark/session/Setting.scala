@@ -54,13 +54,15 @@ object Setting {
   val MetastoreUrl: Setting[Option[String]] = Setting("spark.versioned.metastore.url", Kind.text, None,
     "SQLite in the warehouse", "JDBC URL of the metastore", Some("metastoreUrl"))
   val DefaultBranch: Setting[Option[String]] = Setting("spark.versioned.defaultBranch", Kind.text, None, "`main`",
-    "the default branch of repositories a call creates (an existing repository keeps its own, `Repository.default_branch`)",
+    "the default branch of repositories a call creates (an existing repository keeps its own: the default_branch " +
+      "procedure, or the API's default branch)",
     Some("defaultBranch"))
   val FragmentRows: Setting[Long] = Setting("spark.versioned.fragment.targetRows", Kind.longAtLeast(1), 1000000L, "1000000",
     "rows per fragment of a new SNAP")
   val BackgroundCompaction: Setting[Boolean] = Setting("spark.versioned.compaction.background", Kind.boolean, true, "true",
     "compaction after a commit runs in a background thread of the driver (one per table at a time), so the write returns " +
-      "without waiting for it; `false` runs it before the write returns. `Repository.compact()` / `CALL ….system.compact(...)` runs it now")
+      "without waiting for it; `false` runs it before the write returns. The compact operation (`CALL ….system.compact(...)`, " +
+      "or the API's compact) runs it now")
   val CompactionYieldMs: Setting[Long] = Setting("spark.versioned.compaction.yieldMs", Kind.longAtLeast(0), 2000L, "2000",
     "a background compaction runs as small jobs (one fragment per task, at most half the task slots) and before each waits " +
       "while a write is in progress in the driver, at most this many milliseconds each time (0: no waiting)")
@@ -92,9 +94,10 @@ object Setting {
     "zstd", "Parquet codec of DIFF objects (small change sets compress about a third smaller than with snappy); SNAPs " +
       "use `spark.sql.parquet.compression.codec` like plain Parquet")
   val LocalCommitMaxRows: Setting[Long] = Setting("spark.versioned.write.localCommitMaxRows", Kind.longAtLeast(0), 100000L,
-    "100000", "an `upsert=true` append (with or without `deleteColumn`) of at most this many rows into an existing keyed " +
-      "table is validated and written by the driver, with no Spark job after the write itself; so are the changes of a " +
-      "DELETE/UPDATE/MERGE or `delete_where` of at most this many rows; 0 turns it off")
+    "100000", "an upsert (write option `upsert`, with or without `deleteColumn`) of at most this many rows into an existing " +
+      "keyed table, and an insert of at most 10,000 of them, is validated and written by the driver, with no Spark job " +
+      "after the write itself; so are the changes of a DELETE/UPDATE/MERGE or `delete_where` of at most this many rows; " +
+      "0 turns it off")
   val LocalCommitMaxBytes: Setting[Long] = Setting("spark.versioned.write.localCommitMaxBytes", Kind.bytes, 64L << 20, "64m",
     "... and of at most this many bytes (Spark's in-memory row size)")
   val BeforeImages: Setting[Boolean] = Setting("spark.versioned.write.beforeImages", Kind.boolean, false, "false",

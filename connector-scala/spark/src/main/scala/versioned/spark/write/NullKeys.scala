@@ -26,14 +26,7 @@ import versioned.spark.session.TableHandle
 private[versioned] object NullKeys extends Rule[LogicalPlan] {
 
   /** Adds the rule to the session's extra optimizations, once. Called when a catalog table is loaded. */
-  def register(session: SparkSession): Unit = session match {
-    case s: org.apache.spark.sql.classic.SparkSession =>
-      val methods = s.experimental
-      methods.synchronized {
-        if (!methods.extraOptimizations.contains(this)) methods.extraOptimizations = methods.extraOptimizations :+ this
-      }
-    case _ =>
-  }
+  def register(session: SparkSession): Unit = versioned.spark.session.ExtraOptimizations.register(session, this)
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan.transformDownWithPruning(_.containsPattern(COMMAND)) {
     case w: V2WriteCommand => keyed(w) match {
