@@ -1,5 +1,7 @@
 package versioned.core.format
 
+import scala.reflect.ClassTag
+
 /**
  * Conflation: the one rule that turns a chain of objects into one row per key. The sources are
  * sorted in the key order ([[KeyOrder]]) and given oldest first (a fragment's SNAP, then its DIFFs);
@@ -45,25 +47,37 @@ abstract class Conflation(sources: Int) {
 
 object Conflation {
   /**
-   * Conflates sources held in memory (each sorted, oldest first) compared by `compare(a, i, b, j)` (row `i`
-   * of source `a` against row `j` of source `b`): the winning `(source, index)` pairs in key order.
+   * Conflates sources held in memory (each sorted, oldest first) compared by `order`: the winning rows in key
+   * order. A single integral key is compared as primitive `long`s, read once per row.
    */
-  def indexes(sizes: Array[Int], compare: (Int, Int, Int, Int) => Int): Iterator[(Int, Int)] = {
-    val pos = Array.fill(sizes.length)(-1)
-    val c = new Conflation(sizes.length) {
-      override protected def compareHeads(a: Int, b: Int): Int = compare(a, pos(a), b, pos(b))
-      override protected def advance(s: Int): Boolean = { pos(s) += 1; pos(s) < sizes(s) }
-    }
-    Iterator.continually(c.next()).takeWhile(identity).map(_ => (c.winner, pos(c.winner)))
+  def rows[R <: AnyRef : ClassTag](sources: Array[Array[R]], order: KeyOrder[R]): Array[R] = {
+    if (sources.length == 1) return sources.head
+    val sizes = sources.map(_.length)
+    val pos = Array.fill(sources.length)(-1)
+    val c: Conflation =
+      if (order.integralKeyed) {
+        val keys = sources.map { src =>
+          val k = new Array[Long](src.length)
+          var i = 0
+          while (i < k.length) { k(i) = order.integralKey(src(i)); i += 1 }
+          k
+        }
+        new Positions(sizes, pos) {
+          override protected def compareHeads(a: Int, b: Int): Int = java.lang.Long.compare(keys(a)(pos(a)), keys(b)(pos(b)))
+        }
+      } else new Positions(sizes, pos) {
+        override protected def compareHeads(a: Int, b: Int): Int = order.compare(sources(a)(pos(a)), sources(b)(pos(b)))
+      }
+    val out = new Array[R](sizes.sum)
+    var n = 0
+    while (c.next()) { out(n) = sources(c.winner)(pos(c.winner)); n += 1 }
+    if (n == out.length) out else out.take(n)
   }
 
-  /** [[indexes]] of rows held in arrays, compared by `order`. */
-  def rows[R](sources: Array[Array[R]], order: KeyOrder[R]): Iterator[R] =
-    if (sources.length == 1) sources.head.iterator
-    else if (order.integralKeyed) {
-      val keys = sources.map(_.map(order.integralKey))
-      indexes(sources.map(_.length), (a, i, b, j) => java.lang.Long.compare(keys(a)(i), keys(b)(j))).map { case (s, i) => sources(s)(i) }
-    } else indexes(sources.map(_.length), (a, i, b, j) => order.compare(sources(a)(i), sources(b)(j))).map { case (s, i) => sources(s)(i) }
+  /** A conflation of sources held in arrays: source `s` is at index `pos(s)` of its `sizes(s)` rows. */
+  private abstract class Positions(sizes: Array[Int], pos: Array[Int]) extends Conflation(sizes.length) {
+    override protected def advance(s: Int): Boolean = { pos(s) += 1; pos(s) < sizes(s) }
+  }
 
   /** Conflates sorted streams (oldest first): each key once, from the newest stream holding it. */
   def streams[R](sources: Array[Iterator[R]], order: KeyOrder[R]): Conflating[R] = new Conflating(sources, order)

@@ -11,6 +11,5 @@ import versioned.spark.format.SparkKeys
  */
 private[versioned] object Conflation {
   def apply(sources: Array[Array[InternalRow]], keyTypes: Seq[DataType]): Array[InternalRow] =
-    if (sources.length == 1) sources.head
-    else versioned.core.format.Conflation.rows(sources, SparkKeys.order(keyTypes)).toArray
+    versioned.core.format.Conflation.rows(sources, SparkKeys.order(keyTypes))
 }

@@ -27,7 +27,8 @@ import versioned.spark.format.{TableLayout, Values}
  * (not floating point: -0.0 and NaN). A primary key is never null, so null values are dropped.
  */
 private[versioned] final class KeyLookup private (val field: StructField, val values: IndexedSeq[Any]) {
-  private def cmp(a: Any, b: Any): Int = KeyLookup.compare(field.dataType, a, b)
+  private val keyType = SparkKeys.keyTypeOf(field.dataType)
+  private def cmp(a: Any, b: Any): Int = versioned.core.format.KeyOrder.compareCanonical(keyType, a, b)
 
   /** Whether some value lies in [lo, hi] (canonical, inclusive, either side open). */
   def mayHold(lo: Option[Any], hi: Option[Any]): Boolean = {
@@ -85,13 +86,6 @@ private[versioned] object KeyLookup {
   /** The first key column of a keyed table whose values can be looked up. */
   def keyField(layout: TableLayout): Option[StructField] =
     Option.when(!layout.hidden)(layout.keyFields.head).filter(f => supports(f.dataType))
-
-  /** The key order of canonical values ([[versioned.core.format.KeyOrder]]), without its row wrapping for integral keys. */
-  private def compare(dt: DataType, a: Any, b: Any): Int = dt match {
-    case ByteType | ShortType | IntegerType | LongType | DateType | TimestampType | TimestampNTZType =>
-      java.lang.Long.compare(a.asInstanceOf[Long], b.asInstanceOf[Long])
-    case _ => SparkKeys.compareCanonical(dt, a, b)
-  }
 
   /** A lookup of canonical values (nulls dropped). */
   def of(field: StructField, canonical: Iterable[Any]): KeyLookup = {

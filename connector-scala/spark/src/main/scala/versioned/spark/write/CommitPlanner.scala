@@ -100,7 +100,8 @@ private[versioned] object CommitPlanner {
         "could only append copies. Give the table a key (primaryKey on its first write, or ALTER TABLE ... ADD " +
         "PRIMARY KEY), or append without upsert. Nothing was committed.")
     val currentLayout = current.map(TableLayout.of)
-    val sameShape = WritePaths.target(current, layout).sameShape
+    val onHead = WritePaths.target(current, layout)
+    val sameShape = onHead.sameShape
     if (current.isDefined && !sameShape && req.mode != WriteMode.Overwrite) {
       val c = currentLayout.get
       throw new SchemaMismatchException(s"Cannot append to ${req.ident}: the table has columns " +
@@ -112,7 +113,7 @@ private[versioned] object CommitPlanner {
     val produced = CommitPath.Produced(staged.localRows.isDefined, staged.overwrite.isDefined, staged.snapshot.isDefined,
       keysCheckable = staged.localRows.exists(rows => LocalCommit.keysCheckable(layout, rows.size, base.snapshot.isDefined)))
     val shaped = current.filter(_ => sameShape)
-    val (version, objects) = CommitPath.step(WritePaths.request(req), WritePaths.target(current, layout), produced) match {
+    val (version, objects) = CommitPath.step(WritePaths.request(req), onHead, produced) match {
       // small upserts: changes follow from the data alone, so the driver writes the DIFFs itself; small inserts
       // too, once the driver has looked their keys up in the table
       case CommitPath.LocalAppend =>

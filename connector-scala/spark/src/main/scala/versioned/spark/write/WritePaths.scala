@@ -37,7 +37,7 @@ private[versioned] object WritePaths {
         CommitPath.write(r, target(current, layout)) match {
           case CommitPath.OnePassSnapshot => Some(new SnapshotWrite(table, req, layout))
           case CommitPath.OnePassOverwrite =>
-            Some(new OverwriteWrite(table, req, TableSnapshot.load(engine, repo, req.ident.table, head.get)))
+            Some(new OverwriteWrite(table, req, TableSnapshot.of(engine, repo, head.get, current.get)))
           case CommitPath.Staged => None
         }
       }
