@@ -21,82 +21,16 @@ Errors are :mod:`versioned.errors` exceptions.
 
 from __future__ import annotations
 
-from typing import List, Literal, Mapping, Optional, Protocol, Sequence, TypedDict
+from typing import List, Literal, Mapping, Optional, Protocol, Sequence
 
 from pyspark.sql import DataFrame
+
+from versioned._outcomes import FetchOutcome, MergeOutcome, PushOutcome, RefUpdateRow
 
 __all__ = ["Ops", "TransactionHandle", "MergeOutcome", "RefUpdateRow", "FetchOutcome", "PushOutcome", "RefKind"]
 
 #: The kinds of ref :meth:`Ops.refs` lists.
 RefKind = Literal["branch", "tag", "lock"]
-
-
-class MergeOutcome(TypedDict):
-    """What a merge, cherry-pick, revert or pull did: the fields of :class:`~versioned.MergeResult`.
-
-    Example::
-
-        outcome = ops.merge("shop", "dev", None, "fail", "auto", False, None, None, None, False)
-        MergeResult._of(outcome).check()
-    """
-
-    status: str
-    commit: Optional[str]
-    fast_forward: bool
-    base: Optional[str]
-    conflict_count: int
-    tables: DataFrame
-    conflicts: DataFrame
-
-
-class RefUpdateRow(TypedDict):
-    """A remote-tracking ref a clone or fetch changed: the fields of :class:`~versioned.RefUpdate`.
-
-    Example::
-
-        [u["ref"] for u in ops.fetch("shop", "origin", "none")["refs"]]
-    """
-
-    ref: str
-    old: Optional[str]
-    new: Optional[str]
-    status: str
-
-
-class FetchOutcome(TypedDict):
-    """What a clone or fetch did: the fields of :class:`~versioned.FetchResult`.
-
-    Example::
-
-        FetchResult._of(ops.fetch("shop", "origin", "none")).images
-    """
-
-    repository: str
-    remote: str
-    images: int
-    objects: int
-    downloaded: int
-    refs: List[RefUpdateRow]
-
-
-class PushOutcome(TypedDict):
-    """What a push did: the fields of :class:`~versioned.PushResult`.
-
-    Example::
-
-        PushResult._of(ops.push("shop", "origin", None, False, True)).status
-    """
-
-    repository: str
-    remote: str
-    branch: str
-    status: str
-    old: Optional[str]
-    head: str
-    images: int
-    objects: int
-    uploaded: int
-    tags: List[str]
 
 
 class TransactionHandle(Protocol):
