@@ -286,7 +286,8 @@ class Repository(RemotesMixin):
                author: Optional[str] = None, primary_key: Optional[Union[str, Sequence[str]]] = None,
                delete_column: Optional[str] = None, before_images: Optional[bool] = None) -> str:
         """Inserts rows of ``df`` into ``table``, updating rows whose primary key exists, as one commit on
-        ``branch`` (default branch if None); returns the new head hash. ``primary_key`` is needed when
+        ``branch`` (default branch if None); returns the new head hash (the current one when no row changes:
+        nothing to commit, as for a write). ``primary_key`` is needed when
         the table is created by this call. With ``delete_column`` (a boolean column of ``df``, not
         stored), rows where it is true delete their key instead: a change feed applied by key in one
         commit, without reading the table. With ``before_images=True`` the commit also records each key's

@@ -118,7 +118,7 @@ private[versioned] object CommitPlanner {
       // too, once the driver has looked their keys up in the table
       case CommitPath.LocalAppend =>
         LocalCommit.writeDiffs(spark, target, layout, current.get, staged.schema, req.deleteColumn, staged.localRows.get,
-          priors, existing = if (LocalCommit.inserts(req)) base.snapshot else None)
+          priors, LocalCommit.inserts(req), base.snapshot)
       // computed changes already collected by the caller (a small merge)
       case CommitPath.LocalChanges =>
         LocalCommit.writeChanges(spark, target, layout, current.get, staged.schema, staged.localRows.get, priors)

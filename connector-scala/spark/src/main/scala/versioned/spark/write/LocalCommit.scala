@@ -48,32 +48,67 @@ private[versioned] object LocalCommit {
 
   /**
    * One DIFF object per touched fragment of `cur`; `rows` are in `schema` (the layout's columns + `deleteColumn`).
-   * With `existing` (the committed table `cur` is), the rows are inserts: KEY_EXISTS when a key is in it.
+   * `existing` is the committed table `cur` is, when the driver can look keys up in it. With `inserts`, KEY_EXISTS
+   * when a key is in it. Otherwise (upserts and deletes by key) the rows that would change nothing are left out
+   * ([[changing]]); when none is left, `cur` itself is returned with no object, and the commit has nothing to record.
    */
   def writeDiffs(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
                  schema: StructType, deleteColumn: Option[String],
-                 rows: IndexedSeq[InternalRow], priors: Priors,
+                 rows: IndexedSeq[InternalRow], priors: Priors, inserts: Boolean,
                  existing: Option[() => TableSnapshot] = None): (TableVersion, Seq[ObjectMeta]) = {
-    val keyed = sortedByKey(rows, schema, layout)
-    existing.filter(_ => cur.effectiveFragments.nonEmpty).foreach(s => requireNew(keyed, layout, s()))
-    write(spark, target, layout, cur, keyed, diffRows(spark, schema, layout, deleteColumn, existing.isDefined), priors)
+    val sorted = sortedByKey(rows, schema, layout)
+    val present = existing.filter(_ => cur.effectiveFragments.nonEmpty && keysCheckable(layout, rows.size, lookup = true))
+    val keyed = present.fold(sorted)(s => if (inserts) { requireNew(sorted, layout, s()); sorted }
+      else changing(sorted, schema, deleteColumn, layout, s()))
+    if (keyed.isEmpty) (cur, Nil)
+    else write(spark, target, layout, cur, keyed, diffRows(spark, schema, layout, deleteColumn, inserts), priors)
   }
+
+  /** The rows of `snapshot` holding the keys of the `keyed` rows (first key column looked up, then exact keys), by key. */
+  private def stored(keyed: IndexedSeq[(InternalRow, InternalRow)], layout: TableLayout,
+                     snapshot: TableSnapshot): java.util.TreeMap[InternalRow, InternalRow] = {
+    val types = layout.keyTypes
+    val schema = layout.physicalSchema
+    val ordinals = layout.keyColumns.map(schema.fieldIndex).toArray
+    val cmp = SparkKeys.order(types)
+    val byKey: java.util.Comparator[InternalRow] = (a, b) => cmp.compare(a, b)
+    val found = new java.util.TreeMap[InternalRow, InternalRow](byKey)
+    val canonical = keyed.map(k => Values.fromInternal(k._1, 0, layout.keyFields.head.dataType)).distinct
+    LocalLookup.rows(snapshot.lookingUp(canonical), schema, Nil).foreach { r =>
+      found.put(new GenericInternalRow(ordinals.indices.map(i => r.get(ordinals(i), types(i))).toArray), r)
+    }
+    found
+  }
+
+  /**
+   * The `keyed` upserts and deletes (rows in `schema`) that change `snapshot`: an upsert of a row stored with the same
+   * values, and a delete of a key not stored, are left out (as git, an unchanged row is not a change). Values compare
+   * by their binary form, so a difference only in representation (-0.0 and 0.0) still counts as a change.
+   */
+  private def changing(keyed: IndexedSeq[(InternalRow, InternalRow)], schema: StructType, deleteColumn: Option[String],
+                       layout: TableLayout, snapshot: TableSnapshot): IndexedSeq[(InternalRow, InternalRow)] =
+    if (keyed.isEmpty) keyed
+    else {
+      val found = stored(keyed, layout, snapshot)
+      val columns = layout.schema.fields.toSeq
+      def values(in: StructType) = UnsafeProjection.create(columns.map(f =>
+        BoundReference(in.fieldIndex(f.name), f.dataType, nullable = true)))
+      val incoming = values(schema)
+      val current = values(layout.physicalSchema)
+      val deleted = deleteColumn.map(schema.fieldIndex)
+      keyed.filter { case (key, row) =>
+        val before = Option(found.get(key))
+        if (deleted.exists(d => !row.isNullAt(d) && row.getBoolean(d))) before.isDefined
+        else before.forall(b => incoming(row) != current(b))
+      }
+    }
 
   /** KEY_EXISTS (as [[ChangeSets.append]] raises it) for the first of the `keyed` rows whose key `snapshot` holds. */
   private def requireNew(keyed: IndexedSeq[(InternalRow, InternalRow)], layout: TableLayout, snapshot: TableSnapshot): Unit =
     if (keyed.nonEmpty) {
       val types = layout.keyTypes
-      val first = layout.keyFields.head
-      val schema = layout.physicalSchema
-      val ordinals = layout.keyColumns.map(schema.fieldIndex).toArray
-      val cmp = SparkKeys.order(types)
-      val byKey: java.util.Comparator[InternalRow] = (a, b) => cmp.compare(a, b)
-      val present = new java.util.TreeSet[InternalRow](byKey)
-      val canonical = keyed.map(k => Values.fromInternal(k._1, 0, first.dataType)).distinct
-      LocalLookup.rows(snapshot.lookingUp(canonical), schema, Nil).foreach { r =>
-        present.add(new GenericInternalRow(ordinals.indices.map(i => r.get(ordinals(i), types(i))).toArray))
-      }
-      keyed.find(k => present.contains(k._1)).foreach { case (k, _) =>
+      val present = stored(keyed, layout, snapshot)
+      keyed.find(k => present.containsKey(k._1)).foreach { case (k, _) =>
         throw ChangeSets.keyExists(layout.primaryKey, types.indices.map(i =>
           org.apache.spark.sql.catalyst.CatalystTypeConverters.convertToScala(k.get(i, types(i)), types(i))))
       }
