@@ -65,17 +65,27 @@ def _quote(identifier: str) -> str:
 
 def procedure(spark: SparkSession, options: Optional[Mapping[str, str]], proc: str, **args: Any) -> DataFrame:
     """``CALL <catalog>.system.<name>(arg => value, ...)``; None arguments are left out (their default).
-    Values are passed as named parameters, as strings (booleans as 'true'/'false').
+    Values are passed as named parameters of their SQL type: booleans, whole numbers, numbers, a mapping as a
+    ``MAP<STRING, STRING>``, anything else as a string.
 
     Example::
 
         procedure(spark, None, "create_branch", repository="shop", branch="dev", from_ref=None).collect()
+        procedure(spark, None, "gc", repository="shop", older_than_seconds=3600.0, dry_run=True).collect()
     """
+    from pyspark.sql import functions as F
+
     params: Dict[str, Any] = {}
     for key, value in args.items():
         if value is None:
             continue
-        params[key] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        if isinstance(value, Mapping):
+            pairs = [F.lit(str(part)) for item in value.items() for part in item]
+            params[key] = F.create_map(*pairs)
+        elif isinstance(value, (bool, int, float)):
+            params[key] = value
+        else:
+            params[key] = str(value)
     call = ", ".join(f"{k} => :{k}" for k in params)
     return spark.sql(f"CALL {catalog(spark, options)}.system.{proc}({call})", args=params)
 
@@ -344,10 +354,9 @@ class SqlOps(Ops):
         }
 
     def _with_views(self, resolutions: Optional[Mapping[str, DataFrame]],
-                    run: Callable[[Optional[str]], DataFrame]) -> MergeOutcome:
-        """Runs ``run(resolutions_json)`` with each resolution DataFrame as a temporary view (the procedure
+                    run: Callable[[Optional[Mapping[str, str]]], DataFrame]) -> MergeOutcome:
+        """Runs ``run(views_by_table)`` with each resolution DataFrame as a temporary view (the procedure
         reads them by name), and drops the views afterwards, also when the call fails."""
-        import json
         import uuid
 
         views: Dict[str, str] = {}
@@ -358,7 +367,7 @@ class SqlOps(Ops):
                 view = f"versioned_resolution_{uuid.uuid4().hex}"
                 df.createOrReplaceTempView(view)
                 views[str(name)] = view
-            return self._outcome(first(run(json.dumps(views) if views else None)))
+            return self._outcome(first(run(views or None)))
         finally:
             for view in views.values():
                 self.spark.catalog.dropTempView(view)

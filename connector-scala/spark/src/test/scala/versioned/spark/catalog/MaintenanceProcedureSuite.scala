@@ -6,6 +6,8 @@ import versioned.core.{ErrorClass, ObjectMeta, Revision}
 
 /** `CALL c.system.gc / gc_warehouse / verify`: the SQL forms of garbage collection and verification. */
 class MaintenanceProcedureSuite extends CatalogSuiteBase {
+  private def condition(e: org.apache.spark.SparkThrowable): String = e.getCondition
+
   test("gc: dry run lists, a short retention needs force, a forced run deletes what a dropped repository left") {
     keyedTable((1, "a"), (2, "b"))
     sql("CREATE NAMESPACE c.tmp")
@@ -15,14 +17,19 @@ class MaintenanceProcedureSuite extends CatalogSuiteBase {
     assert(sql("CALL c.system.gc(repository => 'r', dry_run => 'true')").collect().isEmpty, "r's objects are all needed")
     expectError(ErrorClass.InvalidOption, "force")(failsWithoutCommit("r")(
       sql("CALL c.system.gc_warehouse(older_than_seconds => '0')").collect()))
-    expectError(ErrorClass.InvalidOption, "older_than_seconds")(intercept[Throwable](
-      sql("CALL c.system.gc(repository => 'r', older_than_seconds => 'soon')").collect()))
-    expectError(ErrorClass.InvalidOption, "older_than_seconds")(intercept[Throwable](
-      sql("CALL c.system.gc(repository => 'r', older_than_seconds => '-1')").collect()))
-    expectError(ErrorClass.InvalidOption, "'force'", "'maybe'")(intercept[Throwable](
-      sql("CALL c.system.gc(repository => 'r', force => 'maybe')").collect()))
+    // arguments are typed (a number of seconds, booleans): Spark casts a string to the type, or refuses it
+    assert(condition(intercept[org.apache.spark.SparkThrowable](
+      sql("CALL c.system.gc(repository => 'r', older_than_seconds => 'soon')").collect())) == "CAST_INVALID_INPUT")
+    expectError(ErrorClass.InvalidOption, "older_than_seconds", ">= 0")(intercept[Throwable](
+      sql("CALL c.system.gc(repository => 'r', older_than_seconds => -1)").collect()))
+    assert(condition(intercept[org.apache.spark.SparkThrowable](
+      sql("CALL c.system.gc(repository => 'r', force => 'maybe')").collect())) == "CAST_INVALID_INPUT")
+    assert(condition(intercept[org.apache.spark.SparkThrowable](
+      sql("CALL c.system.gc(repository => 'r', force => DATE'2026-01-01')").collect())).startsWith("DATATYPE_MISMATCH"))
+    assert(sql("CALL c.system.gc(repository => 'r', older_than_seconds => 7200, force => false, dry_run => TRUE)")
+      .collect().isEmpty)
     expectError(ErrorClass.RepositoryNotFound)(intercept[Throwable](sql("CALL c.system.gc('nope')").collect()))
-    val dry = sql("CALL c.system.gc_warehouse(older_than_seconds => '0', force => 'true', dry_run => 'true')").collect()
+    val dry = sql("CALL c.system.gc_warehouse(older_than_seconds => 0, force => true, dry_run => true)").collect()
     assert(dry.map(_.getString(0)).toSet == Set("object") && dry.nonEmpty)
     dry.foreach(r => assert(new File(new java.net.URI(r.getString(2)).getPath).exists(), "a dry run deletes nothing"))
     val done = sql("CALL c.system.gc_warehouse(older_than_seconds => '0', force => 'true')").collect()

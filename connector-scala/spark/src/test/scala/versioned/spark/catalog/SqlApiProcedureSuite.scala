@@ -77,11 +77,15 @@ class SqlApiProcedureSuite extends CatalogSuiteBase {
     assert(conflicted.getAs[String]("status") == "conflicts" && conflicted.getAs[Long]("conflicts") == 1L)
     assert(conflicted.getAs[scala.collection.Seq[Row]]("conflict_details").map(_.getAs[String]("column")) == Seq("v"))
     val head = hash("main")
-    expectError(ErrorClass.InvalidOption)(intercept[Throwable](
-      sql("CALL c.system.merge(repository => 'r', source => 'dev', resolutions => 'not json')").collect()))
+    // resolutions are a map (table -> view): a string is refused by Spark's type check, a NULL view by the procedure
+    assert(intercept[org.apache.spark.SparkThrowable](sql(
+      """CALL c.system.merge(repository => 'r', source => 'dev', resolutions => '{"t": "fixed"}')""").collect())
+      .getCondition.startsWith("DATATYPE_MISMATCH"))
+    expectError(ErrorClass.InvalidOption, "'t'")(intercept[Throwable](sql(
+      "CALL c.system.merge(repository => 'r', source => 'dev', resolutions => map('t', CAST(NULL AS STRING)))").collect()))
     assert(hash("main") == head)
     spark.createDataFrame(java.util.List.of(Row(1, "both")), spark.table("c.r.t").schema).createOrReplaceTempView("fixed")
-    val merged = one("""CALL c.system.merge(repository => 'r', source => 'dev', resolutions => '{"t": "fixed"}')""")
+    val merged = one("CALL c.system.merge(repository => 'r', source => 'dev', resolutions => map('t', 'fixed'))")
     assert(merged.getAs[String]("status") == "merged")
     assert(merged.getAs[scala.collection.Seq[Row]]("table_details").map(_.getAs[String]("table")) == Seq("t"))
     assert(sorted(sql("SELECT * FROM c.r.t")) == Seq(Row(1, "both")))

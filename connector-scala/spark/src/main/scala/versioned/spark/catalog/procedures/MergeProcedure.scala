@@ -6,8 +6,8 @@ import versioned.core.Engine
 import versioned.spark.merge.{MergeOptions, MergeOutcome, Merger}
 
 /**
- * `merge(repository, source, target => NULL, strategy => 'fail', fast_forward => 'auto', dry_run => 'false',
- * message => NULL, author => NULL, allow_unrelated => 'false')`: merges `source` into branch `target`
+ * `merge(repository, source, target => NULL, strategy => 'fail', fast_forward => 'auto', dry_run => false,
+ * message => NULL, author => NULL, allow_unrelated => false, resolutions => NULL)`: merges `source` into branch `target`
  * (default: the default branch). One row: status, commit, fast_forward, base, conflicts, tables. With
  * conflicts and strategy 'fail' nothing is committed; `merge_conflicts` lists them.
  */
@@ -19,16 +19,16 @@ private[procedures] final class MergeProcedure(engine: () => Engine) extends Mai
     Param("target", required = false, "branch to merge into; default: the default branch"),
     Param("strategy", required = false, "fail | ours | theirs; default fail"),
     Param("fast_forward", required = false, "auto | never | only; default auto"),
-    Param("dry_run", required = false, "'true' to only report what would happen"),
+    Param.flag("dry_run", "true to only report what would happen"),
     Param("message", required = false, "commit message"),
     Param("author", required = false, "commit author"),
-    Param("allow_unrelated", required = false, "'true' to merge histories without a common ancestor"),
-    Param("resolutions", required = false, "JSON object: table -> name of a table or view with its resolved rows"))
+    Param.flag("allow_unrelated", "true to merge histories without a common ancestor"),
+    Param("resolutions", required = false, "map: table -> name of a table or view with its resolved rows", ParamKind.Names))
   override protected def outputType: StructType = MergeOutcome.SummarySchema
   override protected def run(spark: SparkSession, e: Engine, a: Args): DataFrame =
     MergeProcedure.outcome(spark, e, a, MergeOptions(a.opt("strategy").orNull, a.opt("fast_forward").orNull,
-      bool(a, "dry_run"), a.opt("message").orNull, versioned.spark.api.VersionedApi.authorOf(spark, a.opt("author").orNull),
-      resolutions(spark, a), bool(a, "allow_unrelated"))).summary
+      a.flag("dry_run"), a.opt("message").orNull, versioned.spark.api.VersionedApi.authorOf(spark, a.opt("author").orNull),
+      resolutions(spark, a), a.flag("allow_unrelated"))).summary
 }
 
 private[procedures] object MergeProcedure {

@@ -6,7 +6,7 @@ import versioned.core.Engine
 import versioned.spark.api.RemotesApi
 
 /**
- * `push(repository, remote => 'origin', branch => NULL, force => 'false', tags => 'true')`: uploads the
+ * `push(repository, remote => 'origin', branch => NULL, force => false, tags => true)`: uploads the
  * objects and history the remote lacks, then moves its branch (default: the default branch) by
  * compare-and-swap, fast-forward only unless `force`. One row: repository, remote, branch, status, old,
  * head, images, objects, uploaded, tags.
@@ -17,10 +17,10 @@ private[procedures] final class PushProcedure(engine: () => Engine) extends Main
   override protected val params: Seq[Param] = Seq(RefProcedure.Repo,
     Param("remote", required = false, "remote name; default origin"),
     Param("branch", required = false, "branch to push; default: the default branch"),
-    Param("force", required = false, "'true' to replace a remote branch that is not an ancestor"),
-    Param("tags", required = false, "'false' to leave tags out; default true"))
+    Param.flag("force", "true to replace a remote branch that is not an ancestor"),
+    Param.flag("tags", "false to leave tags out", default = true))
   override protected def outputType: StructType = RemotesApi.PushSchema
   override protected def run(spark: SparkSession, e: Engine, a: Args): DataFrame =
     RemotesApi.pushFrame(spark, RemotesApi.push(spark, e, a("repository"), a.opt("remote").orNull, a.opt("branch").orNull,
-      bool(a, "force"), a.opt("tags").map(_.trim).filter(_.nonEmpty).forall(_ => bool(a, "tags"))))
+      a.flag("force"), a.flag("tags")))
 }
