@@ -33,6 +33,8 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
   val maintenance = new Maintenance(this)
   val leases = new Leases(this)
   val remotes = new RemoteOps(this)
+  /** Listeners told of every branch move this engine makes, after it is recorded. */
+  val moves = new BranchMoves
   private val log = LoggerFactory.getLogger(classOf[Engine])
 
   private[core] def now(): Long = System.currentTimeMillis()
@@ -234,6 +236,7 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
     else log.info(s"versioned: commit $repo@$branch ${result.image.shortHash} tables=[${result.changedTables.mkString(",")}] " +
       s"parents=${result.image.parents.size} new objects=$newObjectCount${if (rebased) " (rebased)" else ""} " +
       s"in ${now() - started} ms")
+    if (!result.empty) moves.announce(BranchMoved(repo, branch, result.image.hash, Some(result.changedTables)))
     result
   }
 

@@ -89,7 +89,7 @@ final class RefOps(engine: Engine) {
   /** Moves a branch to another image (history is kept). `expected` guards against concurrent moves. */
   def resetBranch(repo: String, name: String, to: Revision, expected: Option[String] = None): Ref = {
     Names.validate(Names.Branch, name)
-    ms.tx { c =>
+    val moved = ms.tx { c =>
       requireRepo(c, repo)
       val full = Ref.branch(name)
       val cur = MetaDao.getRef(c, repo, full).getOrElse {
@@ -103,6 +103,8 @@ final class RefOps(engine: Engine) {
         s"Branch '$name' of '$repo' is at ${cur.image.take(12)}, not at ${old.take(12)}. Nothing was changed.")
       cur.copy(image = target.hash)
     }
+    engine.moves.announce(BranchMoved(repo, name, moved.image, None))
+    moved
   }
 
   // ---- tags

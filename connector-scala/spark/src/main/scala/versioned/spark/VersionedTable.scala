@@ -72,6 +72,22 @@ private[versioned] final case class VersionedTable(
 
   override def name(): String = ident.toString
 
+  /** The image this value reads (None: a table a write creates, or a revision that does not resolve). */
+  private def readImage: Option[String] = scala.util.Try(snapshot.map(_.image.hash)).toOption.flatten
+
+  /**
+   * Tables are equal when they are the same request (table, revision, options) and, when loaded by path rather than
+   * through a catalog, read the same image. Spark matches reads against its cache by this equality: a catalog
+   * table's cached reads are refreshed when its branch moves ([[catalog.CatalogCache]]); a read by path has no
+   * name to refresh by, so a read of a branch that moved never matches a cached version the branch has left.
+   */
+  override def equals(other: Any): Boolean = other match {
+    case t: VersionedTable => (this eq t) || productIterator.sameElements(t.productIterator) &&
+      (fromCatalog || readImage == t.readImage)
+    case _ => false
+  }
+  override def hashCode(): Int = scala.util.hashing.MurmurHash3.productHash(this)
+
   /** Key columns are never null, so they are reported non-nullable (Spark requires that of row ids). */
   override def schema(): StructType = snapshot.map { s =>
     val keys = s.layout.primaryKey.toSet

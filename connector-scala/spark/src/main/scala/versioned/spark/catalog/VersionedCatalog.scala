@@ -73,6 +73,7 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
       case t: TableTarget =>
         // an INSERT, UPDATE or MERGE of a null key raises NULL_PRIMARY_KEY, not Spark's generic error
         versioned.spark.write.NullKeys.register(SparkSession.active)
+        CatalogCache.follow(engine, catalogName)
         val table = travel.map(f => baseTable(t).withRevision(f(t.repo, t.ref))).getOrElse(baseTable(t))
         if (table.snapshot.isEmpty) {
           if (travel.isEmpty) throw new NoSuchTableException(ident)
