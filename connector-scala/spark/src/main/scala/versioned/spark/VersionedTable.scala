@@ -24,6 +24,8 @@ import versioned.spark.write.VersionedWriteBuilder
  * @param newSchema schema of a table that does not exist yet (first write)
  * @param pinned    an internal read's request ([[read.PinnedRead]]: hidden columns shown, maybe one
  *                  representation or some fragments only), taken from its token when the table is loaded
+ * @param deferred  where a write of this value hands its staged rows instead of committing them (a transaction's
+ *                  operation, [[write.DeferredWrites]])
  */
 private[versioned] final case class VersionedTable(
     ident: TableIdent,
@@ -32,7 +34,8 @@ private[versioned] final case class VersionedTable(
     branch: Option[String],
     options: Map[String, String],
     newSchema: Option[StructType] = None,
-    pinned: Option[read.PinnedRead.Request] = None) extends Table with SupportsRead with SupportsWrite
+    pinned: Option[read.PinnedRead.Request] = None,
+    deferred: Option[write.DeferredWrites.Handler] = None) extends Table with SupportsRead with SupportsWrite
   with SupportsRowLevelOperations with SupportsMetadataColumns with TableHandle {
 
   def engine: Engine = Warehouses.engine(SparkSession.active, config)
@@ -138,7 +141,7 @@ private[versioned] final case class VersionedTable(
   override def newRowLevelOperationBuilder(info: RowLevelOperationInfo): RowLevelOperationBuilder =
     new VersionedRowLevelOperationBuilder(this, info)
 
-  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new VersionedWriteBuilder(this, info)
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new VersionedWriteBuilder(this, info, deferred)
 }
 
 private[versioned] object VersionedTable {
@@ -146,7 +149,6 @@ private[versioned] object VersionedTable {
   def fromOptions(spark: SparkSession, path: String, options: Map[String, String],
                   newSchema: Option[StructType]): VersionedTable = {
     VersionedOptions.validate(options, VersionedOptions.FormatOptions, "the versioned format")
-    write.DeferredWrites.of(options) // a transaction's token must name a live transaction
     val o = options.map { case (k, v) => k.toLowerCase -> v }
     VersionedTable(TableIdent.parse(path), Warehouses.config(spark, options), Revisions.fromOptions(options),
       o.get(VersionedOptions.Branch.toLowerCase), options, newSchema,

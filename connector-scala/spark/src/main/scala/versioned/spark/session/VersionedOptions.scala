@@ -44,8 +44,6 @@ object VersionedOptions {
   val Pinned = "versioned.internal.pinned"
   // ---- internal: marks tables loaded through the SQL catalog (strict schema on INSERT)
   val CatalogTable = "versioned.internal.catalog"
-  // ---- internal: a write whose staged rows go to a registered handler, not to a commit (write.DeferredWrites)
-  val Deferred = "versioned.internal.deferred"
 
   // ---- Spark conf keys: declared in Setting (key, kind, default, doc)
   val ConfWarehouse: String = Setting.Warehouse.key
@@ -91,7 +89,7 @@ object VersionedOptions {
   /** Options of the SQL catalog (`spark.sql.catalog.<name>.<option>`). */
   val CatalogOptions: Seq[String] = LocationOptions
   /** Keys of internal options (set by the connector itself; a pinned read's token is checked where it is used). */
-  val InternalKeys: Seq[String] = Seq(Pinned, CatalogTable, Deferred)
+  val InternalKeys: Seq[String] = Seq(Pinned, CatalogTable)
 
   /** Keys Spark itself adds to a data source's options: `path`/`paths` of load()/save(), `__`-prefixed markers. */
   private def addedBySpark(key: String): Boolean =

@@ -41,7 +41,6 @@ final class Transaction private (spark: SparkSession, engine: Engine, val reposi
                                  settings: Settings) extends AutoCloseable {
   private val location = Warehouses.locationOf(engine.config)
   private val target = ObjectTarget(engine.config, lease.id)
-  private val token = DeferredWrites.register((req, input) => stage(req, input))
   private var view = TxView(engine, repository, start)
   private var ended: Option[String] = None
   private var result: Option[CommitResult] = None
@@ -167,7 +166,6 @@ final class Transaction private (spark: SparkSession, engine: Engine, val reposi
   private def end(how: String): Unit = if (ended.isEmpty) {
     ended = Some(how)
     net.values.flatten.foreach(_.unpersist())
-    DeferredWrites.unregister(token)
     engine.leases.close(lease)
   }
 
@@ -185,11 +183,27 @@ final class Transaction private (spark: SparkSession, engine: Engine, val reposi
   private def existing(table: String): versioned.spark.session.TableSnapshot = view.snapshot(ident(table).table).getOrElse(
     throw new TableNotFoundException(repository, table, s"the transaction on branch '$branch'"))
 
-  /** A DSv2 write whose staged rows the write hands to [[stage]] (it commits nothing). */
-  private def dataWrite(df: DataFrame, table: String, mode: String, options: (String, String)*): Unit =
-    df.write.format("versioned").options(location).options(options.filter(_._2 != null).toMap)
-      .option(VersionedOptions.Branch, branch).option(VersionedOptions.Deferred, token)
-      .mode(mode).save(ident(table).toString)
+  /**
+   * A DSv2 write of `df` (mode append or overwrite) to a table value whose staged rows the write hands to [[stage]]
+   * (it commits nothing): the plan Spark runs for a write to the format, over a relation of that value.
+   */
+  private def dataWrite(df: DataFrame, table: String, mode: String, options: (String, String)*): Unit = {
+    import org.apache.spark.sql.catalyst.expressions.Literal
+    import org.apache.spark.sql.catalyst.plans.logical.{AppendData, OverwriteByExpression}
+    import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
+    val opts = location ++ options.filter(_._2 != null).toMap + (VersionedOptions.Branch -> branch)
+    val handler: DeferredWrites.Handler = (req, input) => stage(req, input)
+    val value = versioned.spark.VersionedTable.fromOptions(spark, ident(table).toString, opts, Some(df.schema)).copy(deferred = Some(handler))
+    val relation = DataSourceV2Relation.create(value, None, None,
+      new org.apache.spark.sql.util.CaseInsensitiveStringMap(scala.jdk.CollectionConverters.MapHasAsJava(opts).asJava))
+    val query = df.queryExecution.analyzed
+    val command = mode match {
+      case "append" => AppendData.byName(relation, query, opts)
+      case "overwrite" => OverwriteByExpression.byName(relation, query, Literal.TrueLiteral, opts)
+      case other => throw Errors.invalidOption(s"A transaction writes with mode append or overwrite, not '$other'.")
+    }
+    spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession].sessionState.executePlan(command).assertCommandExecuted()
+  }
 
   /** Plans a write's staged rows on the current view of its table; the view moves on only if that succeeds. */
   private def stage(req: WriteRequest, input: StagedInput): Unit = synchronized {

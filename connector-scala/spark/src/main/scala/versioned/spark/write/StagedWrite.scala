@@ -50,7 +50,7 @@ private[versioned] final class StagedWrite(table: TableHandle, req: WriteRequest
     val input =
       if (localMaxRows > 0 && files.isEmpty && kept.map(_.rows.toLong).sum <= localMaxRows) new LocalInput(kept)
       else StagedInput(frame(files ++ stage(kept)))
-    DeferredWrites.of(req.options) match {
+    req.deferred match {
       case Some(handler) => handler(req, input) // a transaction's operation: planned on its view, not committed
       case None => Commits.record(CommitPlanner.commit(table.engine, req, input, Some(lease.get)), req.writeId)
     }

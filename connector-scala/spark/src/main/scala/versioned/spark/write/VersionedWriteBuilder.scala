@@ -11,7 +11,8 @@ import versioned.spark.session.TableHandle
  * A write that makes a new SNAP is a [[SnapshotWrite]]; a keyed overwrite of a table with the data's shape an
  * [[OverwriteWrite]]; every other a [[StagedWrite]] (the kernel's `CommitPath.write`, [[WritePaths]]).
  */
-private[versioned] final class VersionedWriteBuilder(table: TableHandle, info: LogicalWriteInfo)
+private[versioned] final class VersionedWriteBuilder(table: TableHandle, info: LogicalWriteInfo,
+                                                     deferred: Option[DeferredWrites.Handler] = None)
   extends WriteBuilder with SupportsTruncate {
   private var mode: WriteMode = WriteMode.Append
 
@@ -19,7 +20,7 @@ private[versioned] final class VersionedWriteBuilder(table: TableHandle, info: L
 
   override def build(): Write = {
     val options = table.options ++ info.options().asCaseSensitiveMap().asScala
-    val req = WriteRequest.from(table, options, mode)
+    val req = WriteRequest.from(table, options, mode, deferred)
     WritePaths.writeFor(table, req, info.schema()) // the kernel's CommitPath decides
   }
 }

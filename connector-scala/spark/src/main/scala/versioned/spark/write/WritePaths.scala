@@ -10,7 +10,7 @@ import versioned.spark.session.{TableHandle, TableSnapshot}
 private[versioned] object WritePaths {
   def request(req: WriteRequest): CommitPath.Request = CommitPath.Request(req.mode, req.upsert,
     keyGiven = req.primaryKey.exists(_.nonEmpty), deleteColumn = req.deleteColumn.isDefined,
-    expectedHead = req.expectedHead.isDefined, inTransaction = DeferredWrites.of(req.options).isDefined)
+    expectedHead = req.expectedHead.isDefined, inTransaction = req.deferred.isDefined)
 
   /** The table `current` (None: none yet) against the write's `layout`. */
   def target(current: Option[TableVersion], layout: TableLayout): CommitPath.Target = CommitPath.Target(

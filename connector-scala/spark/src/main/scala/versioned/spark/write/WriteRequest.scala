@@ -18,7 +18,8 @@ private[versioned] final case class WriteRequest(
     deleteColumn: Option[String] = None,
     beforeImages: Boolean = false,
     allowEmpty: Boolean = false,
-    writeId: Option[String] = None) {
+    writeId: Option[String] = None,
+    deferred: Option[DeferredWrites.Handler] = None) {
   /** Only the options that locate the warehouse, for internal re-reads of the table. */
   def locationOptions: Map[String, String] = options.filter { case (k, _) =>
     k.equalsIgnoreCase(VersionedOptions.Warehouse) || k.equalsIgnoreCase(VersionedOptions.MetastoreUrl)
@@ -31,9 +32,9 @@ private[versioned] final case class WriteRequest(
  * `primaryKey`, `upsert`) and the session's settings are validated.
  */
 private[versioned] object WriteRequest {
-  def from(table: TableHandle, options: Map[String, String], mode: WriteMode): WriteRequest = {
+  def from(table: TableHandle, options: Map[String, String], mode: WriteMode,
+           deferred: Option[DeferredWrites.Handler] = None): WriteRequest = {
     VersionedOptions.validate(options, VersionedOptions.WriteOptions, "writes to the versioned format")
-    DeferredWrites.of(options) // an internal token must name a live handler before anything is staged
     val settings = Settings.of(SparkSession.active).checkedForWrites()
     val o = options.map { case (k, v) => k.toLowerCase -> v }
     def opt(k: String) = o.get(k.toLowerCase).filter(_.nonEmpty)
@@ -57,6 +58,6 @@ private[versioned] object WriteRequest {
       "Option deleteColumn applies to mode 'append' (it upserts and deletes by key); remove it for 'overwrite'.")
     WriteRequest(table.ident, opt(VersionedOptions.Branch).orElse(table.branch), mode, pk, upsert || deleteColumn.isDefined,
       author, message, options, deleteColumn = deleteColumn, beforeImages = beforeImages,
-      allowEmpty = allowEmpty, writeId = opt(VersionedOptions.WriteId))
+      allowEmpty = allowEmpty, writeId = opt(VersionedOptions.WriteId), deferred = deferred)
   }
 }
