@@ -1,4 +1,5 @@
 package versioned.spark
+package write
 
 import versioned.spark.session.VersionedOptions
 

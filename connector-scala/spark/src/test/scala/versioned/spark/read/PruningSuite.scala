@@ -1,4 +1,5 @@
 package versioned.spark
+package read
 
 import versioned.spark.format.Values
 
