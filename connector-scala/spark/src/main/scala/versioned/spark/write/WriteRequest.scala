@@ -18,7 +18,8 @@ private[versioned] final case class WriteRequest(
     deleteColumn: Option[String] = None,
     beforeImages: Boolean = false,
     allowEmpty: Boolean = false,
-    writeId: Option[String] = None) {
+    writeId: Option[String] = None,
+    stream: Option[StreamBatch] = None) {
   /** Only the options that locate the warehouse, for internal re-reads of the table. */
   def locationOptions: Map[String, String] = options.filter { case (k, _) =>
     k.equalsIgnoreCase(VersionedOptions.Warehouse) || k.equalsIgnoreCase(VersionedOptions.MetastoreUrl)
@@ -33,7 +34,7 @@ private[versioned] final case class WriteRequest(
 private[versioned] object WriteRequest {
   def from(table: TableHandle, options: Map[String, String], mode: WriteMode): WriteRequest = {
     VersionedOptions.validate(options, VersionedOptions.WriteOptions, "writes to the versioned format")
-    DeferredWrites.of(options) // an internal token must name a live handler before anything is staged
+    val inTransaction = DeferredWrites.of(options).isDefined // an internal token must name a live handler before anything is staged
     val settings = Settings.of(SparkSession.active).checkedForWrites()
     val o = options.map { case (k, v) => k.toLowerCase -> v }
     def opt(k: String) = o.get(k.toLowerCase).filter(_.nonEmpty)
@@ -53,10 +54,13 @@ private[versioned] object WriteRequest {
       case WriteMode.Overwrite => s"overwrite ${table.ident.table}"
       case WriteMode.Changes => s"update ${table.ident.table}"
     })
+    val stream = StreamBatches.fromOptions(opt)
+    if (stream.isDefined && inTransaction) throw Errors.invalidOption(s"Options '${VersionedOptions.StreamQueryId}' " +
+      s"and '${VersionedOptions.StreamBatchId}' apply to writes that commit on their own, not to a transaction's writes.")
     if (deleteColumn.isDefined && mode != WriteMode.Append) throw Errors.invalidOption(
       "Option deleteColumn applies to mode 'append' (it upserts and deletes by key); remove it for 'overwrite'.")
     WriteRequest(table.ident, opt(VersionedOptions.Branch).orElse(table.branch), mode, pk, upsert || deleteColumn.isDefined,
       author, message, options, deleteColumn = deleteColumn, beforeImages = beforeImages,
-      allowEmpty = allowEmpty, writeId = opt(VersionedOptions.WriteId))
+      allowEmpty = allowEmpty, writeId = opt(VersionedOptions.WriteId), stream = stream)
   }
 }
