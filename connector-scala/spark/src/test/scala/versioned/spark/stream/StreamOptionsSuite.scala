@@ -110,4 +110,18 @@ class StreamOptionsSuite extends VersionedTestBase {
     awaitCompaction()
     assertSameRows(rows(), Seq(Row("a", 2L), Row("b", 1L)), "update")
   }
+
+  test("a continuous trigger is refused when the query starts, nothing committed") {
+    val session = spark; import session.implicits._
+    Seq(Rec(1, "a")).toDF().write.format("versioned").mode("append").option("primaryKey", "id").save("r.t")
+    val before = repoState("r", "t")
+    val e = intercept[org.apache.spark.SparkThrowable with Throwable] {
+      spark.readStream.format("rate").option("rowsPerSecond", "5").load()
+        .selectExpr("value AS id", "CAST(value AS STRING) AS name").writeStream.format("versioned")
+        .option("checkpointLocation", checkpointDir().getAbsolutePath)
+        .trigger(org.apache.spark.sql.streaming.Trigger.Continuous("1 second")).start("r.t")
+    }
+    assert(e.getCondition == "DATA_SOURCE_STREAMING_WRITE_NOT_SUPPORTED", e.getMessage)
+    assert(spark.streams.active.isEmpty && repoState("r", "t") == before)
+  }
 }
