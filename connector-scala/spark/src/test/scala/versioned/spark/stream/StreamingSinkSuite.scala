@@ -36,6 +36,26 @@ class StreamingSinkSuite extends VersionedTestBase {
   /** Runs `q` over everything its source has, then waits for the compaction of its commits. */
   private def drain(q: StreamingQuery): Unit = { q.processAllAvailable(); awaitCompaction() }
 
+  /** A stream of `batches` into r.t (one micro-batch each) that stops afterwards; its source and checkpoint. */
+  private def streamed(batches: Seq[Seq[Rec]], opts: (String, String)*): (MemoryStream[Rec], File) = {
+    val session = spark; import session.implicits._
+    val in = memory[Rec]
+    val ckpt = checkpointDir()
+    val q = start(in.toDF(), "r.t", ckpt, opts: _*)
+    try batches.foreach { b => in.addData(b: _*); drain(q) } finally q.stop()
+    (in, ckpt)
+  }
+
+  /** A stream whose one batch of `rows` into r.t fails with `errorClass` (message with `parts`), changing nothing. */
+  private def refusedBatch[A: Encoder](rows: Seq[A], opts: (String, String)*)(errorClass: String, parts: String*): Unit = {
+    val before = repoState("r", "t")
+    val in = memory[A]
+    val q = start(in.toDF(), "r.t", checkpointDir(), opts: _*)
+    try { in.addData(rows: _*); expectError(errorClass, parts: _*)(q.processAllAvailable()) } finally q.stop()
+    assert(repoState("r", "t") == before, s"the refused $errorClass batch changed the repository")
+    assert(stagedWrites.isEmpty, s"staging leftovers: $stagedWrites")
+  }
+
   private def branch: String = engine.defaultBranch("r")
   private def commits: Int = if (!engine.repositoryExists("r")) 0 else logSize("r", branch)
   private def rows(table: String = "r.t"): Seq[Row] = read(table).collect().toSeq
@@ -102,13 +122,7 @@ class StreamingSinkSuite extends VersionedTestBase {
 
   test("a batch replayed after a crash between its commit and the checkpoint commits nothing") {
     val session = spark; import session.implicits._
-    val in = memory[Rec]
-    val ckpt = checkpointDir()
-    val q1 = start(in.toDF(), "r.t", ckpt, "primaryKey" -> "id")
-    try {
-      in.addData(Rec(1, "a"), Rec(2, "b")); drain(q1)
-      in.addData(Rec(3, "c")); drain(q1)
-    } finally q1.stop()
+    val (in, ckpt) = streamed(Seq(Seq(Rec(1, "a"), Rec(2, "b")), Seq(Rec(3, "c"))), "primaryKey" -> "id")
     val head = headHash("r", branch)
     assert(commits == 2)
     // the checkpoint loses batch 1's commit entry: as if the driver died after the table's commit
@@ -129,10 +143,7 @@ class StreamingSinkSuite extends VersionedTestBase {
 
   test("a batch replayed after its offsets and commit entries were lost commits nothing (key-less table)") {
     val session = spark; import session.implicits._
-    val in = memory[Rec]
-    val ckpt = checkpointDir()
-    val q1 = start(in.toDF(), "r.t", ckpt)
-    try { in.addData(Rec(1, "a")); drain(q1); in.addData(Rec(2, "b"), Rec(2, "b")); drain(q1) } finally q1.stop()
+    val (in, ckpt) = streamed(Seq(Seq(Rec(1, "a")), Seq(Rec(2, "b"), Rec(2, "b"))))
     Seq("commits/1", "commits/.1.crc", "offsets/1", "offsets/.1.crc").foreach(p => new File(ckpt, p).delete())
     val q2 = start(in.toDF(), "r.t", ckpt)
     try drain(q2) finally q2.stop()
@@ -142,10 +153,7 @@ class StreamingSinkSuite extends VersionedTestBase {
 
   test("the checkpoint of a query that wrote another table is refused, nothing committed") {
     val session = spark; import session.implicits._
-    val in = memory[Rec]
-    val ckpt = checkpointDir()
-    val q1 = start(in.toDF(), "r.t", ckpt, "primaryKey" -> "id")
-    try { in.addData(Rec(1, "a")); drain(q1); in.addData(Rec(2, "b")); drain(q1) } finally q1.stop()
+    val (in, ckpt) = streamed(Seq(Seq(Rec(1, "a")), Seq(Rec(2, "b"))), "primaryKey" -> "id")
     write(Seq(Rec(9, "z")).toDF(), "r.other", "primaryKey" -> "id")
     val before = repoState("r", "other")
     val q2 = start(in.toDF(), "r.other", ckpt)
@@ -160,35 +168,15 @@ class StreamingSinkSuite extends VersionedTestBase {
   test("schema drift in the input is refused naming the column, nothing committed") {
     val session = spark; import session.implicits._
     write(Seq(Rec(1, "a")).toDF(), "r.t", "primaryKey" -> "id")
-    val before = repoState("r", "t")
-    val in = memory[Wide]
-    val q = start(in.toDF(), "r.t", checkpointDir())
-    try {
-      in.addData(Wide(2, "b", 7))
-      expectError(ErrorClass.SchemaMismatch, "extra")(q.processAllAvailable())
-    } finally q.stop()
-    assert(repoState("r", "t") == before)
+    refusedBatch(Seq(Wide(2, "b", 7)))(ErrorClass.SchemaMismatch, "extra")
   }
 
   test("null keys and duplicate keys inside one batch are refused, nothing committed") {
     val session = spark; import session.implicits._
     write(Seq(Rec(1, "a")).toDF(), "r.t", "primaryKey" -> "id")
-    val before = repoState("r", "t")
-    val nulls = memory[MaybeKey]
-    val q1 = start(nulls.toDF(), "r.t", checkpointDir(), "upsert" -> "true")
-    try {
-      nulls.addData(MaybeKey(Some(2), "b"), MaybeKey(None, "n"))
-      expectError(ErrorClass.NullPrimaryKey)(q1.processAllAvailable())
-    } finally q1.stop()
-    assert(repoState("r", "t") == before)
-    val dups = memory[Rec]
-    val q2 = start(dups.toDF(), "r.t", checkpointDir())
-    try {
-      dups.addData(Rec(5, "x"), Rec(5, "y"))
-      expectError(ErrorClass.DuplicateKey)(q2.processAllAvailable())
-    } finally q2.stop()
-    assert(repoState("r", "t") == before)
-    assert(stagedWrites.isEmpty, s"staging leftovers: $stagedWrites")
+    refusedBatch(Seq(MaybeKey(Some(2), "b"), MaybeKey(None, "n")), "upsert" -> "true")(ErrorClass.NullPrimaryKey)
+    refusedBatch(Seq(Rec(5, "x"), Rec(5, "y")))(ErrorClass.DuplicateKey, "id=5")
+    refusedBatch(Seq(Cdc(6, "x", del = false), Cdc(6, "y", del = true)), "deleteColumn" -> "del")(ErrorClass.DuplicateKey)
   }
 
   test("toTable through the catalog, into a branch") {
