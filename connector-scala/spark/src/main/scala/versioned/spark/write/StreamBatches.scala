@@ -48,7 +48,7 @@ private[versioned] object StreamBatches {
     if (!message.contains(Marker)) None
     else message.linesIterator.toSeq.reverseIterator.collectFirst { case Line(q, b, t, br) => (q, b.toLong, t, br) }
 
-  /** The batch ids of stream commits in `entries`, by image hash (for the log). */
+  /** The batch id a commit message records, if it is a stream batch's commit. */
   def batchOf(message: String): Option[Long] = parse(message).map(_._2)
 
   /**
