@@ -52,6 +52,7 @@ from versioned.errors import (
     ObjectMissing,
     ObjectStoreUnsupported,
     NonFastForward,
+    StreamCheckpointMismatch,
     NullPrimaryKey,
     ProtectedRef,
     RefConflict,
@@ -140,4 +141,5 @@ __all__ = [
     "RemoteUnreachable",
     "RemoteHistoryRewritten",
     "NonFastForward",
+    "StreamCheckpointMismatch",
 ]

@@ -316,15 +316,27 @@ class SqlOps(Ops):
     def upsert(self, df: DataFrame, table: str, branch: Optional[str], message: Optional[str],
                author: Optional[str], keys: Optional[str], delete_column: Optional[str],
                before_images: Optional[bool] = None) -> str:
+        return self._committed(df, table, "append", branch, {
+            "upsert": "true", "message": message or None, "author": author, "primaryKey": keys,
+            "deleteColumn": delete_column,
+            "beforeImages": None if before_images is None else str(bool(before_images)).lower()})
+
+    def write_batch(self, df: DataFrame, table: str, query_id: str, batch_id: int, mode: str, branch: Optional[str],
+                    message: Optional[str], author: Optional[str], keys: Optional[str], upsert: bool,
+                    delete_column: Optional[str]) -> str:
+        return self._committed(df, table, mode, branch, {
+            "streamQueryId": query_id, "streamBatchId": str(batch_id), "upsert": str(bool(upsert)).lower(),
+            "message": message or None, "author": author, "primaryKey": keys, "deleteColumn": delete_column})
+
+    def _committed(self, df: DataFrame, table: str, mode: str, branch: Optional[str],
+                   options: Mapping[str, Optional[str]]) -> str:
         # the write's own id: the server keeps the commit of this write under it, never another write's
         write_id = uuid.uuid4().hex
-        w = df.write.format("versioned").option("upsert", "true").option("writeId", write_id)
-        for key, value in {**self.options, "branch": branch, "message": message or None, "author": author,
-                           "primaryKey": keys, "deleteColumn": delete_column,
-                           "beforeImages": None if before_images is None else str(bool(before_images)).lower()}.items():
+        w = df.write.format("versioned").option("writeId", write_id)
+        for key, value in {**self.options, "branch": branch, **options}.items():
             if value is not None:
                 w = w.option(key, value)
-        w.mode("append").save(table)
+        w.mode(mode).save(table)
         row = first(self._call("last_commit", write_id=write_id))
         if row is not None:
             return str(row["commit"])

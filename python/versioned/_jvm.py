@@ -491,6 +491,12 @@ class JvmOps(Ops):
                before_images: Optional[bool] = None) -> str:
         return str(self._call("upsert", df, table, branch, message, author, keys, delete_column, before_images))
 
+    def write_batch(self, df: DataFrame, table: str, query_id: str, batch_id: int, mode: str, branch: Optional[str],
+                    message: Optional[str], author: Optional[str], keys: Optional[str], upsert: bool,
+                    delete_column: Optional[str]) -> str:
+        return str(self._call("writeBatch", df, table, query_id, batch_id, mode, branch, message, author, keys, upsert,
+                              delete_column))
+
     def begin_transaction(self, repo: str, branch: Optional[str], message: Optional[str],
                           author: Optional[str]) -> TransactionHandle:
         return JvmTransaction(self.spark, self._call("beginTransaction", repo, branch, message, author))

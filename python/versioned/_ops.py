@@ -349,6 +349,19 @@ class Ops(Protocol):
         ...
 
     # ---- transactions
+    def write_batch(self, df: DataFrame, table: str, query_id: str, batch_id: int, mode: str, branch: Optional[str],
+                    message: Optional[str], author: Optional[str], keys: Optional[str], upsert: bool,
+                    delete_column: Optional[str]) -> str:
+        """Writes ``df`` to ``table`` (``"<repository>.<table>"``) as batch ``batch_id`` of the streaming query
+        ``query_id``, idempotently: when ``branch`` (None: the default branch) has that batch of the query for the
+        table already, nothing is committed and that commit is returned; else the write's commit.
+
+        Example::
+
+            ops.write_batch(df, "shop.events", "q-1", 7, "append", None, None, None, None, False, None)
+        """
+        ...
+
     def begin_transaction(self, repo: str, branch: Optional[str], message: Optional[str],
                           author: Optional[str]) -> TransactionHandle:
         """Opens a multi-table transaction on ``branch`` (None: the default branch) of ``repo``.

@@ -74,6 +74,7 @@ __all__ = [
     "RemoteHistoryRewritten",
     "NonFastForward",
     "ObjectStoreUnsupported",
+    "StreamCheckpointMismatch",
     "error_for_class",
     "known_error_classes",
     "sql_state_of",
@@ -94,6 +95,7 @@ _SQL_STATES: Dict[str, str] = {
     "MERGE_CONFLICT": "40001", "NO_COMMON_ANCESTOR": "42000", "TRANSACTION_CLOSED": "25000",
     "REMOTE_NOT_FOUND": "42704", "REMOTE_EXISTS": "42710", "REMOTE_UNREACHABLE": "08001",
     "REMOTE_HISTORY_REWRITTEN": "55000", "NON_FAST_FORWARD": "55000", "OBJECT_STORE_UNSUPPORTED": "0A000",
+    "STREAM_CHECKPOINT_MISMATCH": "55000",
 }
 _UNKNOWN_SQL_STATE = "XX000"
 
@@ -490,6 +492,22 @@ class NonFastForward(RefStateError):
     """
 
     error_class = "NON_FAST_FORWARD"
+
+
+class StreamCheckpointMismatch(RefStateError):
+    """A streaming query's checkpoint does not match what the branch holds for that query: its next batch is not
+    the one after the query's newest batch there (a checkpoint of another query, table or branch). Nothing was
+    committed. Start the query with a new checkpoint location, or point it back at its own table and branch.
+
+    Example::
+
+        try:
+            query.awaitTermination()
+        except StreamingQueryException as e:
+            ...  # the cause's condition is STREAM_CHECKPOINT_MISMATCH
+    """
+
+    error_class = "STREAM_CHECKPOINT_MISMATCH"
 
 
 class ObjectStoreUnsupported(VersionedError, _UnsupportedOperationException):

@@ -304,6 +304,35 @@ class Repository(RemotesMixin):
                                     _args.optional_text("delete_column", delete_column),
                                     _args.optional_flag("before_images", before_images)))
 
+    def write_batch(self, df: DataFrame, table: str, query_id: str, batch_id: int, *, mode: str = "append",
+                    upsert: bool = False, primary_key: Optional[Union[str, Sequence[str]]] = None,
+                    delete_column: Optional[str] = None, branch: Optional[str] = None,
+                    message: Optional[str] = None, author: Optional[str] = None) -> str:
+        """Writes ``df`` to ``table`` as batch ``batch_id`` of the streaming query ``query_id``, exactly once: for a
+        ``foreachBatch`` function, whose batches Spark runs again after a failure. When ``branch`` (default branch
+        if None) has that batch of the query for the table already, nothing is committed and that commit is
+        returned; else the write commits (one commit, which records the query's and the batch's ids) and its
+        commit is returned. ``mode`` (``"append"`` or ``"overwrite"``), ``upsert``, ``primary_key`` and
+        ``delete_column`` are those of a write (docs/STREAMING.md).
+
+        Example::
+
+            def sink(batch_df, batch_id):
+                repo.write_batch(batch_df, "events", query.id, batch_id, upsert=True)
+
+            query = stream_df.writeStream.foreachBatch(sink).option("checkpointLocation", "/ckpt/events").start()
+        """
+        if mode not in ("append", "overwrite"):
+            raise _args.bad_argument(f"mode={mode!r} is not supported; use 'append' or 'overwrite'.")
+        batch = _args.optional_int("batch_id", batch_id)
+        if batch is None or batch < 0:
+            raise _args.bad_argument(f"batch_id must be a whole number of 0 or more, not {batch_id!r}.")
+        return str(self._ops.write_batch(_args.frame("df", df), self._table(table), _args.text("query_id", query_id),
+                                         batch, mode, *_commit_args(branch, message, author),
+                                         _jvm.key_option(_args.key_columns("primary_key", primary_key)),
+                                         _args.flag("upsert", upsert),
+                                         _args.optional_text("delete_column", delete_column)))
+
     # ---- multi-table transactions (docs/TRANSACTIONS.md)
     def transaction(self, branch: Optional[str] = None, message: Optional[str] = None,
                     author: Optional[str] = None) -> Transaction:

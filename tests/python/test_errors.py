@@ -44,6 +44,7 @@ def test_every_engine_error_class_has_a_python_exception() -> None:
     ("RefConflict", "REF_CONFLICT", errors.RefStateError),
     ("RefExists", "REF_EXISTS", errors.RefStateError),
     ("ProtectedRef", "PROTECTED_REF", errors.RefStateError),
+    ("StreamCheckpointMismatch", "STREAM_CHECKPOINT_MISMATCH", errors.RefStateError),
     ("RepositoryExists", "REPOSITORY_EXISTS", errors.VersionedError),
     ("TableExists", "TABLE_EXISTS", errors.VersionedError),
     ("UnsupportedOperation", "UNSUPPORTED_OPERATION", errors.VersionedError),

@@ -37,6 +37,7 @@ object ErrorClass {
   val RemoteHistoryRewritten = "REMOTE_HISTORY_REWRITTEN"
   val NonFastForward = "NON_FAST_FORWARD"
   val ObjectStoreUnsupported = "OBJECT_STORE_UNSUPPORTED"
+  val StreamCheckpointMismatch = "STREAM_CHECKPOINT_MISMATCH"
 
   /** SQLSTATE of each class (Spark error conditions carry one): 42xxx user errors, 0A000 unsupported, 58xxx system. */
   private val sqlStates: Map[String, String] = Map(
@@ -50,7 +51,7 @@ object ErrorClass {
     WarehouseMismatch -> "55000", MergeConflict -> "40001", NoCommonAncestor -> "42000",
     TransactionClosed -> "25000",
     RemoteNotFound -> "42704", RemoteExists -> "42710", RemoteUnreachable -> "08001", RemoteHistoryRewritten -> "55000",
-    NonFastForward -> "55000", ObjectStoreUnsupported -> "0A000")
+    NonFastForward -> "55000", ObjectStoreUnsupported -> "0A000", StreamCheckpointMismatch -> "55000")
 
   def sqlState(errorClass: String): String = sqlStates.getOrElse(errorClass, "XX000")
 }
@@ -122,6 +123,13 @@ class ObjectStoreUnsupportedException(message: String, cause: Throwable = null)
   extends VersionedException(ErrorClass.ObjectStoreUnsupported, message, cause)
 /** A push would move a remote branch to an image that does not descend from its head: nothing was changed. */
 class NonFastForwardException(message: String) extends RefStateException(ErrorClass.NonFastForward, message)
+
+/**
+ * A streaming query's checkpoint does not match what the branch holds for it: its batch is not the one after the
+ * query's newest batch there (a checkpoint of another query, table or branch). Nothing was committed.
+ */
+class StreamCheckpointMismatchException(message: String)
+  extends RefStateException(ErrorClass.StreamCheckpointMismatch, message)
 
 object Errors {
   def invalidOption(msg: String) = new InvalidInputException(ErrorClass.InvalidOption, msg)

@@ -103,7 +103,7 @@ private[versioned] final case class VersionedTable(
   }.getOrElse(Map("provider" -> "versioned")).asJava
 
   override def capabilities(): util.Set[TableCapability] = (Set(
-    TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE) ++
+    TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE, TableCapability.STREAMING_WRITE) ++
     (if (fromCatalog) None else Some(TableCapability.ACCEPT_ANY_SCHEMA))).asJava
 
   override def constraints(): Array[Constraint] = snapshot.filterNot(_.layout.hidden).map { s =>
@@ -141,7 +141,10 @@ private[versioned] final case class VersionedTable(
   override def newRowLevelOperationBuilder(info: RowLevelOperationInfo): RowLevelOperationBuilder =
     new VersionedRowLevelOperationBuilder(this, info)
 
-  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new VersionedWriteBuilder(this, info, deferred)
+  /** A batch write, or a streaming query's micro-batch ([[stream.StreamWriteBuilder]], docs/STREAMING.md). */
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
+    if (stream.StreamWriteBuilder.streaming(info)) new stream.StreamWriteBuilder(this, info)
+    else new VersionedWriteBuilder(this, info, deferred)
 }
 
 private[versioned] object VersionedTable {

@@ -97,23 +97,41 @@ object TableApi {
    * Returns the new head hash.
    */
   def upsert(spark: SparkSession, options: Opts, df: DataFrame, table: String, branch: String, message: String,
-             author: String, primaryKey: String, deleteColumn: String, beforeImages: java.lang.Boolean): String = {
+             author: String, primaryKey: String, deleteColumn: String, beforeImages: java.lang.Boolean): String =
+    // without a message the write names itself ("upsert into <table>")
+    committed(spark, options, df, table, branch, author, "append", Map(VersionedOptions.Upsert -> "true",
+      VersionedOptions.Message -> message, VersionedOptions.BeforeImages -> Option(beforeImages).map(_.toString).orNull,
+      VersionedOptions.DeleteColumn -> deleteColumn, VersionedOptions.PrimaryKey -> primaryKey))
+
+  /**
+   * Writes `df` to `table` as batch `batchId` of the streaming query `queryId` (a `foreachBatch` function's
+   * write), idempotently: when the branch has that batch of the query for the table already, nothing is
+   * committed and that commit is returned (write options `streamQueryId`, `streamBatchId`; docs/STREAMING.md).
+   * `mode`: "append" or "overwrite"; `upsert`, `deleteColumn`, `primaryKey` as for writes (null: not given).
+   * Returns the batch's commit.
+   */
+  def writeBatch(spark: SparkSession, options: Opts, df: DataFrame, table: String, queryId: String, batchId: Long,
+                 mode: String, branch: String, message: String, author: String, primaryKey: String, upsert: Boolean,
+                 deleteColumn: String): String =
+    committed(spark, options, df, table, branch, author, mode, Map(VersionedOptions.StreamQueryId -> queryId,
+      VersionedOptions.StreamBatchId -> batchId.toString, VersionedOptions.Upsert -> upsert.toString,
+      VersionedOptions.Message -> message, VersionedOptions.DeleteColumn -> deleteColumn,
+      VersionedOptions.PrimaryKey -> primaryKey))
+
+  /** A DataFrame write of `df` to `table` on `branch` (null: the default branch) with `extra` options (empty or null ones left out); its commit. */
+  private def committed(spark: SparkSession, options: Opts, df: DataFrame, table: String, branch: String, author: String,
+                        mode: String, extra: Map[String, String]): String = {
     val opts = ApiSupport.options(options)
     val ident = TableIdent.parse(table)
     val e = engine(spark, options)
     val b = Option(branch).getOrElse(e.defaultBranchOrConfig(ident.repo))
-    // without a message the write names itself ("upsert into <table>")
-    val w0 = df.write.format("versioned").options(locationOptions(opts))
-      .option(VersionedOptions.Upsert, "true")
+    val w = df.write.format("versioned").options(locationOptions(opts))
       .option(VersionedOptions.Branch, b)
       .option(VersionedOptions.Author, ApiSupport.author(spark, author))
-    val w = Option(message).filter(_.nonEmpty).fold(w0)(w0.option(VersionedOptions.Message, _))
-    val withBefore = Option(beforeImages).fold(w)(v => w.option(VersionedOptions.BeforeImages, v.booleanValue()))
-    val withDeletes = Option(deleteColumn).filter(_.nonEmpty).fold(withBefore)(withBefore.option(VersionedOptions.DeleteColumn, _))
+      .options(extra.filter { case (_, v) => v != null && v.nonEmpty })
     // the commit this write made (not the branch head read afterwards, which another writer may have moved)
-    val result = Commits.of(Option(primaryKey).filter(_.nonEmpty).fold(withDeletes)(withDeletes.option(VersionedOptions.PrimaryKey, _))
-      .mode("append").save(ident.toString))
+    val result = Commits.of(w.mode(mode).save(ident.toString))
     result.map(_.image.hash).orElse(e.branchHeadOption(ident.repo, b).map(_.hash)).getOrElse(throw new RefNotFoundException(
-      s"Branch '$b' of '${ident.repo}' disappeared after the upsert."))
+      s"Branch '$b' of '${ident.repo}' disappeared after the write."))
   }
 }

@@ -68,6 +68,11 @@ object VersionedApi {
   def upsert(spark: SparkSession, options: Opts, df: DataFrame, table: String, branch: String, message: String,
              author: String, primaryKey: String, deleteColumn: String, beforeImages: java.lang.Boolean): String =
     TableApi.upsert(spark, options, df, table, branch, message, author, primaryKey, deleteColumn, beforeImages)
+  def writeBatch(spark: SparkSession, options: Opts, df: DataFrame, table: String, queryId: String, batchId: Long,
+                 mode: String, branch: String, message: String, author: String, primaryKey: String, upsert: Boolean,
+                 deleteColumn: String): String =
+    TableApi.writeBatch(spark, options, df, table, queryId, batchId, mode, branch, message, author, primaryKey, upsert,
+      deleteColumn)
 
   // ---- multi-table transactions (docs/TRANSACTIONS.md)
   /** Opens a transaction on `branch` of `repo` (null: the default branch); commit it or abort it through the handle. */

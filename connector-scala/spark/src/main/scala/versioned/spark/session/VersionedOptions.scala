@@ -35,6 +35,16 @@ object VersionedOptions {
    * commit this way, never another write's).
    */
   val WriteId = "writeId"
+  /**
+   * An idempotent write of one batch of a stream (`foreachBatch`): the query's id and the batch's id, given
+   * together. A batch of a query that the branch already has for the table commits nothing and returns that
+   * commit (docs/STREAMING.md); the commit's message records both.
+   */
+  val StreamQueryId = "streamQueryId"
+  val StreamBatchId = "streamBatchId"
+  /** Spark's own options of a streaming write (`writeStream`), which Spark reads itself; accepted and ignored. */
+  val SparkStreamingOptions: Seq[String] =
+    Seq("checkpointLocation", "queryName", "asyncProgressTrackingEnabled", "asyncProgressTrackingCheckpointIntervalMs")
   // ---- location (per call; default from the Spark conf keys below)
   val Warehouse = "warehouse"
   val MetastoreUrl = "metastoreUrl"
@@ -83,7 +93,8 @@ object VersionedOptions {
   /** Options of `spark.read.format("versioned")` (`branch`: the branch whose head is read). */
   val ReadOptions: Seq[String] = Seq(Ref, Image, AsOf, Branch) ++ LocationOptions
   /** Options of `df.write.format("versioned")` and of writes to catalog tables. */
-  val WriteOptions: Seq[String] = Seq(Branch, Message, Author, PrimaryKey, Upsert, DeleteColumn, BeforeImages, AllowEmpty, WriteId) ++ LocationOptions
+  val WriteOptions: Seq[String] = Seq(Branch, Message, Author, PrimaryKey, Upsert, DeleteColumn, BeforeImages, AllowEmpty, WriteId,
+    StreamQueryId, StreamBatchId) ++ LocationOptions ++ SparkStreamingOptions
   /** Options of the format before it knows whether it reads or writes. */
   val FormatOptions: Seq[String] = (ReadOptions ++ WriteOptions).distinct
   /** Options of the SQL catalog (`spark.sql.catalog.<name>.<option>`). */

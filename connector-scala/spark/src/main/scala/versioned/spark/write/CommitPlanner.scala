@@ -29,7 +29,13 @@ private[versioned] object CommitPlanner {
    * staged them under; otherwise one is opened for the commit). The write is done when the image is
    * recorded: compaction afterwards runs off the commit path and is best effort ([[Compactions]]).
    */
-  def commit(engine: Engine, req: WriteRequest, staged: StagedInput, lease: Option[Lease] = None): CommitResult = {
+  def commit(engine: Engine, request: WriteRequest, staged: StagedInput, lease: Option[Lease] = None): CommitResult = {
+    // a stream's batch: nothing to commit when the branch has it already ([[StreamBatches]]); else one commit that records it
+    val req = request.stream.fold(request) { b =>
+      val branch = request.branch.getOrElse(engine.defaultBranchOrConfig(request.ident.repo))
+      StreamBatches.replayed(engine, request.ident.repo, branch, request.ident.table, b).foreach(r => return r)
+      request.copy(message = StreamBatches.message(request.message, b, request.ident.table, branch), allowEmpty = true)
+    }
     val spark = SparkSession.active
     // every setting, including the compaction ones used after the commit, is valid before anything is written
     val settings = Settings.of(spark)

@@ -44,7 +44,14 @@ private[versioned] final class StagedWrite(table: TableHandle, req: WriteRequest
     new StagingWriterFactory(sink, stagingDir, taskRows, Warehouses.localCommitMaxBytes(spark) / tasks)
   }
 
-  override def commit(messages: Array[WriterCommitMessage]): Unit = try {
+  override def commit(messages: Array[WriterCommitMessage]): Unit = commitAs(messages, req)
+
+  /**
+   * The commit of the staged rows as `request` (this write's request with what is known only at commit: a
+   * stream's batch, given by the streaming sink); the commit it made or found, recorded.
+   */
+  def commitAs(messages: Array[WriterCommitMessage], request: WriteRequest): Unit = try {
+    val req = request
     val kept = messages.collect { case r: StagedRows => r }.toIndexedSeq
     val files = messages.collect { case f: StagedFile if f.rows > 0 => f.path }.toIndexedSeq
     val input =

@@ -19,7 +19,8 @@ private[versioned] final case class WriteRequest(
     beforeImages: Boolean = false,
     allowEmpty: Boolean = false,
     writeId: Option[String] = None,
-    deferred: Option[DeferredWrites.Handler] = None) {
+    deferred: Option[DeferredWrites.Handler] = None,
+    stream: Option[StreamBatch] = None) {
   /** Only the options that locate the warehouse, for internal re-reads of the table. */
   def locationOptions: Map[String, String] = options.filter { case (k, _) =>
     k.equalsIgnoreCase(VersionedOptions.Warehouse) || k.equalsIgnoreCase(VersionedOptions.MetastoreUrl)
@@ -54,10 +55,13 @@ private[versioned] object WriteRequest {
       case WriteMode.Overwrite => s"overwrite ${table.ident.table}"
       case WriteMode.Changes => s"update ${table.ident.table}"
     })
+    val stream = StreamBatches.fromOptions(opt)
+    if (stream.isDefined && deferred.isDefined) throw Errors.invalidOption(s"Options '${VersionedOptions.StreamQueryId}' " +
+      s"and '${VersionedOptions.StreamBatchId}' apply to writes that commit on their own, not to a transaction's writes.")
     if (deleteColumn.isDefined && mode != WriteMode.Append) throw Errors.invalidOption(
       "Option deleteColumn applies to mode 'append' (it upserts and deletes by key); remove it for 'overwrite'.")
     WriteRequest(table.ident, opt(VersionedOptions.Branch).orElse(table.branch), mode, pk, upsert || deleteColumn.isDefined,
       author, message, options, deleteColumn = deleteColumn, beforeImages = beforeImages,
-      allowEmpty = allowEmpty, writeId = opt(VersionedOptions.WriteId), deferred = deferred)
+      allowEmpty = allowEmpty, writeId = opt(VersionedOptions.WriteId), deferred = deferred, stream = stream)
   }
 }
