@@ -49,8 +49,9 @@ private[versioned] object LocalCommit {
   /**
    * One DIFF object per touched fragment of `cur`; `rows` are in `schema` (the layout's columns + `deleteColumn`).
    * `existing` is the committed table `cur` is, when the driver can look keys up in it. With `inserts`, KEY_EXISTS
-   * when a key is in it. Otherwise (upserts and deletes by key) the rows that would change nothing are left out
-   * ([[changing]]); when none is left, `cur` itself is returned with no object, and the commit has nothing to record.
+   * when a key is in it. Otherwise (upserts and deletes by key), when no row would change the table ([[changing]]),
+   * `cur` itself is returned with no object, and the commit has nothing to record; a write that changes something
+   * writes all its rows, as the distributed path does (the same data gives the same objects on both paths).
    */
   def writeDiffs(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
                  schema: StructType, deleteColumn: Option[String],
@@ -58,10 +59,10 @@ private[versioned] object LocalCommit {
                  existing: Option[() => TableSnapshot] = None): (TableVersion, Seq[ObjectMeta]) = {
     val sorted = sortedByKey(rows, schema, layout)
     val present = existing.filter(_ => cur.effectiveFragments.nonEmpty && keysCheckable(layout, rows.size, lookup = true))
-    val keyed = present.fold(sorted)(s => if (inserts) { requireNew(sorted, layout, s()); sorted }
-      else changing(sorted, schema, deleteColumn, layout, s()))
-    if (keyed.isEmpty) (cur, Nil)
-    else write(spark, target, layout, cur, keyed, diffRows(spark, schema, layout, deleteColumn, inserts), priors)
+    present.foreach(s => if (inserts) requireNew(sorted, layout, s()))
+    val unchanged = !inserts && present.exists(s => changing(sorted, schema, deleteColumn, layout, s()).isEmpty)
+    if (sorted.isEmpty || unchanged) (cur, Nil)
+    else write(spark, target, layout, cur, sorted, diffRows(spark, schema, layout, deleteColumn, inserts), priors)
   }
 
   /** The rows of `snapshot` holding the keys of the `keyed` rows (first key column looked up, then exact keys), by key. */
