@@ -47,6 +47,10 @@ private[procedures] abstract class MaintenanceProcedure(engine: () => Engine) ex
     case Some(v) => throw Errors.invalidOption(s"${this.name()}: argument '$name' must be 'true' or 'false', not '$v'.")
   }
 
+  /** A comma-separated list of names (empty when absent). */
+  protected def names(a: Args, name: String): Seq[String] =
+    a.opt(name).toSeq.flatMap(_.split(',')).map(_.trim).filter(_.nonEmpty)
+
   /** Seconds as milliseconds; -1 when absent (the default retention). */
   protected def seconds(a: Args, name: String): Long = a.opt(name).map(_.trim).filter(_.nonEmpty) match {
     case None => -1L

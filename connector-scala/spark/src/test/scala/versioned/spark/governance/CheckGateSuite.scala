@@ -1,0 +1,89 @@
+package versioned.spark.governance
+
+import versioned.core.ErrorClass
+import versioned.spark.api.VersionedApi
+import versioned.spark.catalog.CatalogSuiteBase
+
+/**
+ * Checks: validated when added, run on demand and recorded (`$checks`), and required by a protection rule: a
+ * merge lands only if they pass on the merged image; a failing or throwing check is CHECK_FAILED and nothing moves.
+ */
+class CheckGateSuite extends CatalogSuiteBase {
+  private def main: String = engine.defaultBranch("r")
+
+  private def repoWithChecks(): Unit = {
+    keyedTable(1 -> "a", 2 -> "b")
+    sql("CREATE TABLE c.r.orders (id INT, price INT, PRIMARY KEY (id))")
+    sql("INSERT INTO c.r.orders VALUES (1, 10), (2, 20)")
+    sql("CALL c.system.add_check(repository => 'r', name => 'positive', table => 'orders', expression => 'price >= 0')")
+    sql("CALL c.system.add_check(repository => 'r', name => 'no_zz', expression => \"SELECT id FROM t WHERE v = 'zz'\")")
+    sql("CALL c.system.create_branch('r', 'dev')")
+    sql(s"CALL c.system.protect_branch(repository => 'r', pattern => '$main', checks => 'positive,no_zz')")
+  }
+
+  private def merge(source: String = "dev") =
+    VersionedApi.merge(spark, null, "r", source, main, "fail", "auto", false, null, null, null, false)
+
+  test("bad check definitions are refused when added, and nothing is added") {
+    keyedTable(1 -> "a")
+    def invalid(call: String, parts: String*) =
+      expectError(ErrorClass.CheckInvalid, parts: _*)(intercept[Throwable](sql(s"CALL c.system.add_check($call)")))
+    invalid("repository => 'r', name => 'x', expression => 'SELEC id FROM t'")
+    invalid("repository => 'r', name => 'x', expression => 'SELECT * FROM missing_table'")
+    invalid("repository => 'r', name => 'x', table => 'missing', expression => 'id > 0'", "missing")
+    invalid("repository => 'r', name => 'x', table => 't', expression => 'nope > 0'")
+    invalid("repository => 'r', name => 'x', table => 't', expression => 'id + 1'", "boolean")
+    invalid("repository => 'r', name => 'x', table => 't', expression => 'id > 0', severity => 'fatal'", "severity")
+    assert(sql("CALL c.system.checks('r')").collect().isEmpty)
+    expectError(ErrorClass.CheckNotFound)(intercept[Throwable](sql("CALL c.system.remove_check('r', 'x')")))
+  }
+
+  test("a merge whose merged image passes the required checks lands; every run is recorded in $checks") {
+    repoWithChecks()
+    sql("INSERT INTO c.r.`orders@dev` VALUES (3, 30)")
+    val out = merge()
+    assert(out.status == "merged")
+    val head = headOf("r", main).get
+    val runs = sql("SELECT check, status, image, purpose FROM c.r.`$checks`").collect()
+    assert(runs.map(r => (r.getString(0), r.getString(1), r.getString(2))).toSet ==
+      Set(("positive", "pass", head), ("no_zz", "pass", head)))
+    assert(runs.forall(_.getString(3) == s"gate:$main"))
+  }
+
+  test("a failing check blocks the merge with CHECK_FAILED naming it, its count and sample keys; nothing moves") {
+    repoWithChecks()
+    sql("INSERT INTO c.r.`orders@dev` VALUES (3, -5), (4, -6), (5, 7)")
+    val before = engine.history.log("r", versioned.core.Revision.Spec(main)).size
+    val e = expectError(ErrorClass.CheckFailed, "'positive' found 2 failing row(s)", "3", "4")(
+      failsWithoutCommit("r", main)(merge()))
+    assert(!e.getMessage.contains("no_zz"))
+    assert(engine.history.log("r", versioned.core.Revision.Spec(main)).size == before)
+    val failed = sql("SELECT failing_rows, sample_keys FROM c.r.`$checks` WHERE check = 'positive' AND status = 'fail'").collect()
+    assert(failed.length == 1 && failed.head.getLong(0) == 2L && failed.head.getSeq[String](1).toSet == Set("3", "4"))
+    // the merged image that failed is not reachable: no image of the log has it
+    assert(engine.history.log("r", versioned.core.Revision.Spec(main)).forall(_.image.parents.size < 2))
+    // run on demand: the source branch fails, the protected branch passes; recorded each time
+    val onDev = sql("CALL c.system.run_checks(repository => 'r', ref => 'dev')").collect().map(r => r.getString(1) -> r.getString(3)).toMap
+    assert(onDev == Map("positive" -> "fail", "no_zz" -> "pass"))
+    assert(sql("CALL c.system.run_checks('r')").collect().forall(_.getString(3) == "pass"))
+    // a fix on the source branch lets the merge land
+    sql("UPDATE c.r.`orders@dev` SET price = 1 WHERE price < 0")
+    assert(merge().status == "merged")
+  }
+
+  test("a check that throws at run time is CHECK_FAILED; a warn check that fails does not block") {
+    repoWithChecks()
+    sql("CALL c.system.add_check(repository => 'r', name => 'boom', " +
+      "expression => \"SELECT id FROM t WHERE CASE WHEN v = 'boom' THEN CAST(v AS INT) ELSE 1 END < 0\")")
+    sql("CALL c.system.add_check(repository => 'r', name => 'soft', table => 't', expression => \"v <> 'w'\", severity => 'warn')")
+    sql(s"CALL c.system.protect_branch(repository => 'r', pattern => '$main', checks => 'positive,boom,soft')")
+    sql("INSERT INTO c.r.`t@dev` VALUES (7, 'boom')")
+    expectError(ErrorClass.CheckFailed, "'boom' could not run")(failsWithoutCommit("r", main)(merge()))
+    sql("UPDATE c.r.`t@dev` SET v = 'w' WHERE id = 7")
+    assert(merge().status == "merged")
+    val soft = sql("SELECT status FROM c.r.`$checks` WHERE check = 'soft'").collect().map(_.getString(0)).toSeq
+    assert(soft == Seq("fail"))
+    expectError(ErrorClass.ProtectedRef, "required by protection rule")(intercept[Throwable](
+      sql("CALL c.system.remove_check('r', 'boom')")))
+  }
+}
