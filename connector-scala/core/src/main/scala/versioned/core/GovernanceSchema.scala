@@ -78,5 +78,7 @@ $fn$"""
   def v3(sqlite: Boolean): Seq[String] =
     if (sqlite) Seq(rules, checks, checkRuns)
     else Seq(rules, checks, checkRuns, guardFunction,
-      "CREATE TRIGGER vc_refs_guard BEFORE UPDATE OR DELETE ON vc_refs FOR EACH ROW EXECUTE FUNCTION vc_guard_refs()")
+      s"CREATE TRIGGER vc_refs_guard BEFORE UPDATE OR DELETE ON vc_refs FOR EACH ROW EXECUTE FUNCTION $GuardFunction" + "()")
+
+  private val GuardFunction = "vc_guard_refs"
 }
