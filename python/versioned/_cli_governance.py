@@ -1,7 +1,8 @@
 """Commands for protected branches and checks (docs/GOVERNANCE.md): ``protect``, ``unprotect`` and
 ``check add|list|remove|run|runs``.
 
-``protect REPOSITORY PATTERN`` adds or replaces a rule (merges only, no reset, no deletion unless the flags say
+``publish REPOSITORY BRANCH`` merges a branch through the gates (``--dry-run``: what would land and the checks'
+results on it). ``protect REPOSITORY PATTERN`` adds or replaces a rule (merges only, no reset, no deletion unless the flags say
 otherwise; ``--check`` names checks a merge must pass); without PATTERN it lists the rules. ``check run`` runs
 checks on a revision, prints one row per check and exits with 1 (``[CHECK_FAILED]``) when a check of severity
 error fails, so a script or CI job can gate on it.
@@ -16,7 +17,7 @@ from rich.markup import escape
 
 from versioned._cli_base import Format, app, console, emit, format_option, rows_of, short, state
 
-__all__ = ["protect", "unprotect", "check", "check_add", "check_list", "check_remove", "check_run", "check_runs"]
+__all__ = ["protect", "unprotect", "publish", "bisect", "check", "check_add", "check_list", "check_remove", "check_run", "check_runs"]
 
 RULE_COLUMNS = ["pattern", "require_merge", "allow_force", "allow_delete", "required_checks"]
 CHECK_COLUMNS = ["name", "kind", "table", "expression", "severity"]
@@ -65,6 +66,57 @@ def unprotect(repository: str, pattern: str) -> None:
     with state.session() as spark:
         _repo(spark, repository).unprotect(pattern)
     console().print(f"[green]Removed rule {escape(pattern)}[/green]")
+
+
+@app.command()
+@click.argument("repository")
+@click.argument("branch")
+@click.option("--into", metavar="BRANCH", help="Branch to publish into [default: the default branch].")
+@click.option("--delete-branch", is_flag=True, help="Delete BRANCH once published.")
+@click.option("--dry-run", is_flag=True, help="Show what would land and the checks' results on it; change nothing.")
+@click.option("--message", "-m", metavar="TEXT", help="Commit message.")
+@format_option
+def publish(repository: str, branch: str, into: Optional[str], delete_branch: bool, dry_run: bool,
+            message: Optional[str], fmt: Format) -> None:
+    """Publishes BRANCH of REPOSITORY: merges every table it changed into the target in one commit, through the
+    target's required checks.
+
+    Example: versioned publish shop ingest --dry-run
+    """
+    with state.session() as spark:
+        result = _repo(spark, repository).publish(branch, into, delete_branch=delete_branch, dry_run=dry_run,
+                                                  message=message)
+    if fmt is not Format.table:
+        emit([result], ["status", "commit", "into", "branch_deleted", "tables", "checks"], fmt)
+        return
+    verb = "Would publish" if dry_run else "Published"
+    console().print(f"[green]{verb} {escape(branch)}[/green] into {escape(result['into'])}: {result['status']} "
+                    f"{short(result['commit'])}".rstrip())
+    emit(result["tables"], ["table", "action", "upserts", "deletes"], fmt, title="tables", empty="(no changes)")
+    emit(result["checks"], ["check", "severity", "status", "failing_rows", "sample_keys", "error"], fmt,
+         title="checks", styles=_STATUS_STYLES, empty="(no checks)")
+
+
+@app.command()
+@click.argument("repository")
+@click.argument("check_or_query", metavar="CHECK")
+@click.argument("good")
+@click.argument("bad", required=False)
+@format_option
+def bisect(repository: str, check_or_query: str, good: str, bad: Optional[str], fmt: Format) -> None:
+    """Finds the first commit between GOOD and BAD (default: the default branch) on the first-parent line where
+    CHECK (a check's name, or a SQL query returning failing rows) fails, in O(log n) recorded runs.
+
+    Example: versioned bisect shop positive_price v1
+    """
+    with state.session() as spark:
+        found = _repo(spark, repository).bisect(check_or_query, good, bad)
+    if fmt is not Format.table:
+        emit([found], ["first_bad", "message", "last_good", "candidates", "runs"], fmt)
+        return
+    console().print(f"[bold]First failing commit[/bold]: [yellow]{short(found['first_bad'])}[/yellow] "
+                    f"{escape(found['message'] or '')} (last good {short(found['last_good'])}; "
+                    f"{len(found['runs'])} run(s) over {found['candidates']} commit(s))")
 
 
 @app.group()

@@ -476,3 +476,15 @@ class SqlOps(Ops):
 
     def run_checks(self, repo: str, ref: Optional[str], names: Sequence[str]) -> DataFrame:
         return self._call("run_checks", repository=repo, ref=ref, checks=",".join(names) if names else None)
+
+    def publish(self, repo: str, branch: str, into: Optional[str], delete_branch: bool, dry_run: bool,
+                message: Optional[str], author: Optional[str]) -> Dict[str, Any]:
+        row: Dict[str, Any] = first(self._call("publish", repository=repo, branch=branch, into=into,
+                                               delete_branch=delete_branch, dry_run=dry_run, message=message,
+                                               author=author)).asDict(recursive=True)
+        return row
+
+    def bisect(self, repo: str, check: str, good: str, bad: Optional[str]) -> Dict[str, Any]:
+        row: Dict[str, Any] = first(self._call("bisect", repository=repo, check=check, good=good,
+                                               bad=bad)).asDict(recursive=True)
+        return row

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Protocol, Sequence
+from typing import Any, Dict, Optional, Protocol, Sequence
 
 from pyspark.sql import DataFrame
 
@@ -85,5 +85,27 @@ class GovernanceOps(Protocol):
         Example::
 
             ops.run_checks("shop", "dev", []).show()
+        """
+        ...
+
+    def publish(self, repo: str, branch: str, into: Optional[str], delete_branch: bool, dry_run: bool,
+                message: Optional[str], author: Optional[str]) -> Dict[str, Any]:
+        """Merges ``branch`` into ``into`` (None: the default branch) through the gates; the result row as a dict
+        (status, commit, into, branch_deleted, tables, checks).
+
+        Example::
+
+            ops.publish("shop", "ingest", None, True, False, None, None)["commit"]
+        """
+        ...
+
+    def bisect(self, repo: str, check: str, good: str, bad: Optional[str]) -> Dict[str, Any]:
+        """The first commit on the first-parent line from ``good`` to ``bad`` (None: the default branch) where
+        ``check`` (a check's name or a SQL query) fails; the result row as a dict (first_bad, message, last_good,
+        candidates, runs).
+
+        Example::
+
+            ops.bisect("shop", "positive_price", "v1", None)["first_bad"]
         """
         ...

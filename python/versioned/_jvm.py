@@ -600,3 +600,14 @@ class JvmOps(Ops):
     def run_checks(self, repo: str, ref: Optional[str], names: Sequence[str]) -> DataFrame:
         frame: DataFrame = self._governance("runChecks", repo, ref, java_list(self.spark, names))
         return frame
+
+    def publish(self, repo: str, branch: str, into: Optional[str], delete_branch: bool, dry_run: bool,
+                message: Optional[str], author: Optional[str]) -> Dict[str, Any]:
+        frame: DataFrame = self._governance("publish", repo, branch, into, delete_branch, dry_run, message, author)
+        row: Dict[str, Any] = frame.collect()[0].asDict(recursive=True)
+        return row
+
+    def bisect(self, repo: str, check: str, good: str, bad: Optional[str]) -> Dict[str, Any]:
+        frame: DataFrame = self._governance("bisect", repo, check, good, bad)
+        row: Dict[str, Any] = frame.collect()[0].asDict(recursive=True)
+        return row

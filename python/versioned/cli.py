@@ -2,7 +2,7 @@
 
 Commands: ``init``, ``import``, ``export``, ``cat``, ``log``, ``show``, ``diff``, ``branch``, ``reset``,
 ``tag``, ``lock``, ``merge``, ``cherry-pick``, ``revert``, ``remote``, ``clone``, ``fetch``, ``pull``, ``push``,
-``import-table``, ``protect``, ``unprotect``, ``check``, ``gc``, ``verify`` and ``sql``. A branch or ref left out is the repository's default branch.
+``import-table``, ``protect``, ``unprotect``, ``publish``, ``bisect``, ``check``, ``gc``, ``verify`` and ``sql``. A branch or ref left out is the repository's default branch.
 Each runs on the active
 SparkSession if there is one (a notebook, a test) and otherwise starts a quiet local one (``local[*]``, no
 UI) on the warehouse given by ``--warehouse`` / ``VERSIONED_WAREHOUSE`` (default ``./versioned-warehouse``)

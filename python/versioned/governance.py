@@ -9,7 +9,7 @@ the image a merge lands, before the branch moves. A refusal is :class:`~versione
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -107,3 +107,38 @@ class GovernanceMixin:
             failed = repo.run_checks("dev").filter("status != 'pass'").collect()
         """
         return self._ops.run_checks(self.name, _args.optional_text("ref", ref), _args.texts("checks", checks))
+
+    def publish(self, branch: str, into: Optional[str] = None, *, delete_branch: bool = False, dry_run: bool = False,
+                message: Optional[str] = None, author: Optional[str] = None) -> Dict[str, Any]:
+        """Write-audit-publish: merges ``branch`` into ``into`` (default: the default branch) through the gates,
+        every table the branch changed in one image (one merge commit), then deletes ``branch`` if
+        ``delete_branch``. Required checks that fail raise :class:`~versioned.CheckFailed` and nothing lands. With
+        ``dry_run`` the merged image is made, the checks run on it (the required ones, else every check) and it is
+        forgotten: nothing lands. Returns a dict: ``status``, ``commit`` (None for a dry run), ``into``,
+        ``branch_deleted``, ``tables`` (table, action, upserts, deletes) and ``checks`` (check, severity, status,
+        failing_rows, sample_keys, error).
+
+        Example::
+
+            preview = repo.publish("ingest", dry_run=True)
+            if all(c["status"] == "pass" for c in preview["checks"]):
+                repo.publish("ingest", delete_branch=True)
+        """
+        return self._ops.publish(self.name, _args.text("branch", branch), _args.optional_text("into", into),
+                                 _args.flag("delete_branch", delete_branch), _args.flag("dry_run", dry_run),
+                                 _args.optional_text("message", message), _args.optional_text("author", author))
+
+    def bisect(self, check: str, good: str, bad: Optional[str] = None) -> Dict[str, Any]:
+        """The first commit on the first-parent line from ``good`` (where ``check`` passes) to ``bad`` (default: the
+        default branch; where it fails) at which ``check`` starts failing, by binary search: O(log n) check runs for
+        n commits, each recorded in ``$checks`` (purpose ``bisect``). ``check`` is a check's name or a SQL query
+        returning the failing rows. Returns a dict: ``first_bad``, ``message``, ``last_good``, ``candidates``,
+        ``runs`` (image, status, failing_rows).
+
+        Example::
+
+            culprit = repo.bisect("positive_price", good="v1")
+            print(culprit["first_bad"], culprit["message"])
+        """
+        return self._ops.bisect(self.name, _args.text("check", check), _args.text("good", good),
+                                _args.optional_text("bad", bad))

@@ -76,6 +76,36 @@ def test_bad_checks_and_rules_are_refused(spark: SparkSession, repo: Repository)
     frame(spark, [(5, "e")]).write.versioned("r.t")  # nothing was protected
 
 
+def test_publish_dry_run_then_publish(spark: SparkSession, repo: Repository) -> None:
+    main = _gated(spark, repo)
+    frame(spark, [(-7, "bad")]).write.versioned("r.t", branch="dev")
+    head = repo.resolve(main)
+    preview = repo.publish("dev", dry_run=True)
+    assert preview["commit"] is None and preview["status"] == "merged" and repo.resolve(main) == head
+    assert [(c["check"], c["status"], c["failing_rows"]) for c in preview["checks"]] == [("positive_id", "fail", 1)]
+    with pytest.raises(CheckFailed):
+        repo.publish("dev", delete_branch=True)
+    assert repo.resolve(main) == head and "dev" in {r["name"] for r in repo.branches().collect()}
+    repo.delete_where("t", "id < 0", branch="dev")
+    frame(spark, [(7, "g")]).write.versioned("r.t", branch="dev")
+    done = repo.publish("dev", delete_branch=True)
+    assert done["branch_deleted"] and repo.resolve(main) == done["commit"]
+    assert [(c["check"], c["status"]) for c in done["checks"]] == [("positive_id", "pass")]
+    assert "dev" not in {r["name"] for r in repo.branches().collect()}
+
+
+def test_bisect_finds_the_first_failing_commit(spark: SparkSession, repo: Repository) -> None:
+    good = repo.resolve()
+    heads: List[str] = []
+    for i in range(4, 8):
+        heads.append(repo.upsert(frame(spark, [(i, "bad" if i == 6 else "ok")]), "t"))
+    found = repo.bisect("SELECT id FROM t WHERE name = 'bad'", good)
+    assert found["first_bad"] == heads[2] and found["last_good"] == heads[1] and found["candidates"] == 4
+    assert len(found["runs"]) <= 3
+    with pytest.raises(InvalidOption):
+        repo.bisect("SELECT id FROM t WHERE name = 'bad'", good, heads[1])
+
+
 def _catalog(spark: SparkSession) -> str:
     from versioned._connect import catalog
     return catalog(spark, None)
@@ -102,5 +132,10 @@ def test_cli_protects_adds_and_runs_checks(spark: SparkSession, repo: Repository
     assert bad.exit_code == EXIT_ERROR and bad.stderr.startswith("[CHECK_INVALID] ")
     runs = run("check", "runs", "r", "--format", "json")
     assert runs.exit_code == EXIT_OK and '"small_ids"' in runs.stdout
+    repo.create_branch("dev")
+    frame(spark, [(9, "z")]).write.versioned("r.t", branch="dev")
+    preview = run("publish", "r", "dev", "--dry-run", "--format", "json")
+    assert preview.exit_code == EXIT_OK and '"fail"' in preview.stdout  # id 9 fails small_ids
+    assert run("publish", "r", "dev").stderr.startswith("[CHECK_FAILED] ")
     assert run("unprotect", "r", main).exit_code == EXIT_OK
     assert run("protect", "r", "--format", "json").stdout.strip() == "[]"

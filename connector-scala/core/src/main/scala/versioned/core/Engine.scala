@@ -178,7 +178,8 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
    */
   def commit(repo: String, branch: String, base: Option[String], updates: Map[String, TableUpdate],
              author: String, message: String, lease: Option[Lease] = None,
-             mergeParents: Seq[String] = Nil, allowEmpty: Boolean = true): CommitResult = {
+             mergeParents: Seq[String] = Nil, allowEmpty: Boolean = true,
+             probe: Option[Image => Unit] = None): CommitResult = {
     Names.validate(Names.Repository, repo); Names.validate(Names.Branch, branch)
     updates.keys.foreach(Names.validate(Names.Table, _))
     val started = now()
@@ -233,15 +234,20 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
         }(lostRace)
         current match {
           case None => Sql.unique(MetaDao.insertRef(c, repo, Ref(fullRef, RefKind.Branch, hash, created)))(lostRace)
-          case Some(_) if required.nonEmpty => () // gated: the branch moves after the checks pass (below)
+          case Some(_) if required.nonEmpty || probe.isDefined => () // gated: the branch moves after the checks pass (below)
           case Some(old) =>
             if (!MetaDao.casRef(c, repo, fullRef, old, hash)) throw new RefConflictException(
               s"Branch '$branch' of '$repo' moved during this commit. Nothing was committed; retry.")
         }
-        (CommitResult(image, branch, changed), rebased, current.filter(_ => required.nonEmpty).map(o => Gated(o, required, fresh)))
+        (CommitResult(image, branch, changed), rebased,
+          current.filter(_ => required.nonEmpty || probe.isDefined).map(o => Gated(o, required, fresh)))
       }
     }
-    gated.foreach(g => land(repo, branch, result.image, g, updates.keySet))
+    gated.foreach { g =>
+      // a probe (a publish's dry run) looks at the image that would land, then forgets it: the branch never moves
+      if (probe.isDefined) try probe.get(result.image) finally forget(repo, result.image, g)
+      else land(repo, branch, result.image, g, updates.keySet)
+    }
     if (result.empty) log.info(s"versioned: nothing to commit on $repo@$branch (${result.image.shortHash} unchanged)")
     else log.info(s"versioned: commit $repo@$branch ${result.image.shortHash} tables=[${result.changedTables.mkString(",")}] " +
       s"parents=${result.image.parents.size} new objects=$newObjectCount${if (rebased) " (rebased)" else ""} " +
@@ -258,10 +264,11 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
    * Else the image is forgotten and nothing moved: a failed check is CHECK_FAILED; a moved branch or changed
    * rules raise [[BranchMovedException]], so the writer plans again on the new head (and the checks run again).
    */
+  private def forget(repo: String, image: Image, g: Gated): Unit = if (g.fresh) metastore.tx { c =>
+    if (!MetaDao.allRefTargets(c).exists { case (r, h) => r == repo && h == image.hash }) MetaDao.deleteImage(c, repo, image.hash)
+  }
+
   private def land(repo: String, branch: String, image: Image, g: Gated, tables: Set[String]): Unit = {
-    def forget(): Unit = if (g.fresh) metastore.tx { c =>
-      if (!MetaDao.allRefTargets(c).exists { case (r, h) => r == repo && h == image.hash }) MetaDao.deleteImage(c, repo, image.hash)
-    }
     try {
       val gate = checkGate.getOrElse(throw new CheckFailedException(g.checks, s"Branch '$branch' of '$repo' requires " +
         s"checks ${g.checks.mkString(", ")}, and this process cannot run checks (they run in a Spark session). " +
@@ -276,7 +283,7 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
         protections.guard(c, repo, branch, Move.Commit(merge = image.parents.size > 1))
         if (!now.contains(g.head) || !MetaDao.casRef(c, repo, Ref.branch(branch), g.head, image.hash)) throw moved("moved")
       }
-    } catch { case e: Throwable => try forget() catch { case s: Throwable => e.addSuppressed(s) }; throw e }
+    } catch { case e: Throwable => try forget(repo, image, g) catch { case s: Throwable => e.addSuppressed(s) }; throw e }
   }
 
   /**

@@ -6,7 +6,7 @@ import org.apache.spark.sql.types._
 import versioned.core._
 import versioned.core.governance.BranchRule
 import versioned.spark.api.ApiSupport._
-import versioned.spark.governance.{CheckRunner, SparkCheckGate}
+import versioned.spark.governance.{Bisect, CheckRunner, Publisher, SparkCheckGate}
 
 /**
  * Protected branches and checks (docs/GOVERNANCE.md): rules per branch name or glob, checks stored with the
@@ -30,6 +30,22 @@ object GovernanceApi {
     StructField("sample_keys", ArrayType(StringType, containsNull = false), nullable = false),
     StructField("error", StringType), StructField("duration_ms", LongType, nullable = false)))
 
+  val PublishSchema: StructType = StructType(Seq(StructField("status", StringType, nullable = false),
+    StructField("commit", StringType), StructField("into", StringType, nullable = false),
+    StructField("branch_deleted", BooleanType, nullable = false),
+    StructField("tables", ArrayType(StructType(Seq(StructField("table", StringType), StructField("action", StringType),
+      StructField("upserts", LongType), StructField("deletes", LongType))), containsNull = false), nullable = false),
+    StructField("checks", ArrayType(StructType(Seq(StructField("check", StringType), StructField("severity", StringType),
+      StructField("status", StringType), StructField("failing_rows", LongType),
+      StructField("sample_keys", ArrayType(StringType, containsNull = false)), StructField("error", StringType))),
+      containsNull = false), nullable = false)))
+
+  val BisectSchema: StructType = StructType(Seq(StructField("first_bad", StringType, nullable = false),
+    StructField("message", StringType), StructField("last_good", StringType, nullable = false),
+    StructField("candidates", IntegerType, nullable = false),
+    StructField("runs", ArrayType(StructType(Seq(StructField("image", StringType), StructField("status", StringType),
+      StructField("failing_rows", LongType))), containsNull = false), nullable = false)))
+
   private def ruleRow(r: BranchRule) = Row(r.pattern, r.requireMerge, r.allowForce, r.allowDelete, r.requiredChecks)
   private def list(checks: java.util.List[String]): Seq[String] =
     Option(checks).map(_.asScala.toSeq).getOrElse(Nil).map(_.trim).filter(_.nonEmpty).distinct
@@ -52,6 +68,44 @@ object GovernanceApi {
 
   def protections(spark: SparkSession, e: Engine, repo: String): DataFrame =
     frame(spark, RuleSchema, e.protections.rules(ApiSupport.repo(repo)).map(ruleRow))
+
+  // ---- publish (write-audit-publish)
+  /**
+   * Merges `branch` into `into` (null: the default branch) through the gates, every table it changed in one image;
+   * `deleteBranch` deletes it afterwards; `dryRun` makes the merged image, runs the checks on it and forgets it.
+   * One row: status, commit, into, branch_deleted, tables, checks.
+   */
+  def publish(spark: SparkSession, options: Opts, repo: String, branch: String, into: String, deleteBranch: Boolean,
+              dryRun: Boolean, message: String, author: String): DataFrame =
+    publish(spark, engine(spark, options), repo, branch, into, deleteBranch, dryRun, message, author)
+
+  def publish(spark: SparkSession, e: Engine, repo: String, branch: String, into: String, deleteBranch: Boolean,
+              dryRun: Boolean, message: String, author: String): DataFrame = {
+    val r = ApiSupport.repo(repo)
+    val target = Option(into).filter(_.trim.nonEmpty).getOrElse(e.defaultBranch(r))
+    val o = Publisher.publish(spark, e, r, branch, target, deleteBranch, dryRun, Option(message),
+      ApiSupport.author(spark, author))
+    frame(spark, PublishSchema, Seq(Row(o.status, o.merge.commitHash.orNull, o.into, o.branchDeleted,
+      o.stats.map(t => Row(t.table, t.action, t.upserts, t.deletes)),
+      o.checks.map(c => Row(c.check, c.severity, c.status, c.failingRows, c.sampleKeys, c.error.orNull)))))
+  }
+
+  // ---- bisect
+  /**
+   * The first commit on the first-parent line from `good` to `bad` (null: the default branch) where `check` (a
+   * check's name, or a SQL query returning failing rows) fails, by binary search; every run recorded. One row:
+   * first_bad, message, last_good, candidates, runs (image, status, failing_rows).
+   */
+  def bisect(spark: SparkSession, options: Opts, repo: String, check: String, good: String, bad: String): DataFrame =
+    bisect(spark, engine(spark, options), repo, check, good, bad)
+
+  def bisect(spark: SparkSession, e: Engine, repo: String, check: String, good: String, bad: String): DataFrame = {
+    val r = ApiSupport.repo(repo)
+    val o = Bisect.run(spark, e, r, check, spec(good), Option(bad).filter(_.trim.nonEmpty).map(spec)
+      .getOrElse(Revision.DefaultBranch))
+    frame(spark, BisectSchema, Seq(Row(o.firstBad.hash, o.firstBad.message, o.lastGood.hash, o.candidates,
+      o.runs.map { case (h, run) => Row(h, run.status, run.failingRows) })))
+  }
 
   // ---- checks
   /**

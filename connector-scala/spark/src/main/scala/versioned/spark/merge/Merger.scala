@@ -44,7 +44,10 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
       val base = bases.headOption
       if (base.contains(theirs.hash)) MergeOutcome.done(spark, MergeOutcome.UpToDate, None, base, fastForward = false)
       else if (base.contains(ours.hash) && opts.fastForward != MergeOptions.Never && !mergeCommitOnly) {
-        if (opts.dryRun) MergeOutcome.done(spark, MergeOutcome.FastForward, Some(theirs.hash), base, fastForward = true)
+        if (opts.dryRun) {
+          opts.probe.foreach(_(theirs)) // the image a fast-forward would land is the source's
+          MergeOutcome.done(spark, MergeOutcome.FastForward, Some(theirs.hash), base, fastForward = true)
+        }
         else {
           engine.refs.resetBranch(repo, target, Revision.Spec(theirs.hash), expected = Some(ours.hash), merge = true)
           log.info(s"versioned: merge $repo $source into $target: fast-forward to ${theirs.shortHash}")
@@ -156,7 +159,7 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
         case r: TablePlan.Rows => r.target.isDefined || stats.exists(s => s.table == r.table && s.changes > 0)
         case l: TablePlan.Local => l.changes.nonEmpty
       }
-      if (opts.dryRun) return MergeOutcome(if (!work && mergeParents.isEmpty) MergeOutcome.UpToDate
+      if (opts.dryRun && opts.probe.isEmpty) return MergeOutcome(if (!work && mergeParents.isEmpty) MergeOutcome.UpToDate
         else MergeOutcome.Merged, None, fastForward = false, baseHash, stats, conflicts, conflictCount)
       if (!work && mergeParents.isEmpty)
         return MergeOutcome(MergeOutcome.UpToDate, None, fastForward = false, baseHash, stats, conflicts, conflictCount)
@@ -181,8 +184,12 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
               StagedInput.local(l.schema, l.changes), Some(ours), target))
           case _ => None
         }.toMap
-        engine.commit(repo, branch, Some(ours.hash), updates, author, message, Some(lease), mergeParents)
+        engine.commit(repo, branch, Some(ours.hash), updates, author, message, Some(lease), mergeParents,
+          probe = opts.probe.filter(_ => opts.dryRun))
       }
+      // a dry run with a probe made the merged image, let the probe look at it, and forgot it: nothing landed
+      if (opts.dryRun) return MergeOutcome(MergeOutcome.Merged, None, fastForward = false, baseHash, stats, conflicts,
+        conflictCount)
       held.collect { case r: TablePlan.Rows => r.table; case l: TablePlan.Local => l.table }
         .filter(t => result.changedTables.contains(t)).foreach(t =>
           CommitPlanner.compactAfter(spark, engine, request(repo, branch, t, author, message), result.image, settings))

@@ -82,8 +82,55 @@ class CheckGateSuite extends CatalogSuiteBase {
     sql("UPDATE c.r.`t@dev` SET v = 'w' WHERE id = 7")
     assert(merge().status == "merged")
     val soft = sql("SELECT status FROM c.r.`$checks` WHERE check = 'soft'").collect().map(_.getString(0)).toSeq
-    assert(soft == Seq("fail"))
+    assert(soft == Seq("fail", "pass")) // newest first: the landed merge's run, then the blocked one's
     expectError(ErrorClass.ProtectedRef, "required by protection rule")(intercept[Throwable](
       sql("CALL c.system.remove_check('r', 'boom')")))
+  }
+
+  test("publish: a dry run reports the checks on the merged image and lands nothing; publish lands every table at once") {
+    repoWithChecks()
+    sql("INSERT INTO c.r.`orders@dev` VALUES (3, -1)")
+    sql("INSERT INTO c.r.`t@dev` VALUES (3, 'c')")
+    val before = headOf("r", main)
+    val dry = sql("CALL c.system.publish(repository => 'r', branch => 'dev', dry_run => 'true')").collect().head
+    assert(dry.getAs[String]("status") == "merged" && dry.isNullAt(1) && !dry.getAs[Boolean]("branch_deleted"))
+    val checks = dry.getSeq[org.apache.spark.sql.Row](5).map(r => r.getString(0) -> r.getString(2)).toMap
+    assert(checks == Map("positive" -> "fail", "no_zz" -> "pass"))
+    assert(headOf("r", main) == before && engine.refs.branches("r").map(_.shortName).contains("dev"))
+    expectError(ErrorClass.CheckFailed, "positive")(failsWithoutCommit("r", main)(
+      sql("CALL c.system.publish(repository => 'r', branch => 'dev', delete_branch => 'true')")))
+    assert(engine.refs.branches("r").map(_.shortName).contains("dev"))
+    sql("UPDATE c.r.`orders@dev` SET price = 3 WHERE id = 3")
+    val done = sql("CALL c.system.publish(repository => 'r', branch => 'dev', delete_branch => 'true')").collect().head
+    assert(done.getAs[String]("status") == "merged" && done.getAs[Boolean]("branch_deleted"))
+    assert(headOf("r", main).contains(done.getAs[String]("commit")))
+    assert(done.getSeq[org.apache.spark.sql.Row](5).map(r => r.getString(0) -> r.getString(2)).toMap ==
+      Map("positive" -> "pass", "no_zz" -> "pass"))
+    val landed = engine.history.log("r", versioned.core.Revision.Spec(main)).head
+    assert(landed.tablesChanged.toSet == Set("orders", "t") && landed.image.parents.size == 2)
+    assert(!engine.refs.branches("r").map(_.shortName).contains("dev"))
+  }
+
+  test("bisect finds the first failing commit of the first-parent line in O(log n) recorded runs") {
+    keyedTable(1 -> "a")
+    val good = headOf("r", main).get
+    val commits = (2 to 9).map { i =>
+      sql(s"INSERT INTO c.r.t VALUES ($i, '${if (i == 6) "zz" else "x"}')")
+      headOf("r", main).get
+    }
+    sql("CALL c.system.add_check(repository => 'r', name => 'no_zz', expression => \"SELECT id FROM t WHERE v = 'zz'\")")
+    val found = sql(s"CALL c.system.bisect(repository => 'r', check => 'no_zz', good => '$good')").collect().head
+    assert(found.getString(0) == commits(4) && found.getString(2) == commits(3) && found.getInt(3) == 8)
+    val runs = found.getSeq[org.apache.spark.sql.Row](4)
+    assert(runs.size <= 1 + 3 && runs.head.getString(0) == commits.last) // the bad end, then log2(8) steps
+    assert(sql("SELECT count(*) FROM c.r.`$checks` WHERE purpose = 'bisect'").collect().head.getLong(0) == runs.size)
+    // an ad-hoc query, and the errors
+    val adhoc = sql(s"CALL c.system.bisect('r', \"SELECT id FROM t WHERE id >= 8\", '$good')").collect().head
+    assert(adhoc.getString(0) == commits(6))
+    expectError(ErrorClass.InvalidOption, "passes")(intercept[Throwable](
+      sql(s"CALL c.system.bisect('r', 'no_zz', '$good', '${commits(2)}')")))
+    expectError(ErrorClass.InvalidOption, "first-parent")(intercept[Throwable](
+      sql(s"CALL c.system.bisect('r', 'no_zz', '${commits(3)}', '${commits(1)}')")))
+    expectError(ErrorClass.CheckNotFound)(intercept[Throwable](sql(s"CALL c.system.bisect('r', 'nope', '$good')")))
   }
 }

@@ -51,7 +51,9 @@ private[versioned] object Procedures {
     "add_check" -> (e => new AddCheckProcedure(e)),
     "remove_check" -> (e => new RemoveCheckProcedure(e)),
     "checks" -> (e => new ChecksProcedure(e)),
-    "run_checks" -> (e => new RunChecksProcedure(e)))
+    "run_checks" -> (e => new RunChecksProcedure(e)),
+    "publish" -> (e => new PublishProcedure(e)),
+    "bisect" -> (e => new BisectProcedure(e)))
 
   /** Procedures that call an API taking location options. */
   private val byContext: Map[String, ProcedureContext => UnboundProcedure] = Map(
