@@ -133,4 +133,14 @@ class CheckGateSuite extends CatalogSuiteBase {
       sql(s"CALL c.system.bisect('r', 'no_zz', '${commits(3)}', '${commits(1)}')")))
     expectError(ErrorClass.CheckNotFound)(intercept[Throwable](sql(s"CALL c.system.bisect('r', 'nope', '$good')")))
   }
+
+  test("a direct write to a branch whose rule allows writes but requires checks is gated the same way") {
+    repoWithChecks()
+    sql(s"CALL c.system.protect_branch(repository => 'r', pattern => '$main', require_merge => 'false', checks => 'positive')")
+    expectError(ErrorClass.CheckFailed, "'positive' found 1 failing row(s)")(failsWithoutCommit("r", main)(
+      sql("INSERT INTO c.r.orders VALUES (9, -9)")))
+    assert(sql("SELECT count(*) FROM c.r.orders WHERE id = 9").collect().head.getLong(0) == 0L)
+    sql("INSERT INTO c.r.orders VALUES (9, 9)")
+    assert(sql("SELECT price FROM c.r.orders WHERE id = 9").collect().head.getInt(0) == 9)
+  }
 }
