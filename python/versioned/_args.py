@@ -4,7 +4,7 @@ option), which is also a :class:`TypeError`, and nothing is committed."""
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from typing import Any, List, Optional, Sequence, Union
 
 from pyspark.sql import DataFrame
 
@@ -117,3 +117,16 @@ def key_columns(name: str, value: Any) -> Optional[Union[str, Sequence[str]]]:
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
         return list(value)
     raise bad_argument(f"{name} must be a column name or a list of column names, not {_kind(value)}.")
+
+
+def texts(name: str, value: Any) -> List[str]:
+    """``value`` as a list of strings: a sequence of strings (not one string), else an error naming the argument.
+
+    Example::
+
+        >>> texts("checks", ["a", "b"])
+        ['a', 'b']
+    """
+    if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise bad_argument(f"{name} must be a list of strings, not {_kind(value)}.")
+    return list(value)

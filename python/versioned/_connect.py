@@ -473,3 +473,39 @@ class SqlOps(Ops):
                      author: Optional[str]) -> str:
         return self._image("import_table", repository=repo, from_repository=from_repository, table=table, ref=ref,
                            as_table=as_table, branch=branch, remote=remote, message=message, author=author)
+
+    # ---- governance (docs/GOVERNANCE.md)
+    def protect(self, repo: str, pattern: str, require_merge: bool, allow_force: bool, allow_delete: bool,
+                checks: Sequence[str]) -> DataFrame:
+        return self._call("protect_branch", repository=repo, pattern=pattern, require_merge=require_merge,
+                          allow_force=allow_force, allow_delete=allow_delete, checks=",".join(checks) if checks else None)
+
+    def unprotect(self, repo: str, pattern: str) -> None:
+        self._call("unprotect_branch", repository=repo, pattern=pattern).collect()
+
+    def protections(self, repo: str) -> DataFrame:
+        return self._call("protections", repository=repo)
+
+    def add_check(self, repo: str, name: str, expression: str, table: Optional[str], severity: Optional[str]) -> DataFrame:
+        return self._call("add_check", repository=repo, name=name, expression=expression, table=table, severity=severity)
+
+    def remove_check(self, repo: str, name: str) -> None:
+        self._call("remove_check", repository=repo, name=name).collect()
+
+    def checks(self, repo: str) -> DataFrame:
+        return self._call("checks", repository=repo)
+
+    def run_checks(self, repo: str, ref: Optional[str], names: Sequence[str]) -> DataFrame:
+        return self._call("run_checks", repository=repo, ref=ref, checks=",".join(names) if names else None)
+
+    def publish(self, repo: str, branch: str, into: Optional[str], delete_branch: bool, dry_run: bool,
+                message: Optional[str], author: Optional[str]) -> Dict[str, Any]:
+        row: Dict[str, Any] = first(self._call("publish", repository=repo, branch=branch, into=into,
+                                               delete_branch=delete_branch, dry_run=dry_run, message=message,
+                                               author=author)).asDict(recursive=True)
+        return row
+
+    def bisect(self, repo: str, check: str, good: str, bad: Optional[str]) -> Dict[str, Any]:
+        row: Dict[str, Any] = first(self._call("bisect", repository=repo, check=check, good=good,
+                                               bad=bad)).asDict(recursive=True)
+        return row

@@ -22,6 +22,7 @@ from versioned.errors import (UnsupportedOperation, VersionedError, error_for_cl
 
 API_CLASS = "versioned.spark.api.VersionedApi"
 REFS_API_CLASS = "versioned.spark.api.RefsApi"
+GOVERNANCE_API_CLASS = "versioned.spark.api.GovernanceApi"
 _EXCEPTION_CLASS = "versioned.core.VersionedException"
 _MAX_CAUSES = 32
 
@@ -573,3 +574,46 @@ class JvmOps(Ops):
                      author: Optional[str]) -> str:
         return str(self._call("importTable", repo, from_repository, table, ref, as_table, branch, remote, message,
                               author))
+
+    # ---- governance (docs/GOVERNANCE.md)
+    def _governance(self, method: str, *args: Any) -> Any:
+        return call(self.spark, self.options, method, *args, api_class=GOVERNANCE_API_CLASS)
+
+    def protect(self, repo: str, pattern: str, require_merge: bool, allow_force: bool, allow_delete: bool,
+                checks: Sequence[str]) -> DataFrame:
+        frame: DataFrame = self._governance("protect", repo, pattern, require_merge, allow_force, allow_delete,
+                                            java_list(self.spark, checks))
+        return frame
+
+    def unprotect(self, repo: str, pattern: str) -> None:
+        self._governance("unprotect", repo, pattern)
+
+    def protections(self, repo: str) -> DataFrame:
+        frame: DataFrame = self._governance("protections", repo)
+        return frame
+
+    def add_check(self, repo: str, name: str, expression: str, table: Optional[str], severity: Optional[str]) -> DataFrame:
+        frame: DataFrame = self._governance("addCheck", repo, name, expression, table, severity)
+        return frame
+
+    def remove_check(self, repo: str, name: str) -> None:
+        self._governance("removeCheck", repo, name)
+
+    def checks(self, repo: str) -> DataFrame:
+        frame: DataFrame = self._governance("checks", repo)
+        return frame
+
+    def run_checks(self, repo: str, ref: Optional[str], names: Sequence[str]) -> DataFrame:
+        frame: DataFrame = self._governance("runChecks", repo, ref, java_list(self.spark, names))
+        return frame
+
+    def publish(self, repo: str, branch: str, into: Optional[str], delete_branch: bool, dry_run: bool,
+                message: Optional[str], author: Optional[str]) -> Dict[str, Any]:
+        frame: DataFrame = self._governance("publish", repo, branch, into, delete_branch, dry_run, message, author)
+        row: Dict[str, Any] = frame.collect()[0].asDict(recursive=True)
+        return row
+
+    def bisect(self, repo: str, check: str, good: str, bad: Optional[str]) -> Dict[str, Any]:
+        frame: DataFrame = self._governance("bisect", repo, check, good, bad)
+        row: Dict[str, Any] = frame.collect()[0].asDict(recursive=True)
+        return row

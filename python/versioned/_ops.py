@@ -25,6 +25,7 @@ from typing import List, Literal, Mapping, Optional, Protocol, Sequence
 
 from pyspark.sql import DataFrame
 
+from versioned._governance_ops import GovernanceOps
 from versioned._outcomes import FetchOutcome, MergeOutcome, PushOutcome, RefUpdateRow
 
 __all__ = ["Ops", "TransactionHandle", "MergeOutcome", "RefUpdateRow", "FetchOutcome", "PushOutcome", "RefKind"]
@@ -161,11 +162,11 @@ class TransactionHandle(Protocol):
         ...
 
 
-class Ops(Protocol):
+class Ops(GovernanceOps, Protocol):
     """The operations of :class:`~versioned.Repository`, :class:`~versioned.remotes.RemotesMixin`,
     :func:`~versioned.clone` and :func:`~versioned.collect_garbage`, on one session and one warehouse location
     (the session's ``spark.versioned.*`` settings, or the ``warehouse`` / ``metastoreUrl`` the transport was
-    made with). ``repo`` is a repository name; ``table`` in :meth:`delete_where`, :meth:`upsert` and
+    made with); the governance operations are in :class:`versioned._governance_ops.GovernanceOps`. ``repo`` is a repository name; ``table`` in :meth:`delete_where`, :meth:`upsert` and
     :meth:`diff` is ``"<repository>.<table>"``, elsewhere a table name inside ``repo``.
 
     Example::

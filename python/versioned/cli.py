@@ -2,7 +2,7 @@
 
 Commands: ``init``, ``import``, ``export``, ``cat``, ``log``, ``show``, ``diff``, ``branch``, ``reset``,
 ``tag``, ``lock``, ``merge``, ``cherry-pick``, ``revert``, ``remote``, ``clone``, ``fetch``, ``pull``, ``push``,
-``import-table``, ``gc``, ``verify`` and ``sql``. A branch or ref left out is the repository's default branch.
+``import-table``, ``protect``, ``unprotect``, ``publish``, ``bisect``, ``check``, ``gc``, ``verify`` and ``sql``. A branch or ref left out is the repository's default branch.
 Each runs on the active
 SparkSession if there is one (a notebook, a test) and otherwise starts a quiet local one (``local[*]``, no
 UI) on the warehouse given by ``--warehouse`` / ``VERSIONED_WAREHOUSE`` (default ``./versioned-warehouse``)
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-from versioned import _cli_data, _cli_merge, _cli_refs, _cli_remote  # noqa: F401 - registers the commands on the app
+from versioned import _cli_data, _cli_governance, _cli_merge, _cli_refs, _cli_remote  # noqa: F401 - registers the commands on the app
 from versioned._cli_base import EXIT_ERROR, EXIT_OK, EXIT_USAGE, app, state
 
 __all__ = ["app", "main", "EXIT_OK", "EXIT_ERROR", "EXIT_USAGE"]

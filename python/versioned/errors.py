@@ -75,6 +75,9 @@ __all__ = [
     "NonFastForward",
     "ObjectStoreUnsupported",
     "StreamCheckpointMismatch",
+    "CheckFailed",
+    "CheckInvalid",
+    "CheckNotFound",
     "error_for_class",
     "known_error_classes",
     "sql_state_of",
@@ -96,6 +99,7 @@ _SQL_STATES: Dict[str, str] = {
     "REMOTE_NOT_FOUND": "42704", "REMOTE_EXISTS": "42710", "REMOTE_UNREACHABLE": "08001",
     "REMOTE_HISTORY_REWRITTEN": "55000", "NON_FAST_FORWARD": "55000", "OBJECT_STORE_UNSUPPORTED": "0A000",
     "STREAM_CHECKPOINT_MISMATCH": "55000",
+    "CHECK_FAILED": "23000", "CHECK_INVALID": "42000", "CHECK_NOT_FOUND": "42704",
 }
 _UNKNOWN_SQL_STATE = "XX000"
 
@@ -524,6 +528,43 @@ class ObjectStoreUnsupported(VersionedError, _UnsupportedOperationException):
     """
 
     error_class = "OBJECT_STORE_UNSUPPORTED"
+
+
+class CheckFailed(RefStateError):
+    """Checks a protected branch requires failed (or could not run) on the image a merge would land; the message
+    names each with its failing row count and sample keys. Nothing moved (docs/GOVERNANCE.md).
+
+    Example::
+
+        try:
+            repo.merge("dev", into=repo.default_branch)
+        except CheckFailed as e:
+            print(e)   # "... 'positive_price' found 2 failing row(s) (e.g. 3, 4) ..."
+    """
+
+    error_class = "CHECK_FAILED"
+
+
+class CheckInvalid(InvalidInputError):
+    """A check definition that does not parse or names a missing table; it was not added.
+
+    Example::
+
+        repo.add_check("bad", "SELEC 1")   # raises CheckInvalid
+    """
+
+    error_class = "CHECK_INVALID"
+
+
+class CheckNotFound(NotFoundError):
+    """The repository has no check of that name.
+
+    Example::
+
+        repo.protect("main", checks=["no_such_check"])   # raises CheckNotFound
+    """
+
+    error_class = "CHECK_NOT_FOUND"
 
 
 def _subclasses(cls: Type[VersionedError]) -> Dict[str, Type[VersionedError]]:

@@ -11,6 +11,7 @@ from versioned import _args, _connect, _jvm
 from versioned._ops import Ops
 from versioned.errors import InvalidOption
 from versioned.merging import MergeResult, Resolutions
+from versioned.governance import GovernanceMixin
 from versioned.remotes import RemotesMixin
 from versioned.transaction import Transaction
 
@@ -54,11 +55,13 @@ def repositories(spark: SparkSession, *, warehouse: Optional[str] = None,
     return _ops(spark, _location(warehouse, metastore_url)).repositories()
 
 
-class Repository(RemotesMixin):
+class Repository(RemotesMixin, GovernanceMixin):
     """A repository of versioned tables. Cheap to create; every call goes to the metastore.
 
     Remotes (another warehouse to clone from, fetch, pull and push) are in :class:`~versioned.remotes.RemotesMixin`:
     :meth:`add_remote`, :meth:`fetch`, :meth:`pull`, :meth:`push`, :meth:`import_table` (docs/REMOTES.md).
+    Protected branches and checks are in :class:`~versioned.governance.GovernanceMixin`: :meth:`protect`,
+    :meth:`add_check`, :meth:`run_checks` (docs/GOVERNANCE.md).
 
     Revisions (``ref``, ``from_ref``, ``spec``) are resolved by the engine: a branch, a tag, a lock
     (``"namespace:name"``), a full image hash or a unique prefix of at least 4 hex digits, each

@@ -42,7 +42,9 @@ def test_the_mypy_configuration_is_strict() -> None:
 
 
 def _members(protocol: type) -> List[str]:
-    return sorted(n for n, v in vars(protocol).items() if not n.startswith("_") and callable(v))
+    """The public methods of a protocol, with those of the package's protocols it extends (Ops: GovernanceOps)."""
+    return sorted({n for cls in protocol.__mro__ if cls.__module__.startswith("versioned.")
+                   for n, v in vars(cls).items() if not n.startswith("_") and callable(v)})
 
 
 def _shape(fn: Callable[..., Any]) -> Dict[str, Any]:

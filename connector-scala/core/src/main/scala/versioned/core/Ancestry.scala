@@ -52,7 +52,7 @@ final class Ancestry(engine: Engine) {
   def isAncestor(repo: String, ancestor: String, descendant: String): Boolean =
     engine.metastore.read(isAncestor(_, repo, ancestor, descendant))
 
-  private def isAncestor(c: java.sql.Connection, repo: String, ancestor: String, descendant: String): Boolean = {
+  private[core] def isAncestor(c: java.sql.Connection, repo: String, ancestor: String, descendant: String): Boolean = {
     val target = MetaDao.getSeqImage(c, repo, ancestor).getOrElse(return false)
     val seen = mutable.HashSet.empty[String]
     val stack = mutable.Stack(descendant)

@@ -3,6 +3,7 @@ package versioned.core
 import java.util.concurrent.ConcurrentHashMap
 import org.apache.hadoop.conf.Configuration
 import org.slf4j.LoggerFactory
+import versioned.core.governance.Move
 
 /**
  * The versioning engine: repositories, images, tables, refs and history. Spark-free. All version
@@ -35,6 +36,10 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
   val remotes = new RemoteOps(this)
   /** Listeners told of every branch move this engine makes, after it is recorded. */
   val moves = new BranchMoves
+  val protections = new Protections(this)
+  val checks = new Checks(this)
+  /** What runs required checks on a gated commit's image (set by the Spark layer; none: such commits are refused). */
+  @volatile var checkGate: Option[CheckGate] = CheckGate.discovered
   private val log = LoggerFactory.getLogger(classOf[Engine])
 
   private[core] def now(): Long = System.currentTimeMillis()
@@ -175,18 +180,21 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
    */
   def commit(repo: String, branch: String, base: Option[String], updates: Map[String, TableUpdate],
              author: String, message: String, lease: Option[Lease] = None,
-             mergeParents: Seq[String] = Nil, allowEmpty: Boolean = true): CommitResult = {
+             mergeParents: Seq[String] = Nil, allowEmpty: Boolean = true,
+             probe: Option[Image => Unit] = None): CommitResult = {
     Names.validate(Names.Repository, repo); Names.validate(Names.Branch, branch)
     updates.keys.foreach(Names.validate(Names.Table, _))
     val started = now()
     val newObjectCount = updates.values.collect { case TableUpdate.Put(_, objs) => objs.size }.sum
-    val (result, rebased) = metastore.tx { c =>
+    val (result, rebased, gated) = metastore.tx { c =>
       val fullRef = Ref.branch(branch)
       // The generation lock first, then the head: under READ COMMITTED (PostgreSQL) two commits that read the
       // head before either holds the lock would both plan on it, and the second's compare-and-swap would fail
       // with a conflict no re-plan could see. Holding the lock, each statement reads the latest committed head.
       MetaDao.lockGeneration(c, bump = true)
       val current = writableHead(c, repo, branch).map(_.hash)
+      // a protected branch moves only as its rules allow (creating it always may: a rule can precede its branch)
+      if (current.isDefined) protections.guard(c, repo, branch, Move.Commit(merge = mergeParents.nonEmpty))
       val rebased = current != base
       if (rebased) checkRebase(c, repo, branch, base, current, updates.keySet)
       def lostRace = new RefConflictException(
@@ -194,6 +202,8 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
       if (!MetaDao.repoExists(c, repo)) Sql.unique(MetaDao.insertRepo(c, repo, branch, now()))(lostRace)
       mergeParents.foreach(p => if (MetaDao.getImage(c, repo, p).isEmpty)
         throw new ImageNotFoundException(s"Image $p (a parent of this merge) is not in '$repo'."))
+      // the rule set is read once here: the checks run are the ones the final move verifies are still required
+      val required = if (current.isDefined) protections.rulesOf(c, repo).requiredChecks(branch) else Nil
       val parent = current.flatMap(MetaDao.getImage(c, repo, _))
       val parentTables = current.map(MetaDao.tablesOf(c, repo, _)).getOrElse(Vector.empty).map(t => t.table.name -> t.table).toMap
       val newObjects = updates.values.collect { case TableUpdate.Put(_, objs) => objs }.flatten.toSeq
@@ -209,7 +219,7 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
       // merges (which record their other parents) and callers that ask for an empty commit still make one.
       val unchanged = parent.isDefined && mergeParents.isEmpty && !allowEmpty &&
         nextTables.keySet == parentTables.keySet && nextTables.forall { case (n, t) => parentTables(n).hash == t.hash }
-      if (unchanged) (CommitResult(parent.get, branch, Nil, empty = true), rebased)
+      if (unchanged) (CommitResult(parent.get, branch, Nil, empty = true), rebased, None)
       else {
         val created = math.max(now(), parent.map(_.createdMs + 1).getOrElse(0L))
         val parents = (current.toSeq ++ mergeParents).distinct
@@ -219,18 +229,26 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
         val dropped = updates.collect { case (n, TableUpdate.Drop) => n }
         val changed = (rows.filter(_.changed).map(_.table.name) ++ dropped).sorted
         // Identical content, parents and metadata give an identical image (e.g. on two branches): reuse it.
-        if (MetaDao.getImage(c, repo, hash).isEmpty) Sql.unique {
+        val fresh = MetaDao.getImage(c, repo, hash).isEmpty
+        if (fresh) Sql.unique {
           MetaDao.insertImage(c, image, MetaDao.nextSeq(c, repo), changed)
           MetaDao.insertTables(c, repo, hash, rows)
         }(lostRace)
         current match {
           case None => Sql.unique(MetaDao.insertRef(c, repo, Ref(fullRef, RefKind.Branch, hash, created)))(lostRace)
+          case Some(_) if required.nonEmpty || probe.isDefined => () // gated: the branch moves after the checks pass (below)
           case Some(old) =>
             if (!MetaDao.casRef(c, repo, fullRef, old, hash)) throw new RefConflictException(
               s"Branch '$branch' of '$repo' moved during this commit. Nothing was committed; retry.")
         }
-        (CommitResult(image, branch, changed), rebased)
+        (CommitResult(image, branch, changed), rebased,
+          current.filter(_ => required.nonEmpty || probe.isDefined).map(o => Gated(o, required, fresh)))
       }
+    }
+    gated.foreach { g =>
+      // a probe (a publish's dry run) looks at the image that would land, then forgets it: the branch never moves
+      if (probe.isDefined) try probe.get(result.image) finally forget(repo, result.image, g)
+      else land(repo, branch, result.image, g, updates.keySet)
     }
     if (result.empty) log.info(s"versioned: nothing to commit on $repo@$branch (${result.image.shortHash} unchanged)")
     else log.info(s"versioned: commit $repo@$branch ${result.image.shortHash} tables=[${result.changedTables.mkString(",")}] " +
@@ -238,6 +256,37 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
       s"in ${now() - started} ms")
     if (!result.empty) moves.announce(BranchMoved(repo, branch, result.image.hash, Some(result.changedTables)))
     result
+  }
+
+  private case class Gated(head: String, checks: Seq[String], fresh: Boolean)
+
+  /**
+   * The second step of a commit into a branch with required checks: the image is recorded but the branch has not
+   * moved. The checks run on that image (outside the transaction); then, in one transaction, the branch moves from
+   * the head the image was made on to it, if it is still there and the rule set still requires the same checks.
+   * Else the image is forgotten and nothing moved: a failed check is CHECK_FAILED; a moved branch or changed
+   * rules raise [[BranchMovedException]], so the writer plans again on the new head (and the checks run again).
+   */
+  private def forget(repo: String, image: Image, g: Gated): Unit = if (g.fresh) metastore.tx { c =>
+    if (!MetaDao.allRefTargets(c).exists { case (r, h) => r == repo && h == image.hash }) MetaDao.deleteImage(c, repo, image.hash)
+  }
+
+  private def land(repo: String, branch: String, image: Image, g: Gated, tables: Set[String]): Unit = {
+    try {
+      val gate = checkGate.getOrElse(throw new CheckFailedException(g.checks, s"Branch '$branch' of '$repo' requires " +
+        s"checks ${g.checks.mkString(", ")}, and this process cannot run checks (they run in a Spark session). " +
+        "Nothing was committed. Commit from a Spark session."))
+      gate.enforce(this, repo, image, g.checks, s"gate:$branch")
+      metastore.tx { c =>
+        MetaDao.lockGeneration(c, bump = true)
+        val now = MetaDao.getRef(c, repo, Ref.branch(branch)).map(_.image)
+        def moved(why: String) = new BranchMovedException(now, tables.toSeq.sorted, s"Branch '$branch' of '$repo' $why " +
+          "while the checks ran. Nothing was committed; planning again on the new head runs the checks again.")
+        if (protections.rulesOf(c, repo).requiredChecks(branch).toSet != g.checks.toSet) throw moved("changed its rules")
+        protections.guard(c, repo, branch, Move.Commit(merge = image.parents.size > 1))
+        if (!now.contains(g.head) || !MetaDao.casRef(c, repo, Ref.branch(branch), g.head, image.hash)) throw moved("moved")
+      }
+    } catch { case e: Throwable => try forget(repo, image, g) catch { case s: Throwable => e.addSuppressed(s) }; throw e }
   }
 
   /**

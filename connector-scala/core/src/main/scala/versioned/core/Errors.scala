@@ -38,6 +38,9 @@ object ErrorClass {
   val NonFastForward = "NON_FAST_FORWARD"
   val ObjectStoreUnsupported = "OBJECT_STORE_UNSUPPORTED"
   val StreamCheckpointMismatch = "STREAM_CHECKPOINT_MISMATCH"
+  val CheckFailed = "CHECK_FAILED"
+  val CheckInvalid = "CHECK_INVALID"
+  val CheckNotFound = "CHECK_NOT_FOUND"
 
   /** SQLSTATE of each class (Spark error conditions carry one): 42xxx user errors, 0A000 unsupported, 58xxx system. */
   private val sqlStates: Map[String, String] = Map(
@@ -51,7 +54,8 @@ object ErrorClass {
     WarehouseMismatch -> "55000", MergeConflict -> "40001", NoCommonAncestor -> "42000",
     TransactionClosed -> "25000",
     RemoteNotFound -> "42704", RemoteExists -> "42710", RemoteUnreachable -> "08001", RemoteHistoryRewritten -> "55000",
-    NonFastForward -> "55000", ObjectStoreUnsupported -> "0A000", StreamCheckpointMismatch -> "55000")
+    NonFastForward -> "55000", ObjectStoreUnsupported -> "0A000", StreamCheckpointMismatch -> "55000",
+    CheckFailed -> "23000", CheckInvalid -> "42000", CheckNotFound -> "42704")
 
   def sqlState(errorClass: String): String = sqlStates.getOrElse(errorClass, "XX000")
 }
@@ -91,6 +95,9 @@ class RefStateException(errorClass: String, message: String) extends VersionedEx
 class RefExistsException(message: String) extends RefStateException(ErrorClass.RefExists, message)
 class ImmutableRefException(message: String) extends RefStateException(ErrorClass.ImmutableRef, message)
 class ProtectedRefException(message: String) extends RefStateException(ErrorClass.ProtectedRef, message)
+/** A protection rule (`pattern`) of `repo` refuses a move of `branch` (docs/GOVERNANCE.md): nothing was changed. */
+class BranchProtectedException(val repo: String, val branch: String, val pattern: String, message: String)
+  extends ProtectedRefException(message)
 /** A compare-and-swap on a branch head lost a race: nothing was committed. Retry on the new head. */
 class RefConflictException(message: String) extends RefStateException(ErrorClass.RefConflict, message)
 /**
@@ -130,6 +137,12 @@ class NonFastForwardException(message: String) extends RefStateException(ErrorCl
  */
 class StreamCheckpointMismatchException(message: String)
   extends RefStateException(ErrorClass.StreamCheckpointMismatch, message)
+/** Checks with severity error failed (or could not run) on an image a gated operation would land: nothing moved. */
+class CheckFailedException(val failures: Seq[String], message: String) extends RefStateException(ErrorClass.CheckFailed, message)
+/** A check definition that does not parse or names a table the repository does not have: it was not added. */
+class CheckInvalidException(message: String) extends InvalidInputException(ErrorClass.CheckInvalid, message)
+/** The repository has no check of that name. */
+class CheckNotFoundException(message: String) extends NotFoundException(ErrorClass.CheckNotFound, message)
 
 object Errors {
   def invalidOption(msg: String) = new InvalidInputException(ErrorClass.InvalidOption, msg)

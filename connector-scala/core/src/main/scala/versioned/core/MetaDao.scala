@@ -19,7 +19,7 @@ private[core] object MetaDao {
 
   def deleteRepo(c: Connection, repo: String): Unit =
   {
-    Seq("vc_refs", "vc_tables", "vc_images", "vc_upstreams").foreach(t => Sql.update(c, s"DELETE FROM $t WHERE repo = ?", repo))
+    Seq("vc_branch_rules", "vc_checks", "vc_check_runs", "vc_refs", "vc_tables", "vc_images", "vc_upstreams").foreach(t => Sql.update(c, s"DELETE FROM $t WHERE repo = ?", repo))
     Sql.update(c, "DELETE FROM vc_repositories WHERE name = ?", repo)
   }
 
@@ -85,6 +85,12 @@ private[core] object MetaDao {
       val img = r.image
       Seq(img.repo, img.hash, Json.write(img.parents), img.createdMs, img.author, img.message, r.seq, Json.write(r.changedTables))
     })
+
+  /** Forgets an image no ref points at (a gated commit whose checks failed): its table rows, then its row. */
+  def deleteImage(c: Connection, repo: String, hash: String): Unit = {
+    Sql.update(c, "DELETE FROM vc_tables WHERE repo = ? AND image_hash = ?", repo, hash)
+    Sql.update(c, "DELETE FROM vc_images WHERE repo = ? AND hash = ?", repo, hash)
+  }
 
   // ---- log entries: images with the tables each changed against its first parent (see LogRowReader)
   /** Lowest and highest `seq` of a repository's images; None when it has none. */

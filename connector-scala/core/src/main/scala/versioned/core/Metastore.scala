@@ -136,6 +136,8 @@ object Metastore {
     else if (msg.contains("SQLITE_IOERR") || msg.contains("SQLITE_READONLY") || msg.contains("SQLITE_CANTOPEN"))
       Errors.storage(s"The metastore ${redact(url)} could not be written ($msg). Nothing was committed. Check that its " +
         "directory is writable and has space, then retry.", s)
+    else if (msg.contains("[" + ErrorClass.ProtectedRef + "]")) // refused by the PostgreSQL trigger (GovernanceSchema)
+      new ProtectedRefException(msg.substring(msg.indexOf("]") + 1).takeWhile(_ != '\n').trim)
     else Errors.metastore(s"Metastore operation failed: $msg", s)
   }
 
@@ -196,7 +198,7 @@ object Sql {
 
 /** Schema version and migrations. Version 1 is the first published format (docs/FORMAT.md). */
 object MetastoreSchema {
-  val CurrentVersion = 2
+  val CurrentVersion = 3
 
   private val v1 = Seq(
     """CREATE TABLE vc_meta (key VARCHAR(64) PRIMARY KEY, value VARCHAR(256) NOT NULL)""",
@@ -237,14 +239,15 @@ object MetastoreSchema {
     "INSERT INTO vc_generation (id, value) VALUES (1, 0)"
   )
 
-  private val migrations: Seq[(Int, Seq[String])] = Seq(1 -> v1, 2 -> v2)
+  private def migrations(sqlite: Boolean): Seq[(Int, Seq[String])] =
+    Seq(1 -> v1, 2 -> v2, 3 -> GovernanceSchema.v3(sqlite))
 
   def migrate(c: Connection, sqlite: Boolean): Unit = {
     val current = currentVersion(c)
     if (current > CurrentVersion)
       throw Errors.metastore(s"Metastore schema version $current is newer than this build supports ($CurrentVersion). " +
         "Upgrade the versioned connector.", null)
-    migrations.filter(_._1 > current).foreach { case (v, stmts) =>
+    migrations(sqlite).filter(_._1 > current).foreach { case (v, stmts) =>
       stmts.foreach(s => Sql.update(c, s))
       if (v == 1) Sql.update(c, "INSERT INTO vc_meta (key, value) VALUES ('schema_version', ?)", v.toString)
       else Sql.update(c, "UPDATE vc_meta SET value = ? WHERE key = 'schema_version'", v.toString)

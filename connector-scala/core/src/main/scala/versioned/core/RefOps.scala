@@ -1,5 +1,7 @@
 package versioned.core
 
+import versioned.core.governance.Move
+
 /** Branches (mutable), tags (immutable) and namespaced locks (immutable, MMS5). */
 final class RefOps(engine: Engine) {
   private def ms = engine.metastore
@@ -52,6 +54,7 @@ final class RefOps(engine: Engine) {
     Names.validate(Names.Branch, name)
     ms.tx { c =>
       requireRepo(c, repo)
+      if (MetaDao.getRef(c, repo, Ref.branch(name)).isDefined) engine.protections.guard(c, repo, name, Move.Delete)
       if (MetaDao.defaultBranch(c, repo).contains(name)) throw new ProtectedRefException(
         s"'$name' is the default branch of '$repo' and cannot be deleted. Make another branch the default first.")
       if (!MetaDao.deleteRef(c, repo, Ref.branch(name)))
@@ -65,6 +68,7 @@ final class RefOps(engine: Engine) {
       requireRepo(c, repo)
       if (MetaDao.getRef(c, repo, Ref.branch(from)).isEmpty)
         throw new RefNotFoundException(s"Branch '$from' does not exist in '$repo'.")
+      engine.protections.guard(c, repo, from, Move.Rename)
       if (MetaDao.getRef(c, repo, Ref.branch(to)).nonEmpty)
         throw new RefExistsException(s"Branch '$to' already exists in '$repo'.")
       requireFreeName(c, repo, to, s"Branch '$to'")
@@ -86,8 +90,12 @@ final class RefOps(engine: Engine) {
     }
   }
 
-  /** Moves a branch to another image (history is kept). `expected` guards against concurrent moves. */
-  def resetBranch(repo: String, name: String, to: Revision, expected: Option[String] = None): Ref = {
+  /**
+   * Moves a branch to another image (history is kept). `expected` guards against concurrent moves. `merge`: the
+   * move is a merge's fast-forward (the caller checked that `to` descends from `expected`); protection rules
+   * decide on the kind of move.
+   */
+  def resetBranch(repo: String, name: String, to: Revision, expected: Option[String] = None, merge: Boolean = false): Ref = {
     Names.validate(Names.Branch, name)
     val moved = ms.tx { c =>
       requireRepo(c, repo)
@@ -99,6 +107,7 @@ final class RefOps(engine: Engine) {
       }
       val target = engine.resolver.resolve(c, repo, to)
       val old = expected.getOrElse(cur.image)
+      engine.protections.guard(c, repo, name, Move.Reset(engine.ancestry.isAncestor(c, repo, cur.image, target.hash), merge))
       if (!MetaDao.casRef(c, repo, full, old, target.hash)) throw new RefConflictException(
         s"Branch '$name' of '$repo' is at ${cur.image.take(12)}, not at ${old.take(12)}. Nothing was changed.")
       cur.copy(image = target.hash)

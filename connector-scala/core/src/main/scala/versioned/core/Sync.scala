@@ -1,6 +1,7 @@
 package versioned.core
 
 import org.slf4j.LoggerFactory
+import versioned.core.governance.Move
 
 /** A remote-tracking ref a fetch created, moved or deleted; `status` is one of [[SyncStatus]]. */
 final case class RefUpdate(ref: String, old: Option[String], next: Option[String], status: String) {
@@ -187,6 +188,8 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
         s"repository does not). Nothing was changed. Pull (fetch and merge) first, then push again; or push with " +
         "force to replace the remote branch.")
     }
+    // refused before anything is sent; checked again in the transaction that moves the remote branch
+    if (old.exists(_ != head)) dst.metastore.read(dst.protections.guard(_, rr, branch, Move.Push(forced = status == SyncStatus.Forced)))
     val localTags = if (!tags) Vector.empty else local.metastore.read(MetaDao.listRefs(_, repo)).filter(_.kind == RefKind.Tag)
     val outside = localTags.map(_.image).filterNot(reach)
     val remoteHas = if (outside.isEmpty) Set.empty[String] else dst.metastore.read(MetaDao.existingImages(_, rr, outside))
@@ -204,6 +207,7 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
         def moved = new NonFastForwardException(s"Push of '$branch' to ${remote.describe} rejected: the remote branch moved " +
           s"while this push ran (it was at ${old.map(_.take(12)).getOrElse("nothing")}). Nothing was changed there. Pull, then push again.")
         if (!MetaDao.repoExists(c, rr)) Sql.unique(MetaDao.insertRepo(c, rr, branch, now))(moved)
+        if (old.exists(_ != head)) dst.protections.guard(c, rr, branch, Move.Push(forced = status == SyncStatus.Forced))
         HistoryCopy.write(c, rr, batch.copy(objects = batch.objects.map(_.copy(location = None))), now)
         old match {
           case None => Sql.unique(MetaDao.insertRef(c, rr, Ref(Ref.branch(branch), RefKind.Branch, head, now)))(moved)

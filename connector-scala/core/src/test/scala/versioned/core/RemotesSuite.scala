@@ -219,6 +219,23 @@ class RemotesSuite extends CoreFixture {
     assert(refTarget(other, "r", "heads/feature").contains(c3.image.hash))
   }
 
+  test("a push into a protected branch of the remote obeys its rules and changes nothing there when refused") {
+    remoteCommit("t", "a1")
+    sync.cloneRepository(origin(), "copy", download = false)
+    other.protections.protect("r", versioned.core.governance.BranchRule("main"))
+    localCommit("copy", "main", "t", "l1")
+    val before = (other.refs.all("r"), log(other, "r", "main"))
+    val e = expectError[BranchProtectedException](ErrorClass.ProtectedRef)(sync.push("copy", "origin", "main", force = true,
+      tags = false))
+    assert(e.pattern == "main" && e.getMessage.contains("a push is refused"))
+    assert((other.refs.all("r"), log(other, "r", "main")) == before, "a refused push changes nothing on the remote")
+    // a branch no rule covers is pushed as before; a rule without require_merge takes a fast-forward push
+    engine.refs.createBranch("copy", "feature", spec("main"))
+    assert(sync.push("copy", "origin", "feature", force = false, tags = false).status == SyncStatus.Created)
+    other.protections.protect("r", versioned.core.governance.BranchRule("main", requireMerge = false))
+    assert(sync.push("copy", "origin", "main", force = false, tags = false).status == SyncStatus.FastForward)
+  }
+
   test("a non-fast-forward push is rejected and changes nothing; after fetch and merge it goes; force replaces") {
     remoteCommit("t", "a1")
     sync.cloneRepository(origin(), "copy", download = false)

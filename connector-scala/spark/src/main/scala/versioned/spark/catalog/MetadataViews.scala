@@ -33,6 +33,12 @@ private[catalog] object MetadataViews {
       StructField("primary_key", strings), StructField("fragments", IntegerType), StructField("objects", IntegerType),
       StructField("object_rows", LongType), StructField("bytes", LongType))
     case MetaKind.Diff => versioned.spark.diff.DiffSummary.Schema.fields.toSeq // rows: DiffView
+    case MetaKind.Checks => Seq(StructField("image", str, nullable = false), StructField("check", str, nullable = false),
+      StructField("severity", str, nullable = false), StructField("status", str, nullable = false),
+      StructField("failing_rows", LongType, nullable = false), StructField("sample_keys", strings, nullable = false),
+      StructField("error", str), StructField("duration_ms", LongType, nullable = false), StructField("who", str, nullable = false),
+      StructField("purpose", str, nullable = false), StructField("run_id", str, nullable = false),
+      StructField("ran", TimestampType, nullable = false))
   })
 
   private def image(i: Image): Seq[Any] = Seq(i.hash, i.parents, i.author, i.message, ts(i.createdMs))
@@ -42,7 +48,7 @@ private[catalog] object MetadataViews {
     rev == Revision.DefaultBranch && engine.branchHeadOption(repo, engine.defaultBranch(repo)).isEmpty
 
   def rows(engine: Engine, t: MetaTarget, rev: Revision): Seq[Row] =
-    if (t.kind != MetaKind.Refs && t.kind != MetaKind.Diff && emptyRepository(engine, t.repo, rev)) Seq.empty
+    if (t.kind != MetaKind.Refs && t.kind != MetaKind.Diff && t.kind != MetaKind.Checks && emptyRepository(engine, t.repo, rev)) Seq.empty
     else nonEmptyRows(engine, t, rev)
 
   private def nonEmptyRows(engine: Engine, t: MetaTarget, rev: Revision): Seq[Row] = t.kind match {
@@ -93,6 +99,10 @@ private[catalog] object MetadataViews {
       val dropped = d.droppedTables.map(n => Row.fromSeq(image(d.image) ++ Seq(n, null, "dropped", null, null, null, null, null)))
       tables ++ dropped
     case MetaKind.Diff => DiffView.rows(engine, t, rev)
+    case MetaKind.Checks => engine.checks.runs(t.repo).map { r =>
+      Row(r.image, r.run.check, r.run.severity, r.run.status, r.run.failingRows, r.run.sampleKeys, r.run.error.orNull,
+        r.run.durationMs, r.who, r.purpose, r.runId, ts(r.runMs))
+    }
   }
 
   private def text(v: Any): String = v match {

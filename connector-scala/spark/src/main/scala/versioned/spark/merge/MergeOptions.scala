@@ -21,7 +21,8 @@ private[versioned] final case class MergeOptions(
     message: Option[String] = None,
     author: String = "",
     resolutions: Map[String, DataFrame] = Map.empty,
-    allowUnrelated: Boolean = false)
+    allowUnrelated: Boolean = false,
+    probe: Option[versioned.core.Image => Unit] = None)
 
 private[versioned] object MergeOptions {
   val Auto = "auto"

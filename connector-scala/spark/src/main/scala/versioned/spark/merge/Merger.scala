@@ -33,6 +33,8 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
   private def mergeNamed(repo: String, source: String, target: String, opts: MergeOptions): MergeOutcome = {
     if (source == target) throw Errors.invalidOption(s"Cannot merge branch '$target' into itself. Name another source.")
     val theirs = engine.resolve(repo, Revision.Spec(source))
+    // a branch whose rule requires merges moves only by merge commits (what PostgreSQL's trigger also accepts)
+    val mergeCommitOnly = engine.protections.mergeCommitOnly(repo, target)
     attempts(repo, target) { ours =>
       val bases = engine.ancestry.mergeBases(repo, ours.hash, theirs.hash)
       if (bases.isEmpty && !opts.allowUnrelated) throw new NoCommonAncestorException(s"'$source' and '$target' of " +
@@ -41,14 +43,20 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
         s"ancestors (criss-cross merges); using the newest, ${bases.head.take(12)}")
       val base = bases.headOption
       if (base.contains(theirs.hash)) MergeOutcome.done(spark, MergeOutcome.UpToDate, None, base, fastForward = false)
-      else if (base.contains(ours.hash) && opts.fastForward != MergeOptions.Never) {
-        if (opts.dryRun) MergeOutcome.done(spark, MergeOutcome.FastForward, Some(theirs.hash), base, fastForward = true)
+      else if (base.contains(ours.hash) && opts.fastForward != MergeOptions.Never && !mergeCommitOnly) {
+        if (opts.dryRun) {
+          opts.probe.foreach(_(theirs)) // the image a fast-forward would land is the source's
+          MergeOutcome.done(spark, MergeOutcome.FastForward, Some(theirs.hash), base, fastForward = true)
+        }
         else {
-          engine.refs.resetBranch(repo, target, Revision.Spec(theirs.hash), expected = Some(ours.hash))
+          engine.refs.resetBranch(repo, target, Revision.Spec(theirs.hash), expected = Some(ours.hash), merge = true)
           log.info(s"versioned: merge $repo $source into $target: fast-forward to ${theirs.shortHash}")
           MergeOutcome.done(spark, MergeOutcome.FastForward, Some(theirs.hash), base, fastForward = true)
         }
       } else {
+        if (opts.fastForward == MergeOptions.Only && mergeCommitOnly) throw new ProtectedRefException(s"Branch " +
+          s"'$target' of '$repo' is protected by a rule that requires merges: a merge into it always records a merge " +
+          "commit, and fast_forward='only' refuses one. Nothing was committed. Merge with fast_forward='auto'.")
         if (opts.fastForward == MergeOptions.Only) throw new MergeConflictException(s"'$target' of '$repo' is not an " +
           s"ancestor of '$source', so it cannot be fast-forwarded and fast_forward='only' refuses a merge commit. " +
           "Nothing was committed. Merge with fast_forward='auto', or rebase the source first.")
@@ -151,7 +159,7 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
         case r: TablePlan.Rows => r.target.isDefined || stats.exists(s => s.table == r.table && s.changes > 0)
         case l: TablePlan.Local => l.changes.nonEmpty
       }
-      if (opts.dryRun) return MergeOutcome(if (!work && mergeParents.isEmpty) MergeOutcome.UpToDate
+      if (opts.dryRun && opts.probe.isEmpty) return MergeOutcome(if (!work && mergeParents.isEmpty) MergeOutcome.UpToDate
         else MergeOutcome.Merged, None, fastForward = false, baseHash, stats, conflicts, conflictCount)
       if (!work && mergeParents.isEmpty)
         return MergeOutcome(MergeOutcome.UpToDate, None, fastForward = false, baseHash, stats, conflicts, conflictCount)
@@ -176,8 +184,12 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
               StagedInput.local(l.schema, l.changes), Some(ours), target))
           case _ => None
         }.toMap
-        engine.commit(repo, branch, Some(ours.hash), updates, author, message, Some(lease), mergeParents)
+        engine.commit(repo, branch, Some(ours.hash), updates, author, message, Some(lease), mergeParents,
+          probe = opts.probe.filter(_ => opts.dryRun))
       }
+      // a dry run with a probe made the merged image, let the probe look at it, and forgot it: nothing landed
+      if (opts.dryRun) return MergeOutcome(MergeOutcome.Merged, None, fastForward = false, baseHash, stats, conflicts,
+        conflictCount)
       held.collect { case r: TablePlan.Rows => r.table; case l: TablePlan.Local => l.table }
         .filter(t => result.changedTables.contains(t)).foreach(t =>
           CommitPlanner.compactAfter(spark, engine, request(repo, branch, t, author, message), result.image, settings))

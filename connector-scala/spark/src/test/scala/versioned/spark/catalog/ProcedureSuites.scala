@@ -83,11 +83,12 @@ class NamedCallProcedureSuite extends RefManagementBehaviour {
 
   test("SHOW PROCEDURES lists the system procedures") {
     val names = sql("SHOW PROCEDURES IN c.system").collect().map(_.getString(3)).toSeq.sorted
-    assert(names == Seq("abort_transaction", "add_remote", "begin_transaction", "cherry_pick", "clone", "commit_transaction",
-      "compact", "create_branch", "create_lock", "create_tag", "default_branch", "delete_branch", "delete_tag", "delete_where", "diff", "diff_summary",
-      "fetch", "gc", "gc_warehouse", "import_table", "last_commit", "materialize", "merge", "merge_conflicts", "pull", "push",
-      "release_lock", "remotes", "remove_remote", "rename_branch", "reset_branch", "resolve", "revert", "show",
-      "transaction_delete_where", "transaction_read", "transaction_state", "transaction_upsert", "transaction_write", "verify"))
+    assert(names == Seq("abort_transaction", "add_check", "add_remote", "begin_transaction", "bisect", "checks", "cherry_pick", "clone",
+      "commit_transaction", "compact", "create_branch", "create_lock", "create_tag", "default_branch", "delete_branch", "delete_tag",
+      "delete_where", "diff", "diff_summary", "fetch", "gc", "gc_warehouse", "import_table", "last_commit", "materialize", "merge",
+      "merge_conflicts", "protect_branch", "protections", "publish", "pull", "push", "release_lock", "remotes", "remove_check", "remove_remote",
+      "rename_branch", "reset_branch", "resolve", "revert", "run_checks", "show",
+      "transaction_delete_where", "transaction_read", "transaction_state", "transaction_upsert", "transaction_write", "unprotect_branch", "verify"))
   }
 }
 

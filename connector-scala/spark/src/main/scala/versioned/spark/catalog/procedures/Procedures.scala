@@ -44,7 +44,16 @@ private[versioned] object Procedures {
     "fetch" -> (e => new FetchProcedure(e)),
     "pull" -> (e => new PullProcedure(e)),
     "push" -> (e => new PushProcedure(e)),
-    "import_table" -> (e => new ImportTableProcedure(e)))
+    "import_table" -> (e => new ImportTableProcedure(e)),
+    "protect_branch" -> (e => new ProtectBranchProcedure(e)),
+    "unprotect_branch" -> (e => new UnprotectBranchProcedure(e)),
+    "protections" -> (e => new ProtectionsProcedure(e)),
+    "add_check" -> (e => new AddCheckProcedure(e)),
+    "remove_check" -> (e => new RemoveCheckProcedure(e)),
+    "checks" -> (e => new ChecksProcedure(e)),
+    "run_checks" -> (e => new RunChecksProcedure(e)),
+    "publish" -> (e => new PublishProcedure(e)),
+    "bisect" -> (e => new BisectProcedure(e)))
 
   /** Procedures that call an API taking location options. */
   private val byContext: Map[String, ProcedureContext => UnboundProcedure] = Map(

@@ -1,0 +1,87 @@
+package versioned.spark.governance
+
+import scala.util.control.NonFatal
+import org.apache.spark.sql.{AnalysisException, DataFrame, SparkSession}
+import org.apache.spark.sql.functions.{coalesce, expr, lit, not}
+import org.apache.spark.sql.types.BooleanType
+import versioned.core._
+import versioned.spark.session.{Jobs, Warehouses}
+
+/**
+ * Evaluates checks (docs/GOVERNANCE.md) on one image with Spark: a query check's failing rows are what its
+ * query returns with every table it names read at the image (the names are bound as common table expressions
+ * over the image's tables, so they shadow any other table of that name); a predicate check's failing rows are
+ * the rows of its table for which the predicate is not true (false or null).
+ */
+object CheckRunner {
+  /** Failing keys kept per check run. */
+  val SampleSize = 5
+
+  /** Evaluates `defs` on `image` (nothing is recorded). A check that cannot run is status error, not an exception. */
+  def run(spark: SparkSession, engine: Engine, repo: String, image: Image, defs: Seq[CheckDef]): Seq[CheckRun] =
+    defs.map { d =>
+      val started = System.nanoTime()
+      def ms = (System.nanoTime() - started) / 1000000L
+      try Jobs.described(spark, s"check ${d.name} on $repo ${image.shortHash}") {
+        withFailing(spark, engine, repo, image, d) { (failing, keys) =>
+          val n = failing.count()
+          val sample = if (n == 0) Nil else failing.select(keys.map(failing.col): _*).limit(SampleSize).collect().toSeq
+            .map(r => r.toSeq.map(v => String.valueOf(v)).mkString(","))
+          CheckRun(d.name, d.severity, if (n == 0) CheckRun.Pass else CheckRun.Fail, n, sample, None, ms)
+        }
+      } catch {
+        case NonFatal(e) => CheckRun(d.name, d.severity, CheckRun.Error, 0L, Nil,
+          Some(Option(e.getMessage).getOrElse(e.getClass.getSimpleName).takeWhile(_ != '\n').take(500)), ms)
+      }
+    }
+
+  /**
+   * Refuses a definition that does not parse, names a table `image` does not have, or (a predicate) is not a
+   * boolean over its table's columns: CHECK_INVALID, with Spark's reason.
+   */
+  def validate(spark: SparkSession, engine: Engine, repo: String, image: Option[Image], d: CheckDef): Unit = {
+    def invalid(why: String) = new CheckInvalidException(s"Check '${d.name}' of '$repo' cannot be added: $why. " +
+      "Nothing was changed.")
+    val at = image.getOrElse(throw invalid("the repository has no commit on its default branch, so the tables the " +
+      "check names cannot be verified; add the check after the first write"))
+    d.table.foreach(t => if (engine.tableOption(repo, at.hash, t).isEmpty)
+      throw invalid(s"table '$t' does not exist at ${at.shortHash}"))
+    try {
+      d.table.foreach { table =>
+        val t = read(spark, engine, repo, at, table).select(expr(d.expression)).schema.head.dataType
+        if (t != BooleanType) throw invalid(s"the predicate is of type ${t.simpleString}, not boolean")
+      }
+      withFailing(spark, engine, repo, at, d)((failing, _) => failing.schema)
+    } catch {
+      case a: AnalysisException => throw invalid(Option(a.getMessage).getOrElse("").takeWhile(_ != '\n').take(500))
+    }
+  }
+
+  /** The failing rows of `d` at `image`, and the columns that identify them (key columns, else every column). */
+  private def withFailing[T](spark: SparkSession, engine: Engine, repo: String, image: Image, d: CheckDef)
+                            (f: (DataFrame, Seq[String]) => T): T = d.table match {
+    case Some(t) =>
+      val df = read(spark, engine, repo, image, t)
+      val version = engine.table(repo, image, t)
+      val keys = if (version.hiddenKey || version.primaryKey.isEmpty) df.columns.toSeq else version.primaryKey
+      f(df.where(not(coalesce(expr(d.expression), lit(false)))), keys)
+    case None =>
+      val tables = engine.tables(repo, image.hash).map(_.name).filter(n => mentions(d.expression, n))
+      val tag = java.util.UUID.randomUUID().toString.replace("-", "").take(12)
+      val views = tables.map(t => t -> s"versioned_check_${tag}_$t")
+      views.foreach { case (t, v) => read(spark, engine, repo, image, t).createOrReplaceTempView(v) }
+      try {
+        val query = d.expression.trim.stripSuffix(";")
+        val ctes = if (views.isEmpty) "" else views.map { case (t, v) => s"`$t` AS (SELECT * FROM `$v`)" }.mkString("WITH ", ", ", " ")
+        val failing = spark.sql(s"${ctes}SELECT * FROM ($query) AS versioned_check_rows")
+        f(failing, failing.columns.toSeq)
+      } finally views.foreach { case (_, v) => spark.catalog.dropTempView(v) }
+  }
+
+  private def mentions(sql: String, table: String): Boolean =
+    ("(?i)(?<![A-Za-z0-9_])" + java.util.regex.Pattern.quote(table) + "(?![A-Za-z0-9_])").r.findFirstIn(sql).isDefined
+
+  private def read(spark: SparkSession, engine: Engine, repo: String, image: Image, table: String): DataFrame =
+    spark.read.format("versioned").options(Warehouses.locationOf(engine.config)).option("ref", image.hash)
+      .load(s"$repo.$table")
+}
