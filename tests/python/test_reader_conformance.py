@@ -1,0 +1,290 @@
+"""The Spark-free reader (versioned.reader) against the Spark read: histories built through Spark with a seeded
+random generator (keyed and key-less tables, a schema change, many commits so compaction runs, deletes, upserts,
+a merge, a branch and a tag), every version read both ways must hold the same rows, and every revision must name
+the same image. Then the bad inputs, each with its typed error class and nothing changed."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+from typing import Any, Dict, Iterator, List, Tuple
+
+import pytest
+from pyspark.sql import SparkSession
+
+import versioned
+from versioned import Repository
+from versioned.errors import (ImageNotFound, InvalidRevision, MetastoreError, ObjectCorrupt, ObjectMissing,
+                              RefNotFound, RepositoryNotFound, TableNotFound, WarehouseMismatch)
+from versioned.reader import open_warehouse
+
+KEYED = "id long, name string, qty int, price double"
+
+
+def _spark_rows(spark: SparkSession, table: str, ref: str, columns: List[str]) -> List[Tuple[Any, ...]]:
+    df = spark.read.versioned(table, ref=ref).select(*columns)
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+def _reader_rows(repo: Any, table: str, ref: str, columns: List[str]) -> List[Tuple[Any, ...]]:
+    t = repo.table(table, ref).to_arrow(columns=columns)
+    return sorted((tuple(r[c] for c in columns) for r in t.to_pylist()), key=repr)
+
+
+def _random_rows(rng: random.Random, ids: List[int]) -> List[Tuple[Any, ...]]:
+    return [(i, rng.choice(["a", "b", "ü", None, "zz"]), rng.randint(-5, 50), rng.choice([0.5, -1.0, 2.25, None]))
+            for i in ids]
+
+
+def _build_history(spark: SparkSession, seed: int) -> Tuple[Repository, List[str]]:
+    """Commits through Spark; returns the repository and every image hash of its default branch and branch dev."""
+    rng = random.Random(seed)
+    spark.createDataFrame(_random_rows(rng, list(range(200))), KEYED).write.versioned(
+        "c.items", primary_key="id", message="load items")
+    spark.createDataFrame([(rng.randint(0, 3), rng.choice(["x", "y"])) for _ in range(30)], "k int, v string") \
+        .write.versioned("c.bag", message="load bag")
+    repo = Repository(spark, "c")
+    main = repo.default_branch
+    for step in range(8):
+        choice = rng.randrange(4)
+        if choice == 0:
+            ids = rng.sample(range(400), 25)
+            repo.upsert(spark.createDataFrame(_random_rows(rng, ids), KEYED), "items", message=f"upsert {step}")
+        elif choice == 1:
+            lo = rng.randrange(200)
+            repo.delete_where("items", f"id BETWEEN {lo} AND {lo + 7}", message=f"delete {step}")
+        elif choice == 2:
+            fresh = [1000 + step * 10 + i for i in range(5)]
+            spark.createDataFrame(_random_rows(rng, fresh), KEYED).write.versioned(
+                "c.items", mode="append", message=f"append {step}")
+        else:
+            spark.createDataFrame([(rng.randint(0, 3), rng.choice(["x", "y", None])) for _ in range(4)],
+                                  "k int, v string").write.versioned("c.bag", mode="append", message=f"bag {step}")
+    repo.create_tag("before-dev")
+    repo.create_branch("dev")
+    repo.upsert(spark.createDataFrame(_random_rows(rng, [1, 2, 3, 5000]), KEYED), "items", branch="dev",
+                message="dev edit")
+    repo.delete_where("bag", "k = 0", message="bag delete on main")
+    repo.merge("dev", main, message="merge dev")
+    # a schema change: overwrite with a new column
+    spark.createDataFrame([(i, f"n{i}", i % 3 == 0) for i in range(50)], "id long, name string, flag boolean") \
+        .write.versioned("c.shape", primary_key="id", message="shape v1")
+    spark.createDataFrame([(i, f"m{i}", i * 2) for i in range(40)], "id long, name string, twice long") \
+        .write.versioned("c.shape", mode="overwrite", message="shape v2")
+    jvm = getattr(getattr(spark, "_sc", None), "_jvm", None)
+    if jvm is not None:  # let background compaction record its compacted forms
+        getattr(jvm, "versioned.spark.api.VersionedApi").awaitCompactions(0)
+    hashes = [r["hash"] for r in repo.log(main).collect()]
+    return repo, hashes
+
+
+def _check_same(spark: SparkSession, wh: str, metastore_url: Any = None, seed: int = 36) -> None:
+    repo, hashes = _build_history(spark, seed)
+    reader = open_warehouse(wh, metastore_url).repository("c")
+    assert [c.hash for c in reader.log()] == hashes
+    compared = 0
+    for h in hashes:
+        for table in reader.tables(h):
+            cols = reader.table(table, h).schema.names
+            assert _reader_rows(reader, table, h, cols) == _spark_rows(spark, f"c.{table}", h, cols), (table, h)
+            compared += 1
+    assert compared >= 20
+    # a filtered read and a projection agree with Spark's
+    head = reader.resolve().hash
+    got = reader.table("items", head).to_arrow(columns=["id", "qty"], filters=[("id", ">=", 50), ("id", "<", 120)])
+    want = spark.read.versioned("c.items", ref=head).where("id >= 50 AND id < 120").select("id", "qty").collect()
+    assert sorted(tuple(r.values()) for r in got.to_pylist()) == sorted(tuple(r) for r in want)
+    # revisions resolve to the same image on both sides
+    main = repo.default_branch
+    merge = reader.resolve(f"{main}~2")
+    assert len(merge.parents) == 2 and merge.message == "merge dev"
+    specs = [main, "dev", "before-dev", "before-dev~1", f"{main}~2", f"{main}~2^2", f"{main}~2^2~1", f"{main}~2^1",
+             f"{main}~2^", hashes[3][:7], hashes[-1], "heads/dev", "tags/before-dev^", f" {main}~1 "]
+    for spec in specs:
+        assert reader.resolve(spec).hash == repo.resolve(spec), spec
+    oldest = reader.image(hashes[-1])
+    assert reader.as_of(oldest.created_ms).hash == hashes[-1]
+    assert [b.name for b in reader.branches()] == sorted(r["name"] for r in repo.branches().collect())
+    assert [t.name for t in reader.tags()] == ["before-dev"]
+
+
+def test_every_version_reads_as_spark_reads_it(spark: SparkSession, warehouse: str) -> None:
+    _check_same(spark, warehouse)
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh database on the PostgreSQL of VERSIONED_TEST_POSTGRES_URL (dropped afterwards)."""
+    admin = os.environ.get("VERSIONED_TEST_POSTGRES_URL")
+    if not admin:
+        pytest.skip("PostgreSQL unavailable: set VERSIONED_TEST_POSTGRES_URL (bin/setup-postgres prints it)")
+    pytest.importorskip("psycopg")
+    m = re.match(r"jdbc:postgresql://([^:/]+):?(\d*)/([^?]+)\?(.*)$", admin)
+    assert m, f"unexpected VERSIONED_TEST_POSTGRES_URL {admin}"
+    import psycopg
+
+    host, port, _, query = m.groups()
+    params = dict(p.split("=", 1) for p in query.split("&"))
+    db = f"versioned_reader_{os.getpid()}_{int(time.time())}"
+    admin_info = dict(host=host, port=int(port or 5432), user=params["user"], password=params.get("password", ""),
+                      dbname="postgres", autocommit=True)
+    with psycopg.connect(**admin_info) as c:
+        c.execute(f"CREATE DATABASE {db}")
+    try:
+        yield f"jdbc:postgresql://{host}:{port or 5432}/{db}?{query}"
+    finally:
+        with psycopg.connect(**admin_info) as c:
+            c.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+
+
+def test_every_version_reads_as_spark_reads_it_on_postgres(spark: SparkSession, warehouse: str,
+                                                           postgres_url: str) -> None:
+    spark.conf.set("spark.versioned.metastore.url", postgres_url)
+    try:
+        _check_same(spark, warehouse, postgres_url, seed=7)
+    finally:
+        spark.conf.unset("spark.versioned.metastore.url")
+
+
+def test_importing_the_reader_imports_no_pyspark() -> None:
+    code = ("import sys; import versioned.reader; from versioned.reader import open_warehouse; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')]; print(bad); "
+            "sys.exit(1 if bad else 0)")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(_root(), "python"), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def _root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _small(spark: SparkSession) -> Repository:
+    spark.createDataFrame([(i, f"n{i}") for i in range(20)], "id long, name string").write.versioned(
+        "b.t", primary_key="id", message="first")
+    return Repository(spark, "b")
+
+
+def _object_files(wh: str) -> List[str]:
+    out = []
+    for d, _, files in os.walk(os.path.join(wh, "objects")):
+        out += [os.path.join(d, f) for f in files if f.endswith(".parquet")]
+    return out
+
+
+def test_unknown_revision_table_and_repository(spark: SparkSession, warehouse: str) -> None:
+    _small(spark)
+    repo = open_warehouse(warehouse).repository("b")
+    with pytest.raises(RefNotFound):
+        repo.resolve("nope")
+    with pytest.raises(InvalidRevision):
+        repo.resolve("  ")
+    with pytest.raises(ImageNotFound):
+        repo.resolve("HEAD~1".replace("HEAD", repo.default_branch))
+    with pytest.raises(TableNotFound):
+        repo.table("nope")
+    with pytest.raises(RepositoryNotFound):
+        open_warehouse(warehouse).repository("nope")
+    with pytest.raises(InvalidRevision):
+        repo.as_of("yesterday")
+
+
+def test_damaged_and_missing_objects_are_typed_errors(spark: SparkSession, warehouse: str) -> None:
+    _small(spark)
+    files = _object_files(warehouse)
+    assert files
+    before = {f: open(f, "rb").read() for f in files}
+    repo = open_warehouse(warehouse).repository("b")
+    assert repo.table("t").to_arrow().num_rows == 20
+    for f, data in before.items():  # a flipped byte in the data pages, same size
+        damaged = bytearray(data)
+        damaged[10] ^= 0xFF
+        damaged[len(data) // 3] ^= 0xFF
+        with open(f, "wb") as out:
+            out.write(bytes(damaged))
+    with pytest.raises(ObjectCorrupt):
+        repo.table("t").to_arrow()
+    assert repo.verify_objects() and all(c == "OBJECT_CORRUPT" for _, c in repo.verify_objects())
+    for f, data in before.items():  # a truncated file
+        with open(f, "wb") as out:
+            out.write(data[:-5])
+    with pytest.raises(ObjectCorrupt):
+        repo.table("t").to_arrow()
+    for f in files:
+        os.remove(f)
+    with pytest.raises(ObjectMissing):
+        repo.table("t").to_arrow()
+    for f, data in before.items():
+        with open(f, "wb") as out:
+            out.write(data)
+    assert repo.table("t").to_arrow().num_rows == 20
+    assert _object_files(warehouse) == files  # the reader wrote nothing
+
+
+def test_missing_and_foreign_metastores_are_refused(spark: SparkSession, warehouse: str, tmp_path: Any) -> None:
+    _small(spark)
+    with pytest.raises(WarehouseMismatch):  # no warehouse at all: nothing is created
+        open_warehouse(str(tmp_path / "nowhere"))
+    assert not os.path.exists(tmp_path / "nowhere")
+    other = str(tmp_path / "other")
+    spark.conf.set("spark.versioned.warehouse", other)
+    _small(spark)
+    spark.conf.set("spark.versioned.warehouse", warehouse)
+    with pytest.raises(WarehouseMismatch):  # another warehouse's metastore
+        open_warehouse(warehouse, f"jdbc:sqlite:{other}/metastore.db")
+    moved = str(tmp_path / "moved.db")
+    shutil.move(os.path.join(warehouse, "metastore.db"), moved)
+    try:
+        with pytest.raises(WarehouseMismatch):  # the metastore file is gone while the store holds data
+            open_warehouse(warehouse)
+        assert not os.path.exists(os.path.join(warehouse, "metastore.db"))
+    finally:
+        shutil.move(moved, os.path.join(warehouse, "metastore.db"))
+    empty = str(tmp_path / "empty.db")
+    import sqlite3
+
+    sqlite3.connect(empty).close()
+    with pytest.raises(WarehouseMismatch):
+        open_warehouse(warehouse, f"jdbc:sqlite:{empty}")
+
+
+def test_newer_metastore_format_is_refused_naming_the_version(spark: SparkSession, warehouse: str,
+                                                              tmp_path: Any) -> None:
+    _small(spark)
+    import sqlite3
+
+    copy = str(tmp_path / "copy")
+    shutil.copytree(warehouse, copy)
+    c = sqlite3.connect(os.path.join(copy, "metastore.db"))
+    c.execute("UPDATE vc_meta SET value = '99' WHERE key = 'schema_version'")
+    c.commit()
+    c.close()
+    with pytest.raises(MetastoreError, match="99"):
+        open_warehouse(copy)
+    assert open_warehouse(warehouse).repository("b").table("t").to_arrow().num_rows == 20
+
+
+def test_unreachable_postgres_is_a_metastore_error(tmp_path: Any) -> None:
+    pytest.importorskip("psycopg")
+    with pytest.raises(MetastoreError):
+        open_warehouse(str(tmp_path), "jdbc:postgresql://127.0.0.1:1/none?user=u&password=p")
+
+
+def test_pandas_and_duckdb_and_diff(spark: SparkSession, warehouse: str) -> None:
+    repo = _small(spark)
+    repo.delete_where("t", "id < 3", message="drop")
+    repo.upsert(spark.createDataFrame([(5, "five"), (99, "new")], "id long, name string"), "t", message="edit")
+    reader = open_warehouse(warehouse).repository("b")
+    main = reader.default_branch
+    pdf = reader.table("t").to_pandas()
+    assert list(pdf["id"]) == sorted(set(range(3, 20)) | {99})
+    changes = {(r["_change"], r["id"]) for r in reader.diff("t", f"{main}~2", main).to_pylist()}
+    assert changes == {("delete", 0), ("delete", 1), ("delete", 2), ("update", 5), ("insert", 99)}
+    duckdb = pytest.importorskip("duckdb")
+    rel = reader.table("t").to_reader(columns=["id"])
+    assert duckdb.sql("SELECT count(*), max(id) FROM rel").fetchall() == [(18, 99)]
