@@ -288,3 +288,26 @@ def test_pandas_and_duckdb_and_diff(spark: SparkSession, warehouse: str) -> None
     duckdb = pytest.importorskip("duckdb")
     rel = reader.table("t").to_reader(columns=["id"])
     assert duckdb.sql("SELECT count(*), max(id) FROM rel").fetchall() == [(18, 99)]
+
+
+def test_read_only_commands_start_no_jvm(spark: SparkSession, warehouse: str) -> None:
+    """log (--graph), show and the ref listings answer from the reader: the process never imports PySpark."""
+    repo = _small(spark)
+    repo.create_tag("v1")
+    repo.create_lock("etl", "run-1")
+    repo.upsert(spark.createDataFrame([(1, "one")], "id long, name string"), "t", message="edit one")
+    code = ("import sys\nfrom versioned.cli import app\n"
+            "for args in (['log', 'b', '-n', '5'], ['log', 'b', '--graph', '--oneline'], ['show', 'b', 'v1'], "
+            "['branch', 'b'], ['tag', 'b', '-f', 'json'], ['lock', 'b', '-f', 'csv']):\n"
+            "    app(args=['-w', sys.argv[1], '--no-color'] + args, standalone_mode=False)\n"
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')]\n"
+            "print('IMPORTED', bad)\nsys.exit(3 if bad else 0)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(_root(), "python"), os.environ.get("PYTHONPATH", "")]),
+               COLUMNS="200")
+    out = subprocess.run([sys.executable, "-c", code, warehouse], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "edit one" in out.stdout and "tag: v1" in out.stdout and "etl:run-1" in out.stdout
+    assert "IMPORTED []" in out.stdout
+    bad = subprocess.run([sys.executable, "-m", "versioned.cli", "-w", warehouse, "log", "b", "nope"], env=env,
+                         capture_output=True, text=True)
+    assert bad.returncode == 1 and bad.stderr.startswith("[REF_NOT_FOUND]"), bad.stderr
