@@ -99,12 +99,12 @@ class Metastore:
                            "install the extra versioned-spark[reader-postgres] (psycopg[binary]).", e) from e
             conninfo = _postgres_conninfo(url)
             try:
-                conn = psycopg.connect(conninfo, autocommit=True, connect_timeout=10)
-                conn.read_only = True
+                pg: Any = psycopg.connect(conninfo, autocommit=True, connect_timeout=10)
+                pg.read_only = True
             except psycopg.Error as e:
                 raise fail("METASTORE_ERROR", f"Cannot open metastore '{where}': {str(e).strip()}. Check that the "
                            "database is up and spark.versioned.metastore.url.", e) from e
-            return Metastore(conn, url, True)
+            return Metastore(pg, url, True)
         raise fail("METASTORE_ERROR", f"Cannot open metastore '{where}': the metastore is jdbc:sqlite:<file> (embedded) "
                    "or jdbc:postgresql://host/db; check spark.versioned.metastore.url.")
 
