@@ -85,6 +85,24 @@ def _suggest(wh: Warehouse, exc: BaseException) -> None:
         setattr(exc, "cli_hint", hint)
 
 
+def reader_diff(repo: str, table: str, a: str, b: str) -> Optional[Any]:
+    """The row diff of ``repo.table`` from ``a`` to ``b`` read without Spark (a :class:`pyarrow.Table` in the
+    connector's columns, sorted by key), or None when the schema or key changed between them (the connector
+    computes those).
+
+    Example::
+
+        reader_diff("shop", "products", "v1", "main")
+    """
+    with reading() as wh:
+        try:
+            return wh.repository(repo).diff(table, a, b)
+        except Exception as exc:  # noqa: BLE001 - only the one the reader leaves to Spark is not raised
+            if getattr(exc, "error_class", None) == "UNSUPPORTED_OPERATION":
+                return None
+            raise
+
+
 def log_row(c: Commit) -> Dict[str, Any]:
     """A commit as the rows ``log`` prints (the columns of the API's log).
 

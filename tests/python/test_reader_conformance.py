@@ -107,6 +107,14 @@ def _check_same(spark: SparkSession, wh: str, metastore_url: Any = None, seed: i
              f"{main}~2^", hashes[3][:7], hashes[-1], "heads/dev", "tags/before-dev^", f" {main}~1 "]
     for spec in specs:
         assert reader.resolve(spec).hash == repo.resolve(spec), spec
+    # row diffs equal the connector's, keyed and key-less, across several commits
+    for table, a, b in (("items", "before-dev", main), ("items", hashes[-1], main), ("bag", hashes[-2], main),
+                        ("items", f"{main}~2^2", f"{main}~3")):
+        got_diff = reader.diff(table, a, b)
+        want_diff = repo.diff(table, a, b)
+        assert got_diff.column_names == want_diff.columns
+        assert sorted(map(repr, (tuple(r.values()) for r in got_diff.to_pylist()))) == \
+            sorted(map(repr, (tuple(r) for r in want_diff.collect()))), (table, a, b)
     oldest = reader.image(hashes[-1])
     assert reader.as_of(oldest.created_ms).hash == hashes[-1]
     assert [b.name for b in reader.branches()] == sorted(r["name"] for r in repo.branches().collect())
@@ -283,8 +291,10 @@ def test_pandas_and_duckdb_and_diff(spark: SparkSession, warehouse: str) -> None
     main = reader.default_branch
     pdf = reader.table("t").to_pandas()
     assert list(pdf["id"]) == sorted(set(range(3, 20)) | {99})
-    changes = {(r["_change"], r["id"]) for r in reader.diff("t", f"{main}~2", main).to_pylist()}
-    assert changes == {("delete", 0), ("delete", 1), ("delete", 2), ("update", 5), ("insert", 99)}
+    changes = {(r["_change"], r["id"], r["name_before"], r["name_after"])
+               for r in reader.diff("t", f"{main}~2", main).to_pylist()}
+    assert changes == {("delete", 0, "n0", None), ("delete", 1, "n1", None), ("delete", 2, "n2", None),
+                       ("update", 5, "n5", "five"), ("insert", 99, None, "new")}
     duckdb = pytest.importorskip("duckdb")
     rel = reader.table("t").to_reader(columns=["id"])
     assert duckdb.sql("SELECT count(*), max(id) FROM rel").fetchall() == [(18, 99)]
@@ -298,15 +308,19 @@ def test_read_only_commands_start_no_jvm(spark: SparkSession, warehouse: str) ->
     repo.upsert(spark.createDataFrame([(1, "one")], "id long, name string"), "t", message="edit one")
     code = ("import sys\nfrom versioned.cli import app\n"
             "for args in (['log', 'b', '-n', '5'], ['log', 'b', '--graph', '--oneline'], ['show', 'b', 'v1'], "
-            "['branch', 'b'], ['tag', 'b', '-f', 'json'], ['lock', 'b', '-f', 'csv']):\n"
+            "['branch', 'b'], ['tag', 'b', '-f', 'json'], ['lock', 'b', '-f', 'csv'], ['cat', 'b.t@v1', '-n', '3'], "
+            "['diff', 'b.t', 'v1', sys.argv[2], '--stat'], ['diff', 'b.t', 'v1', sys.argv[2], '-f', 'csv']):\n"
             "    app(args=['-w', sys.argv[1], '--no-color'] + args, standalone_mode=False)\n"
             "bad = [m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')]\n"
             "print('IMPORTED', bad)\nsys.exit(3 if bad else 0)\n")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(_root(), "python"), os.environ.get("PYTHONPATH", "")]),
                COLUMNS="200")
-    out = subprocess.run([sys.executable, "-c", code, warehouse], env=env, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code, warehouse, repo.default_branch], env=env, capture_output=True,
+                         text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "edit one" in out.stdout and "tag: v1" in out.stdout and "etl:run-1" in out.stdout
+    assert "0 inserted" in out.stdout and "1 updated" in out.stdout and "update,1,n1,one" in out.stdout
+    assert "n2" in out.stdout and "n3" not in out.stdout  # cat -n 3: ids 0, 1, 2
     assert "IMPORTED []" in out.stdout
     bad = subprocess.run([sys.executable, "-m", "versioned.cli", "-w", warehouse, "log", "b", "nope"], env=env,
                          capture_output=True, text=True)

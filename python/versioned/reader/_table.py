@@ -81,7 +81,7 @@ class TableVersion:
         self.fragments = fragments
         self.compacted = compacted
         self.objects = objects
-        self._store = store
+        self.store = store
 
     @property
     def ddl(self) -> str:
@@ -245,7 +245,7 @@ class TableVersion:
         return merged.select(wanted)
 
     def _read_object(self, rec: ObjectRecord, needed: List[str], physical: pa.Schema) -> pa.Table:
-        fs, path = object_file(self._store, rec.id, rec.location)
+        fs, path = object_file(self.store, rec.id, rec.location)
         verify_object(fs, path, rec.id, rec.size_bytes, rec.checksum)
         try:
             with fs.open_input_file(path) as f:
@@ -353,16 +353,25 @@ def _filter_mask(t: pa.Table, filters: Sequence[Filter]) -> Optional[pa.ChunkedA
     return mask
 
 
+def key_order(t: pa.Table, keys: Sequence[str], then: Optional[str] = None) -> pa.Array:
+    """The indices that sort ``t`` by ``keys`` ascending, nulls first (the key order), then by column ``then``.
+
+    Example::
+
+        t.take(key_order(t, ["id"]))
+    """
+    extra = [(then, "ascending")] if then else []
+    try:  # nulls first per key since pyarrow 25; before, for the whole sort
+        return pc.sort_indices(t, sort_keys=[(k, "ascending", "at_start") for k in keys] + extra)
+    except (TypeError, ValueError, pa.ArrowInvalid):
+        return pc.sort_indices(t, sort_keys=[(k, "ascending") for k in keys] + extra, null_placement="at_start")
+
+
 def _conflate(t: pa.Table, keys: List[str]) -> pa.Table:
     """The newest change of every key (largest ``__vsrc``), deletes dropped, in key order."""
     if t.num_rows == 0:
         return t
-    try:  # nulls first, the key order's rule (per key since pyarrow 25; before, for the whole sort)
-        order = pc.sort_indices(t, sort_keys=[(k, "ascending", "at_start") for k in keys] + [("__vsrc", "ascending")])
-    except (TypeError, ValueError, pa.ArrowInvalid):
-        order = pc.sort_indices(t, sort_keys=[(k, "ascending") for k in keys] + [("__vsrc", "ascending")],
-                                null_placement="at_start")
-    s = t.take(order)
+    s = t.take(key_order(t, keys, then="__vsrc"))
     n = s.num_rows
     # last row of each run of equal keys: the next row has another key
     same_as_next = None

@@ -20,7 +20,7 @@ from versioned.reader._errors import fail
 from versioned.reader._history import Commit, History, RefInfo
 from versioned.reader._metastore import Metastore, check_schema, redact, sqlite_file
 from versioned.reader._store import ObjectStore, object_file, verify_object
-from versioned.reader._table import TableVersion, load_objects
+from versioned.reader._table import TableVersion, key_order, load_objects
 
 #: The connector's default warehouse (``spark.versioned.warehouse`` unset).
 DEFAULT_WAREHOUSE = "./versioned-warehouse"
@@ -314,44 +314,46 @@ class Repository(History):
                 "changed_tables": list(img.tables_changed), "dropped_tables": dropped}
 
     def diff(self, table: str, a: Optional[str], b: Optional[str]) -> pa.Table:
-        """The row changes of ``table`` from revision ``a`` to ``b`` (for change sets that fit in memory): one row
-        per changed key with ``_change`` = insert, delete or update and the row's values at ``b`` (at ``a`` for a
-        delete), sorted by key.
+        """The row diff of ``table`` from revision ``a`` to ``b``, as the connector's (docs/DIFF.md, "The row diff"),
+        for change sets that fit in memory: keyed tables give ``_change`` (insert, update, delete), the key columns,
+        then ``<c>_before`` and ``<c>_after`` per other column; key-less tables ``_change`` (insert, delete) and the
+        columns, compared as whole rows with multiplicity. Fragments that both versions share (same bounds and
+        objects) are not read. Across a change of schema or key: ``UNSUPPORTED_OPERATION`` (diff through Spark).
 
         Example::
 
             repo.diff("orders", "v1", "main").to_pylist()
         """
         old, new = self.table(table, a), self.table(table, b)
-        keys = new.key_columns if new.key_columns == old.key_columns else None
-        cols = [c for c in new.schema.names]
-        ta, tb = old.to_arrow(), new.to_arrow()
-        whole_row = keys is None or old.hidden_key
-
-        def key_of(r: Dict[str, Any]) -> Tuple[Any, ...]:
-            if whole_row or keys is None:  # rows are their own identity
-                return tuple(sorted((k, repr(v)) for k, v in r.items()))
-            return tuple(r.get(k) for k in keys)
-        before: Dict[Any, List[Dict[str, Any]]] = {}
-        for r in ta.to_pylist():
-            before.setdefault(key_of(r), []).append(r)
-        out: List[Dict[str, Any]] = []
-        seen = set()
+        if (old.schema_json, old.primary_key, old.hidden_key) != (new.schema_json, new.primary_key, new.hidden_key):
+            raise fail("UNSUPPORTED_OPERATION", f"Table {self.name}.{table} changed its schema or key between '{a}' and "
+                       f"'{b}'; a diff across a schema change is computed by the connector (diff through Spark).")
+        ta, tb = (t.to_arrow() for t in _unshared(old, new))
+        cols = list(new.schema.names)
+        if new.hidden_key:
+            return _bag_diff(ta, tb, new.schema)
+        keys = list(new.primary_key)
+        values = [c for c in cols if c not in keys]
+        before = {tuple(r[k] for k in keys): r for r in ta.to_pylist()}
+        rows: List[Dict[str, Any]] = []
         for r in tb.to_pylist():
-            k = key_of(r)
-            olds = before.get(k)
-            if olds:
-                prev = olds.pop(0)
-                seen.add(k)
-                if any(prev.get(c) != r.get(c) for c in cols):
-                    out.append({"_change": "update", **r})
-            else:
-                out.append({"_change": "insert", **r})
-        for k, rest in before.items():
-            for prev in rest:
-                out.append({"_change": "delete", **{c: prev.get(c) for c in cols}})
-        schema = pa.schema([pa.field("_change", pa.string(), False), *[new.schema.field(c) for c in cols]])
-        return pa.Table.from_pylist(out, schema=schema)
+            k = tuple(r[c] for c in keys)
+            prev = before.pop(k, None)
+            if prev is None:
+                rows.append({"_change": "insert", **{c: r[c] for c in keys},
+                             **{f"{v}_{w}": (None if w == "before" else r[v]) for v in values for w in ("before", "after")}})
+            elif any(not _same(prev[v], r[v]) for v in values):
+                rows.append({"_change": "update", **{c: r[c] for c in keys},
+                             **{f"{v}_{w}": (prev[v] if w == "before" else r[v]) for v in values for w in ("before", "after")}})
+        for k, prev in before.items():
+            rows.append({"_change": "delete", **{c: prev[c] for c in keys},
+                         **{f"{v}_{w}": (prev[v] if w == "before" else None) for v in values for w in ("before", "after")}})
+        fields = [pa.field("_change", pa.string(), False), *[new.schema.field(k) for k in keys]]
+        for v in values:
+            f = new.schema.field(v)
+            fields += [pa.field(f"{v}_before", f.type), pa.field(f"{v}_after", f.type)]
+        out = pa.Table.from_pylist(rows, schema=pa.schema(fields))
+        return out.take(key_order(out, keys)) if out.num_rows else out
 
     def verify_objects(self, ref: Optional[str] = None) -> List[Tuple[str, str]]:
         """Checks every object of every table at ``ref`` byte for byte (whole-file CRC-32C); returns the
@@ -372,6 +374,46 @@ class Repository(History):
                 except Exception as e:  # noqa: BLE001 - collected, not raised
                     bad.append((rec.id, str(getattr(e, "error_class", type(e).__name__))))
         return bad
+
+
+def _same(x: Any, y: Any) -> bool:
+    """Null-safe equality with NaN equal to NaN (Spark's ``<=>``)."""
+    if isinstance(x, float) and isinstance(y, float) and x != x and y != y:
+        return True
+    return bool(x == y)
+
+
+def _unshared(old: TableVersion, new: TableVersion) -> Tuple[TableVersion, TableVersion]:
+    """The two versions without the fragments they share (same bounds, same objects: the same rows)."""
+    def spans(t: TableVersion) -> List[Tuple[str, str, Tuple[str, ...]]]:
+        f = t.fragments
+        return [(json.dumps(f[i].get("lower")), json.dumps(f[i + 1].get("lower")) if i + 1 < len(f) else "end",
+                 tuple(f[i]["objects"])) for i in range(len(f))]
+
+    shared = set(spans(old)) & set(spans(new))
+
+    def keep(t: TableVersion) -> TableVersion:
+        frags = [f for f, s in zip(t.fragments, spans(t)) if s not in shared]
+        return TableVersion(t.repo, t.name, t.image, t.schema_json, t.primary_key, t.hidden_key, frags, None,
+                            t.objects, t.store)
+
+    return keep(old), keep(new)
+
+
+def _bag_diff(ta: pa.Table, tb: pa.Table, schema: pa.Schema) -> pa.Table:
+    """Whole rows with multiplicity: copies gained are inserts, copies lost deletes."""
+    from collections import Counter
+
+    def key(r: Dict[str, Any]) -> Tuple[Any, ...]:
+        return tuple((type(v).__name__, repr(v)) for v in r.values())
+
+    rows_a, rows_b = ta.to_pylist(), tb.to_pylist()
+    ca, cb = Counter(key(r) for r in rows_a), Counter(key(r) for r in rows_b)
+    sample = {key(r): r for r in rows_a + rows_b}
+    out = [{"_change": "insert", **sample[k]} for k in cb for _ in range(cb[k] - ca.get(k, 0))]
+    out += [{"_change": "delete", **sample[k]} for k in ca for _ in range(ca[k] - cb.get(k, 0))]
+    t = pa.Table.from_pylist(out, schema=pa.schema([pa.field("_change", pa.string(), False), *schema]))
+    return t.take(key_order(t, schema.names)) if t.num_rows else t
 
 
 def _iso(ms: int) -> str:
