@@ -325,3 +325,25 @@ def test_read_only_commands_start_no_jvm(spark: SparkSession, warehouse: str) ->
     bad = subprocess.run([sys.executable, "-m", "versioned.cli", "-w", warehouse, "log", "b", "nope"], env=env,
                          capture_output=True, text=True)
     assert bad.returncode == 1 and bad.stderr.startswith("[REF_NOT_FOUND]"), bad.stderr
+
+
+def test_lazy_clone_reads_objects_in_place(spark: SparkSession, warehouse: str, tmp_path: Any) -> None:
+    """A clone that copied no objects: the reader reads them at the remote's location, verified, as Spark does."""
+    source = str(tmp_path / "source")
+    spark.conf.set("spark.versioned.warehouse", source)
+    repo = _small(spark)
+    repo.upsert(spark.createDataFrame([(3, "three"), (40, "forty")], "id long, name string"), "t", message="edit")
+    spark.conf.set("spark.versioned.warehouse", warehouse)
+    versioned.clone(spark, "b", warehouse=source, metastore_url=f"jdbc:sqlite:{source}/metastore.db")
+    assert not _object_files(warehouse)  # nothing downloaded: every object is read at its location
+    reader = open_warehouse(warehouse).repository("b")
+    main = reader.default_branch
+    for ref in (main, f"{main}~1", "origin/" + main):
+        assert _reader_rows(reader, "t", ref, ["id", "name"]) == _spark_rows(spark, "b.t", ref, ["id", "name"])
+    assert reader.remote_refs() and reader.remotes()["origin"]["repository"] == "b"
+    for f in _object_files(source):  # damage at the remote is caught as well
+        data = bytearray(open(f, "rb").read())
+        data[len(data) // 2] ^= 0xFF
+        open(f, "wb").write(bytes(data))
+    with pytest.raises(ObjectCorrupt):
+        reader.table("t").to_arrow()
