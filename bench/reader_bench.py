@@ -112,11 +112,13 @@ def main() -> None:
     results["range_read_s"] = timed(lambda: table.to_arrow(filters=rng))
     results["range_rows"] = table.to_arrow(filters=rng).num_rows
     results["fragments"] = len(table.fragments)
-    stream = ("import resource, sys\nfrom versioned.reader import open_warehouse\n"
+    # VmHWM (this process's peak RSS; ru_maxrss would carry the parent's peak across fork and exec)
+    stream = ("import sys\nfrom versioned.reader import open_warehouse\n"
+              "def hwm():\n    return int([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1])\n"
               "t = open_warehouse(sys.argv[1]).repository('bench').table('t')\n"
-              "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+              "import pyarrow.parquet\nbase = hwm()\n"
               "n = sum(b.num_rows for b in t.batches())\n"
-              "print(base, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, n)\n")
+              "print(base, hwm(), n)\n")
     out = subprocess.run([sys.executable, "-c", stream, wh], env=ENV, capture_output=True, text=True, check=True)
     base_kb, peak_kb, streamed = (int(x) for x in out.stdout.split())
     results.update(stream_base_rss_mb=base_kb / 1024, stream_peak_rss_mb=peak_kb / 1024, streamed_rows=streamed,

@@ -10,22 +10,27 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Dict, List
+from typing import TYPE_CHECKING, Any, Dict, List
 
-import pyarrow as pa
+if TYPE_CHECKING:
+    import pyarrow as pa
 
-_PRIMITIVE: Dict[str, pa.DataType] = {
-    "long": pa.int64(), "integer": pa.int32(), "short": pa.int16(), "byte": pa.int8(), "string": pa.string(),
-    "double": pa.float64(), "float": pa.float32(), "boolean": pa.bool_(), "date": pa.date32(),
-    "timestamp": pa.timestamp("us", tz="UTC"), "timestamp_ntz": pa.timestamp("us"), "binary": pa.binary(),
-    "null": pa.null(),
-}
+
+def _primitive() -> Dict[str, "pa.DataType"]:
+    import pyarrow as pa
+
+    return {
+        "long": pa.int64(), "integer": pa.int32(), "short": pa.int16(), "byte": pa.int8(), "string": pa.string(),
+        "double": pa.float64(), "float": pa.float32(), "boolean": pa.bool_(), "date": pa.date32(),
+        "timestamp": pa.timestamp("us", tz="UTC"), "timestamp_ntz": pa.timestamp("us"), "binary": pa.binary(),
+        "null": pa.null(),
+    }
 _DDL = {"long": "BIGINT", "integer": "INT", "short": "SMALLINT", "byte": "TINYINT", "string": "STRING",
         "double": "DOUBLE", "float": "FLOAT", "boolean": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP",
         "timestamp_ntz": "TIMESTAMP_NTZ", "binary": "BINARY", "null": "VOID"}
 
 
-def arrow_type(t: Any) -> pa.DataType:
+def arrow_type(t: Any) -> "pa.DataType":
     """The Arrow type of one Spark JSON data type.
 
     Example::
@@ -33,9 +38,12 @@ def arrow_type(t: Any) -> pa.DataType:
         >>> arrow_type("decimal(10,2)")
         Decimal128Type(decimal128(10, 2))
     """
+    import pyarrow as pa
+
     if isinstance(t, str):
-        if t in _PRIMITIVE:
-            return _PRIMITIVE[t]
+        primitive = _primitive()
+        if t in primitive:
+            return primitive[t]
         m = re.fullmatch(r"decimal\((\d+),\s*(\d+)\)", t)
         if m:
             return pa.decimal128(int(m.group(1)), int(m.group(2)))
@@ -52,23 +60,27 @@ def arrow_type(t: Any) -> pa.DataType:
     raise ValueError(f"unknown Spark type {t!r}")
 
 
-def field(f: Dict[str, Any]) -> pa.Field:
+def field(f: Dict[str, Any]) -> "pa.Field":
     """The Arrow field of one Spark ``StructField`` JSON object.
 
     Example::
 
         field({"name": "id", "type": "long", "nullable": False, "metadata": {}})
     """
+    import pyarrow as pa
+
     return pa.field(f["name"], arrow_type(f["type"]), bool(f.get("nullable", True)))
 
 
-def arrow_schema(schema_json: str) -> pa.Schema:
+def arrow_schema(schema_json: str) -> "pa.Schema":
     """The Arrow schema of a Spark ``StructType`` JSON text.
 
     Example::
 
         arrow_schema(table.schema_json)
     """
+    import pyarrow as pa
+
     return pa.schema([field(f) for f in json.loads(schema_json)["fields"]])
 
 

@@ -10,18 +10,20 @@ Example::
 
 from __future__ import annotations
 
+import os
 import re
-from typing import Any, Optional, Tuple
-
-import pyarrow.fs as pafs
+from typing import TYPE_CHECKING, Any, Optional, Tuple
 
 from versioned.reader._crc32c import crc32c
 from versioned.reader._errors import fail, object_corrupt, object_missing
 
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
+
 _CHECKSUM = re.compile(r"crc32c:([0-9a-f]{8});tail:(\d+):([0-9a-f]{8})")
 
 
-def file_system(uri: str) -> Tuple[pafs.FileSystem, str]:
+def file_system(uri: str) -> Tuple["pafs.FileSystem", str]:
     """The pyarrow file system and path of a Hadoop-style URI (``file:``, a plain path, ``s3a://``, ``s3://``).
 
     Example::
@@ -29,6 +31,8 @@ def file_system(uri: str) -> Tuple[pafs.FileSystem, str]:
         >>> file_system("file:/tmp/wh")[1]
         '/tmp/wh'
     """
+    import pyarrow.fs as pafs
+
     if uri.startswith("s3a://") or uri.startswith("s3://") or uri.startswith("s3n://"):
         bucket_path = uri.split("://", 1)[1]
         try:
@@ -38,8 +42,22 @@ def file_system(uri: str) -> Tuple[pafs.FileSystem, str]:
     if "://" in uri and not uri.startswith("file://"):
         raise fail("OBJECT_STORE_UNSUPPORTED", f"Cannot read {uri} without Spark: the reader reads local paths, file: "
                    "and s3a:// URIs. Read it through Spark (spark.read.versioned).")
-    path = re.sub(r"^file:(//)?", "", uri)
-    return pafs.LocalFileSystem(), path.rstrip("/") or "/"
+    return pafs.LocalFileSystem(), local_path(uri)
+
+
+def local_path(uri: str) -> str:
+    """The path of a local URI (``/p``, ``file:/p``, ``file:///p``).
+
+    Example::
+
+        >>> local_path("file:///tmp/wh/")
+        '/tmp/wh'
+    """
+    return re.sub(r"^file:(//)?", "", uri).rstrip("/") or "/"
+
+
+def _is_local(uri: str) -> bool:
+    return "://" not in uri or uri.startswith("file:")
 
 
 class ObjectStore:
@@ -58,7 +76,21 @@ class ObjectStore:
             ObjectStore("/data/wh")
         """
         self.uri = uri
-        self.fs, self.root = file_system(uri)
+        self.local = _is_local(uri)
+        self._fs: Optional["pafs.FileSystem"] = None
+        self.root = local_path(uri) if self.local else file_system(uri)[1]
+
+    @property
+    def fs(self) -> "pafs.FileSystem":
+        """The pyarrow file system (created on first use: pyarrow is imported when objects are read).
+
+        Example::
+
+            store.fs.get_file_info(store.path("objects"))
+        """
+        if self._fs is None:
+            self._fs = file_system(self.uri)[0]
+        return self._fs
 
     @staticmethod
     def open(uri: str) -> "ObjectStore":
@@ -87,6 +119,13 @@ class ObjectStore:
             store.read_text("_versioned/warehouse-id")
         """
         p = self.path(relative)
+        if self.local:
+            if not os.path.isfile(p):
+                return None
+            with open(p, "rb") as lf:
+                return lf.read().decode("utf-8").strip() or None
+        import pyarrow.fs as pafs
+
         if self.fs.get_file_info(p).type != pafs.FileType.File:
             return None
         with self.fs.open_input_stream(p) as f:
@@ -99,11 +138,15 @@ class ObjectStore:
 
             store.has_objects()
         """
+        if self.local:
+            return any(files for _, _, files in os.walk(self.path("objects")))
+        import pyarrow.fs as pafs
+
         sel = pafs.FileSelector(self.path("objects"), recursive=True, allow_not_found=True)
         return any(i.type == pafs.FileType.File for i in self.fs.get_file_info(sel))
 
 
-def object_file(store: ObjectStore, object_id: str, location: Optional[str]) -> Tuple[pafs.FileSystem, str]:
+def object_file(store: ObjectStore, object_id: str, location: Optional[str]) -> Tuple["pafs.FileSystem", str]:
     """Where an object's bytes are: its ``vc_object_locations`` location, else ``objects/<id[0:2]>/<id>.parquet``.
 
     Example::
@@ -115,7 +158,7 @@ def object_file(store: ObjectStore, object_id: str, location: Optional[str]) -> 
     return store.fs, store.path(f"objects/{object_id[:2]}/{object_id}.parquet")
 
 
-def verify_object(fs: pafs.FileSystem, path: str, object_id: str, size: int, checksum: Optional[str],
+def verify_object(fs: "pafs.FileSystem", path: str, object_id: str, size: int, checksum: Optional[str],
                   whole: bool = False) -> Any:
     """Checks an object file against its record before its rows are used: it exists, has exactly ``size`` bytes and
     its tail (or, with ``whole``, the whole file) has the recorded CRC-32C. Returns the file's bytes (``whole``) or
@@ -125,6 +168,8 @@ def verify_object(fs: pafs.FileSystem, path: str, object_id: str, size: int, che
 
         verify_object(fs, "/wh/objects/ab/ab12....parquet", "ab12...", 1234, "crc32c:0a1b2c3d;tail:1000:4e5f6a7b")
     """
+    import pyarrow.fs as pafs
+
     info = fs.get_file_info(path)
     if info.type != pafs.FileType.File:
         raise object_missing(object_id, f"{path} does not exist")

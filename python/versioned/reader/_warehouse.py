@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List, Optional, Tuple
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from versioned.reader._errors import fail
 from versioned.reader._history import Commit, History, RefInfo
 from versioned.reader._metastore import Metastore, check_schema, redact, sqlite_file
 from versioned.reader._store import ObjectStore, object_file, verify_object
-from versioned.reader._table import TableVersion, key_order, load_objects
+from versioned.reader._objects import load_objects
+
+if TYPE_CHECKING:  # pyarrow is imported when a table is read, not to list refs or history
+    import pyarrow as pa
+
+    from versioned.reader._table import TableVersion
 
 #: The connector's default warehouse (``spark.versioned.warehouse`` unset).
 DEFAULT_WAREHOUSE = "./versioned-warehouse"
@@ -127,7 +130,7 @@ class Warehouse:
         return Repository(self, name)
 
     def read_table(self, table: str, ref: Optional[str] = None, columns: Optional[List[str]] = None,
-                   filters: Any = ()) -> pa.Table:
+                   filters: Any = ()) -> "pa.Table":
         """``repo.table`` at ``ref`` (default: the default branch's head) as a :class:`pyarrow.Table`.
 
         Example::
@@ -235,7 +238,7 @@ class Repository(History):
         return [str(r[0]) for r in self.meta.rows(
             "SELECT name FROM vc_tables WHERE repo = ? AND image_hash = ? ORDER BY name", self.name, img.hash)]
 
-    def table(self, name: str, ref: Optional[str] = None, *, as_of: Any = None) -> TableVersion:
+    def table(self, name: str, ref: Optional[str] = None, *, as_of: Any = None) -> "TableVersion":
         """Table ``name`` at revision ``ref`` (default: the default branch's head), or the newest commit of branch
         ``ref`` at or before ``as_of``; ``TABLE_NOT_FOUND`` if that image has no such table.
 
@@ -247,7 +250,7 @@ class Repository(History):
         img = self._resolve_any(ref, as_of)
         return self.table_at(img, name)
 
-    def table_at(self, img: Commit, name: str) -> TableVersion:
+    def table_at(self, img: Commit, name: str) -> "TableVersion":
         """Table ``name`` of an image already resolved.
 
         Example::
@@ -261,6 +264,8 @@ class Repository(History):
                                    self.name, img.hash)
             raise fail("TABLE_NOT_FOUND", f"Table '{self.name}.{name}' does not exist at image {img.short_hash}. Its "
                        f"tables are: {', '.join(str(n[0]) for n in names) or '(none)'}.")
+        from versioned.reader._table import TableVersion
+
         schema_json, pk, hidden, fragments, compacted = rows[0]
         frags = json.loads(str(fragments))
         comp = json.loads(str(compacted)) if compacted else None
@@ -313,7 +318,7 @@ class Repository(History):
                 "created": _iso(img.created_ms), "created_ms": img.created_ms, "tables": tables,
                 "changed_tables": list(img.tables_changed), "dropped_tables": dropped}
 
-    def diff(self, table: str, a: Optional[str], b: Optional[str]) -> pa.Table:
+    def diff(self, table: str, a: Optional[str], b: Optional[str]) -> "pa.Table":
         """The row diff of ``table`` from revision ``a`` to ``b``, as the connector's (docs/DIFF.md, "The row diff"),
         for change sets that fit in memory: keyed tables give ``_change`` (insert, update, delete), the key columns,
         then ``<c>_before`` and ``<c>_after`` per other column; key-less tables ``_change`` (insert, delete) and the
@@ -324,6 +329,10 @@ class Repository(History):
 
             repo.diff("orders", "v1", "main").to_pylist()
         """
+        import pyarrow as pa
+
+        from versioned.reader._table import key_order
+
         old, new = self.table(table, a), self.table(table, b)
         if (old.schema_json, old.primary_key, old.hidden_key) != (new.schema_json, new.primary_key, new.hidden_key):
             raise fail("UNSUPPORTED_OPERATION", f"Table {self.name}.{table} changed its schema or key between '{a}' and "
@@ -383,16 +392,18 @@ def _same(x: Any, y: Any) -> bool:
     return bool(x == y)
 
 
-def _unshared(old: TableVersion, new: TableVersion) -> Tuple[TableVersion, TableVersion]:
+def _unshared(old: "TableVersion", new: "TableVersion") -> Tuple["TableVersion", "TableVersion"]:
     """The two versions without the fragments they share (same bounds, same objects: the same rows)."""
-    def spans(t: TableVersion) -> List[Tuple[str, str, Tuple[str, ...]]]:
+    from versioned.reader._table import TableVersion
+
+    def spans(t: "TableVersion") -> List[Tuple[str, str, Tuple[str, ...]]]:
         f = t.fragments
         return [(json.dumps(f[i].get("lower")), json.dumps(f[i + 1].get("lower")) if i + 1 < len(f) else "end",
                  tuple(f[i]["objects"])) for i in range(len(f))]
 
     shared = set(spans(old)) & set(spans(new))
 
-    def keep(t: TableVersion) -> TableVersion:
+    def keep(t: "TableVersion") -> "TableVersion":
         frags = [f for f, s in zip(t.fragments, spans(t)) if s not in shared]
         return TableVersion(t.repo, t.name, t.image, t.schema_json, t.primary_key, t.hidden_key, frags, None,
                             t.objects, t.store)
@@ -400,9 +411,13 @@ def _unshared(old: TableVersion, new: TableVersion) -> Tuple[TableVersion, Table
     return keep(old), keep(new)
 
 
-def _bag_diff(ta: pa.Table, tb: pa.Table, schema: pa.Schema) -> pa.Table:
+def _bag_diff(ta: "pa.Table", tb: "pa.Table", schema: "pa.Schema") -> "pa.Table":
     """Whole rows with multiplicity: copies gained are inserts, copies lost deletes."""
     from collections import Counter
+
+    import pyarrow as pa
+
+    from versioned.reader._table import key_order
 
     def key(r: Dict[str, Any]) -> Tuple[Any, ...]:
         return tuple((type(v).__name__, repr(v)) for v in r.values())
