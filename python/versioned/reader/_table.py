@@ -209,13 +209,15 @@ class TableVersion:
             if not self._object_may_match(rec, filters):
                 continue
             t = self._read_object(rec, needed, physical)
-            t = t.append_column("__vsrc", pa.array([src] * t.num_rows, pa.int32()))
+            t = t.append_column("__vsrc", pa.repeat(pa.scalar(src, pa.int32()), t.num_rows))
             parts.append(t)
             kinds.append(rec.kind)
         if not parts:
             return None
         if len(parts) == 1 and kinds[0] == "SNAP":
             merged = parts[0]
+        elif kinds[0] == "SNAP" and len(keys) == 1 and _simple_key(physical.field(keys[0]).type):
+            merged = _overlay(parts[0], pa.concat_tables(parts[1:], promote_options="default"), keys[0])
         else:
             merged = _conflate(pa.concat_tables(parts, promote_options="default"), keys)
         merged = merged.select([c for c in merged.column_names if c in needed])
@@ -347,8 +349,24 @@ def key_order(t: pa.Table, keys: Sequence[str], then: Optional[str] = None) -> p
         return pc.sort_indices(t, sort_keys=[(k, "ascending") for k in keys] + extra, null_placement="at_start")
 
 
-def _conflate(t: pa.Table, keys: List[str]) -> pa.Table:
-    """The newest change of every key (largest ``__vsrc``), deletes dropped, in key order."""
+def _simple_key(t: pa.DataType) -> bool:
+    """Key types whose equality is Arrow's (no floats: -0.0 and NaN follow the key order's rules)."""
+    return bool(pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_date(t) or pa.types.is_timestamp(t))
+
+
+def _overlay(snap: pa.Table, diffs: pa.Table, key: str) -> pa.Table:
+    """A SNAP under DIFFs, for a one-column key: the SNAP's rows whose key no DIFF touches, then the DIFFs' newest
+    live rows, in key order (the same rows as :func:`_conflate`, without sorting the SNAP with its DIFFs)."""
+    changes = _conflate(diffs, [key], keep_deletes=True)
+    touched = changes.column(key).combine_chunks()
+    base = snap.filter(pc.invert(pc.fill_null(pc.is_in(snap.column(key), value_set=touched), False)))
+    live = changes.filter(pc.fill_null(pc.not_equal(changes.column(_CHANGE), pa.scalar(_DELETE, pa.int8())), True))
+    out = pa.concat_tables([base, live])
+    return out.take(key_order(out, [key]))
+
+
+def _conflate(t: pa.Table, keys: List[str], keep_deletes: bool = False) -> pa.Table:
+    """The newest change of every key (largest ``__vsrc``), in key order; deletes dropped unless ``keep_deletes``."""
     if t.num_rows == 0:
         return t
     s = t.take(key_order(t, keys, then="__vsrc"))
@@ -367,5 +385,7 @@ def _conflate(t: pa.Table, keys: List[str]) -> pa.Table:
     assert same_as_next is not None
     last = pa.concat_arrays([pc.invert(same_as_next), pa.array([True])])
     winners = s.filter(last)
+    if keep_deletes:
+        return winners
     alive = pc.fill_null(pc.not_equal(winners.column(_CHANGE), pa.scalar(_DELETE, pa.int8())), True)
     return winners.filter(alive)
