@@ -31,6 +31,8 @@ The plain format works too, without :func:`install`::
     spark.read.format("versioned").option("ref", "main~1").load("sales.orders")
 """
 
+import sys
+import types
 from typing import TYPE_CHECKING, Any, Dict
 
 # The names below are imported when first used (PEP 562), so that ``versioned.reader`` (no Spark) and the command
@@ -158,6 +160,19 @@ _HOMES: Dict[str, str] = {
 }
 
 
+class _Package(types.ModuleType):
+    """The package module: the function ``install`` keeps its name when its submodule ``versioned.install`` is
+    imported (the import system binds a submodule to its package's attribute of the same name)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "install" and isinstance(value, types.ModuleType):
+            value = getattr(value, "install")
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
 def __getattr__(name: str) -> Any:
     """Imports a public name of the package on first use (``versioned.Repository``, ``versioned.RefNotFound``).
 
@@ -174,6 +189,9 @@ def __getattr__(name: str) -> Any:
         module = importlib.import_module("versioned.errors")
     else:
         raise AttributeError(f"module 'versioned' has no attribute {name!r}")
+    for other, home in _HOMES.items():  # every name of that module, so a submodule never hides a function
+        if home == module.__name__:
+            globals()[other] = getattr(module, other)
     value = getattr(module, name)
     globals()[name] = value
     return value

@@ -298,6 +298,10 @@ def test_pandas_and_duckdb_and_diff(spark: SparkSession, warehouse: str) -> None
     duckdb = pytest.importorskip("duckdb")
     rel = reader.table("t").to_reader(columns=["id"])
     assert duckdb.sql("SELECT count(*), max(id) FROM rel").fetchall() == [(18, 99)]
+    assert reader.table("t", f"{main}~2").to_duckdb().aggregate("count(*)").fetchall() == [(20,)]
+    polars = pytest.importorskip("polars")
+    frame = reader.table("t").to_polars(columns=["id", "name"], filters=[("id", "in", [5, 99, 1000])])
+    assert isinstance(frame, polars.DataFrame) and frame.rows() == [(5, "five"), (99, "new")]
 
 
 def test_read_only_commands_start_no_jvm(spark: SparkSession, warehouse: str) -> None:
