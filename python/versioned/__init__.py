@@ -31,59 +31,66 @@ The plain format works too, without :func:`install`::
     spark.read.format("versioned").option("ref", "main~1").load("sales.orders")
 """
 
-from versioned.errors import (
-    AmbiguousRef,
-    DataValidationError,
-    DuplicateKey,
-    ImageNotFound,
-    ImmutableRef,
-    InvalidInputError,
-    InvalidName,
-    InvalidOption,
-    InvalidRevision,
-    KeyExists,
-    MergeCardinalityViolation,
-    MergeConflict,
-    MetastoreError,
-    MissingKeyColumn,
-    NoCommonAncestor,
-    NotFoundError,
-    ObjectCorrupt,
-    ObjectMissing,
-    ObjectStoreUnsupported,
-    CheckFailed,
-    CheckInvalid,
-    CheckNotFound,
-    NonFastForward,
-    StreamCheckpointMismatch,
-    NullPrimaryKey,
-    ProtectedRef,
-    RefConflict,
-    RefExists,
-    RefNotFound,
-    RefStateError,
-    RemoteExists,
-    RemoteHistoryRewritten,
-    RemoteNotFound,
-    RemoteUnreachable,
-    RepositoryExists,
-    RepositoryNotFound,
-    SchemaMismatch,
-    StorageError,
-    TableExists,
-    TableNotFound,
-    TransactionClosed,
-    UnsupportedOperation,
-    VersionedError,
-    WarehouseMismatch,
-)
-from versioned.install import install, is_installed, uninstall
-from versioned.merging import MergeResult
-from versioned.remotes import FetchResult, PushResult, RefUpdate, clone
-from versioned.repository import Repository, collect_garbage, repositories
-from versioned.transaction import Transaction
-from versioned.session import configure_spark_with_versioned, jar_path, set_log_level
-from versioned.s3a import install_s3a_jars
+import sys
+import types
+from typing import TYPE_CHECKING, Any, Dict
+
+# The names below are imported when first used (PEP 562), so that ``versioned.reader`` (no Spark) and the command
+# line's read-only commands import neither PySpark nor a JVM bridge: ``import versioned`` alone is cheap.
+if TYPE_CHECKING:
+    from versioned.errors import (
+        AmbiguousRef,
+        DataValidationError,
+        DuplicateKey,
+        ImageNotFound,
+        ImmutableRef,
+        InvalidInputError,
+        InvalidName,
+        InvalidOption,
+        InvalidRevision,
+        KeyExists,
+        MergeCardinalityViolation,
+        MergeConflict,
+        MetastoreError,
+        MissingKeyColumn,
+        NoCommonAncestor,
+        NotFoundError,
+        ObjectCorrupt,
+        ObjectMissing,
+        ObjectStoreUnsupported,
+        CheckFailed,
+        CheckInvalid,
+        CheckNotFound,
+        NonFastForward,
+        StreamCheckpointMismatch,
+        NullPrimaryKey,
+        ProtectedRef,
+        RefConflict,
+        RefExists,
+        RefNotFound,
+        RefStateError,
+        RemoteExists,
+        RemoteHistoryRewritten,
+        RemoteNotFound,
+        RemoteUnreachable,
+        RepositoryExists,
+        RepositoryNotFound,
+        SchemaMismatch,
+        StorageError,
+        TableExists,
+        TableNotFound,
+        TransactionClosed,
+        UnsupportedOperation,
+        VersionedError,
+        WarehouseMismatch,
+    )
+    from versioned.install import install, is_installed, uninstall
+    from versioned.merging import MergeResult
+    from versioned.remotes import FetchResult, PushResult, RefUpdate, clone
+    from versioned.repository import Repository, collect_garbage, repositories
+    from versioned.transaction import Transaction
+    from versioned.session import configure_spark_with_versioned, jar_path, set_log_level
+    from versioned.s3a import install_s3a_jars
 
 __version__ = "0.1.0"
 
@@ -149,3 +156,50 @@ __all__ = [
     "NonFastForward",
     "StreamCheckpointMismatch",
 ]
+
+
+_HOMES: Dict[str, str] = {
+    "install": "versioned.install", "is_installed": "versioned.install", "uninstall": "versioned.install",
+    "MergeResult": "versioned.merging", "FetchResult": "versioned.remotes", "PushResult": "versioned.remotes",
+    "RefUpdate": "versioned.remotes", "clone": "versioned.remotes", "Repository": "versioned.repository",
+    "collect_garbage": "versioned.repository", "repositories": "versioned.repository",
+    "Transaction": "versioned.transaction", "configure_spark_with_versioned": "versioned.session",
+    "jar_path": "versioned.session", "set_log_level": "versioned.session", "install_s3a_jars": "versioned.s3a",
+}
+
+
+class _Package(types.ModuleType):
+    """The package module: the function ``install`` keeps its name when its submodule ``versioned.install`` is
+    imported (the import system binds a submodule to its package's attribute of the same name)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "install" and isinstance(value, types.ModuleType):
+            value = getattr(value, "install")
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __getattr__(name: str) -> Any:
+    """Imports a public name of the package on first use (``versioned.Repository``, ``versioned.RefNotFound``).
+
+    Example::
+
+        import versioned
+        versioned.Repository   # imports versioned.repository (and PySpark) now
+    """
+    import importlib
+
+    if name in _HOMES:
+        module = importlib.import_module(_HOMES[name])
+    elif name in __all__:
+        module = importlib.import_module("versioned.errors")
+    else:
+        raise AttributeError(f"module 'versioned' has no attribute {name!r}")
+    for other, home in _HOMES.items():  # every name of that module, so a submodule never hides a function
+        if home == module.__name__:
+            globals()[other] = getattr(module, other)
+    value = getattr(module, name)
+    globals()[name] = value
+    return value

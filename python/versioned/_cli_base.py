@@ -24,8 +24,6 @@ from rich.table import Table
 
 from versioned import __version__
 from versioned._cli_text import add_suggestion, cli_wording, iso_utc
-from versioned._connect import condition_of
-from versioned.errors import VersionedError
 
 __all__ = [
     "app", "format_option", "Format", "State", "CommandError", "state", "console", "err_console", "status", "short",
@@ -56,13 +54,26 @@ class Format(str, enum.Enum):
     csv = "csv"
 
 
-class CommandError(VersionedError):
-    """An error found by the command line itself (exit code 1), e.g. an output file that exists.
+class CommandError(Exception):
+    """An error found by the command line itself (exit code 1), e.g. an output file that exists. Like a
+    :class:`versioned.errors.VersionedError` it has an ``error_class`` and a ``message``; it is not one, so that the
+    read-only commands run without importing PySpark.
 
     Example::
 
         raise CommandError("out.csv exists; pass --force to replace it", "FILE_EXISTS")
     """
+
+    def __init__(self, message: str, error_class: str = "COMMAND_ERROR") -> None:
+        """The message (what was wrong and what to do) and a stable class.
+
+        Example::
+
+            CommandError("out.csv exists; pass --force to replace it", "FILE_EXISTS")
+        """
+        super().__init__(message)
+        self.message = message
+        self.error_class = error_class
 
 
 def _error_text(exc: BaseException) -> Tuple[str, str]:
@@ -73,8 +84,12 @@ def _error_text(exc: BaseException) -> Tuple[str, str]:
 
 
 def _raw_error_text(exc: BaseException) -> Tuple[str, str]:
-    if isinstance(exc, VersionedError):
-        return exc.error_class or "VERSIONED_ERROR", exc.message
+    error_class = getattr(exc, "error_class", None)
+    message = getattr(exc, "message", None)
+    if isinstance(error_class, str) and isinstance(message, str):  # a VersionedError or a CommandError
+        return error_class or "VERSIONED_ERROR", message
+    from versioned._connect import condition_of
+
     condition = condition_of(exc)
     text = str(exc)
     if "JVM stacktrace:" in text:

@@ -6,6 +6,7 @@ import enum
 import glob
 import os
 import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -14,6 +15,7 @@ from rich.table import Table
 
 from versioned._cli_base import (CommandError, Format, app, author_option, console, emit, emit_one, format_option,
                                  jsonable, message_option, rows_of, short, split_table, state, status)
+from versioned._cli_reader import reader_diff, reading
 
 __all__ = ["import_file", "export", "cat", "diff", "sql", "CATALOG"]
 
@@ -144,16 +146,6 @@ def import_file(file: str, target: str, key: Tuple[str, ...], branch: Optional[s
                     f"({mode.value}): [yellow]{short(head)}[/yellow]")
 
 
-def _key_columns(spark: Any, spec: str) -> List[str]:
-    """The primary key of table ``spec`` (``repo.table[@ref]``) at that ref, from the commit's description;
-    [] for a key-less table."""
-    import versioned
-
-    repo, table, ref = split_table(spec)
-    tables = versioned.Repository(spark, repo).show(ref).get("tables", [])
-    return list(next((t.get("primary_key") or [] for t in tables if t.get("name") == table), []))
-
-
 def _read_table(spark: Any, spec: str, as_of: Optional[str]) -> Tuple[str, Any]:
     repo, table, ref = split_table(spec)
     return f"{repo}.{table}", spark.read.versioned(f"{repo}.{table}", ref=ref, as_of=as_of)
@@ -173,13 +165,16 @@ def cat(target: str, limit: Optional[int], as_of: Optional[str], fmt: Format) ->
 
     Example: versioned cat shop.products@v1 --limit 10
     """
-    with state.session() as spark:
-        _, df = _read_table(spark, target, as_of)
-        with status(f"Reading {target}"):
-            keys = [k for k in _key_columns(spark, target) if k in df.columns]  # at REF (an as-of read: its head)
-            rows = rows_of(df.orderBy(*keys) if keys else df, limit)
-        columns = df.columns
-    emit(rows, columns, fmt, empty="(no rows)")
+    repo, table, ref = split_table(target)
+    with reading() as wh:  # no JVM: versioned.reader reads the objects, in key order, fragment by fragment
+        version = wh.repository(repo).table(table, ref, as_of=as_of)
+        columns = list(version.schema.names)
+        rows: List[Dict[str, Any]] = []
+        for batch in version.batches():
+            rows += batch.to_pylist()
+            if limit is not None and len(rows) >= limit:
+                break
+    emit(rows[:limit] if limit is not None else rows, columns, fmt, empty="(no rows)")
 
 
 @app.command()
@@ -285,16 +280,24 @@ def diff(target: str, from_ref: str, to_ref: str, stat: bool, limit: Optional[in
     Example: versioned diff shop.products v1 main --stat
     """
     repo, table, _ = split_table(target, allow_ref=False)
-    import versioned
+    local = reader_diff(repo, table, from_ref, to_ref)  # no JVM unless the schema changed between the two
+    if local is not None:
+        columns = local.column_names
+        keys, values = _diff_columns(columns)
+        counts = {c: n for c, n in Counter(local.column("_change").to_pylist()).items()}
+        rows = local.to_pylist()[:limit] if limit is not None else local.to_pylist()
+    else:
+        import versioned
 
-    with state.session() as spark:
-        df = versioned.Repository(spark, repo).diff(table, from_ref, to_ref)
-        keys, values = _diff_columns(df.columns)
-        with status(f"Comparing {target} {from_ref}..{to_ref}"):
-            if stat:
-                counts = {r["_change"]: r["count"] for r in df.groupBy("_change").count().collect()}
-            else:
-                rows = rows_of(df.orderBy(*keys) if keys else df, limit)
+        with state.session() as spark:
+            df = versioned.Repository(spark, repo).diff(table, from_ref, to_ref)
+            columns = df.columns
+            keys, values = _diff_columns(columns)
+            with status(f"Comparing {target} {from_ref}..{to_ref}"):
+                if stat:
+                    counts = {r["_change"]: r["count"] for r in df.groupBy("_change").count().collect()}
+                else:
+                    rows = rows_of(df.orderBy(*keys) if keys else df, limit)
     if stat:
         info = {"table": f"{repo}.{table}", "from": from_ref, "to": to_ref, "inserted": counts.get("insert", 0),
                 "updated": counts.get("update", 0), "deleted": counts.get("delete", 0)}
@@ -308,7 +311,7 @@ def diff(target: str, from_ref: str, to_ref: str, stat: bool, limit: Optional[in
         emit(_diff_records(rows, keys, values), ["change", "key", "before", "after", "changed"], fmt)
         return
     if fmt is Format.csv:
-        emit(rows, df.columns, fmt)
+        emit(rows, columns, fmt)
         return
     _print_diff(rows, keys, values, f"{repo}.{table} {from_ref}..{to_ref}")
 

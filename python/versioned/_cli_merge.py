@@ -19,7 +19,6 @@ from rich.markup import escape
 from versioned._cli_base import (Format, app, author_option, console, emit, emit_one, format_option, message_option,
                                  rows_of, short, state, status)
 from versioned._cli_conflicts import fill_take_counts, resolutions
-from versioned.errors import MergeConflict, NotFoundError
 
 __all__ = ["merge", "cherry_pick", "revert", "merge_record", "SUMMARY"]
 
@@ -108,6 +107,8 @@ def _report(record: Dict[str, Any], phrase: _Phrase, fmt: Format) -> None:
                  title="settled conflicts" if settled else "conflicts",
                  styles={"table": "bold", "base": "dim", "ours": "yellow", "theirs": "cyan", "kind": "red"})
     if record["status"] == "conflicts":
+        from versioned.errors import MergeConflict
+
         raise MergeConflict(
             f"{record['conflict_count']} conflict(s); nothing was committed"
             f"{' (dry run)' if record['dry_run'] else ''}. Run again with --strategy ours or --strategy theirs, "
@@ -141,6 +142,8 @@ def _run(repository: str, phrase: _Phrase, dry_run: bool, strategy: str, sides: 
     with state.session(light=False) as spark:
         repo = versioned.Repository(spark, repository)
         with status(f"Running {phrase.verb} {phrase.what}{' (dry run)' if dry_run else ''}"):
+            from versioned.errors import NotFoundError
+
             try:
                 before: Optional[str] = repo.resolve(sides.branch)
             except NotFoundError:

@@ -15,6 +15,7 @@ from rich.console import Console
 from versioned._cli_base import (DEFAULT_WAREHOUSE, METASTORE_CONF, WAREHOUSE_CONF, CommandError, Format, app,
                                  console, emit, emit_one, format_option, rows_of, short, state, status)
 from versioned._cli_graph import graph_lines, topo_order
+from versioned._cli_reader import log_row, reading, ref_rows
 from versioned._cli_text import iso_utc
 
 __all__ = ["init", "log", "show", "branch", "reset", "tag", "lock", "gc", "verify"]
@@ -54,11 +55,11 @@ def init(fmt: Format) -> None:
 
 
 def _decorations(repo: Any) -> Dict[str, List[str]]:
-    """image hash -> ref labels (``main``, ``tag: v1``, ``lock: ns:name``)."""
+    """image hash -> ref labels (``main``, ``tag: v1``, ``lock: ns:name``), from a reader repository."""
     out: Dict[str, List[str]] = {}
-    for prefix, df in (("", repo.branches()), ("tag: ", repo.tags()), ("lock: ", repo.locks())):
-        for r in df.collect():
-            out.setdefault(r["image"], []).append(prefix + r["name"])
+    for prefix, refs in (("", repo.branches()), ("tag: ", repo.tags()), ("lock: ", repo.locks())):
+        for r in refs:
+            out.setdefault(r.image, []).append(prefix + r.name)
     return out
 
 
@@ -81,15 +82,14 @@ def log(repository: str, ref: Optional[str], graph: bool, oneline: bool, all_ref
 
     Example: versioned log shop --all --graph --oneline
     """
-    with state.session() as spark:
-        repo = _repo(spark, repository)
-        with status(f"Reading history of {repository}"):
-            decor = _decorations(repo)
-            starts: List[Optional[str]] = [*sorted(set(decor) | ({ref} if ref else set()))] if all_refs else [ref]
-            commits: Dict[str, Dict[str, Any]] = {}
-            for start in starts:
-                for r in rows_of(repo.log(start, limit=limit)):
-                    commits.setdefault(r["hash"], r)
+    with reading() as wh:  # no JVM: the metastore is read directly (versioned.reader)
+        repo = wh.repository(repository)
+        decor = _decorations(repo)
+        starts: List[Optional[str]] = [*sorted(set(decor) | ({ref} if ref else set()))] if all_refs else [ref]
+        commits: Dict[str, Dict[str, Any]] = {}
+        for start in starts:
+            for c in repo.log(start, limit=limit):
+                commits.setdefault(c.hash, log_row(c))
     order = topo_order([(h, c["parents"], c["created"].timestamp()) for h, c in commits.items()])
     if limit is not None:
         order = order[:limit]
@@ -178,8 +178,8 @@ def show(repository: str, ref: Optional[str], fmt: Format) -> None:
 
     Example: versioned show shop v1 --format json
     """
-    with state.session() as spark:
-        info = _repo(spark, repository).show(ref)
+    with reading() as wh:
+        info = wh.repository(repository).show(ref)
     if fmt is Format.json:
         emit_one(info, fmt)
         return
@@ -204,11 +204,6 @@ def show(repository: str, ref: Optional[str], fmt: Format) -> None:
          styles={"changed": "green"}, empty="(no tables)")
 
 
-def _ref_rows(df: Any) -> List[Dict[str, Any]]:
-    rows = rows_of(df)
-    return [{"name": r["name"], "image": r["image"], "created": r["created"]} for r in rows]
-
-
 def _list_refs(rows: List[Dict[str, Any]], fmt: Format, title: str, default: Optional[str] = None) -> None:
     """Lists refs; for branches (``default`` given) the default one is marked: ``*`` before its name for people,
     a ``default`` column (true/false) for scripts."""
@@ -227,17 +222,26 @@ def _list_refs(rows: List[Dict[str, Any]], fmt: Format, title: str, default: Opt
 def _ref_command(repository: str, kind: str, name: Optional[str], removed: Optional[str], remove_flag: str,
                  removed_verb: str, fmt: Format, *, create: Callable[[Any, str], str],
                  created: Callable[[str, str], str],
-                 remove: Callable[[Any, str], None], listing: Callable[[Any], Any]) -> None:
+                 remove: Callable[[Any, str], None], namespace: Optional[str] = None) -> None:
     """The flow the branch, tag and lock commands share: remove ``removed``, create ``name``, or list.
 
     Example::
 
         _ref_command("shop", "tag", "v1", None, "--delete", "Deleted", Format.table,
                      create=lambda repo, n: repo.create_tag(n), created=lambda n, h: f"{n} at {h}",
-                     remove=lambda repo, n: repo.delete_tag(n), listing=lambda repo: repo.tags())
+                     remove=lambda repo, n: repo.delete_tag(n))
     """
     if name and removed:
         raise click.UsageError(f"give a {kind} to create or {remove_flag}, not both.")
+    if not name and not removed:  # a listing only reads: no JVM (versioned.reader)
+        with reading() as wh:
+            reader = wh.repository(repository)
+            refs = {"branch": reader.branches, "tag": reader.tags, "lock": reader.locks}[kind]()
+            if namespace is not None:
+                refs = [r for r in refs if r.name.split(":", 1)[0] == namespace]
+            _list_refs(ref_rows(refs), fmt, f"{kind}es" if kind == "branch" else f"{kind}s",
+                       default=reader.default_branch if kind == "branch" else None)
+        return
     with state.session() as spark:
         repo = _repo(spark, repository)
         if removed:
@@ -245,10 +249,6 @@ def _ref_command(repository: str, kind: str, name: Optional[str], removed: Optio
             console().print(f"{removed_verb} {kind} [bold]{removed}[/bold]")
         elif name:
             console().print(created(name, short(create(repo, name))))
-        elif kind == "branch":
-            _list_refs(_ref_rows(listing(repo)), fmt, "branches", default=repo.default_branch)
-        else:
-            _list_refs(_ref_rows(listing(repo)), fmt, f"{kind}s")
 
 
 @app.command()
@@ -283,7 +283,7 @@ def branch(repository: str, name: Optional[str], from_ref: Optional[str], delete
     _ref_command(repository, "branch", name, delete, "--delete", "Deleted", fmt,
                  create=lambda repo, n: repo.create_branch(n, from_ref),
                  created=lambda n, h: f"Created branch [bold]{n}[/bold] at [yellow]{h}[/yellow]",
-                 remove=lambda repo, n: repo.delete_branch(n), listing=lambda repo: repo.branches())
+                 remove=lambda repo, n: repo.delete_branch(n))
 
 
 @app.command()
@@ -323,7 +323,7 @@ def tag(repository: str, name: Optional[str], ref: Optional[str], delete: Option
     _ref_command(repository, "tag", name, delete, "--delete", "Deleted", fmt,
                  create=lambda repo, n: repo.create_tag(n, ref),
                  created=lambda n, h: f"Tagged [yellow]{h}[/yellow] as [bold]{n}[/bold]",
-                 remove=lambda repo, n: repo.delete_tag(n), listing=lambda repo: repo.tags())
+                 remove=lambda repo, n: repo.delete_tag(n))
 
 
 def _lock_name(text: str) -> List[str]:
@@ -350,7 +350,7 @@ def lock(repository: str, name: Optional[str], ref: Optional[str], release: Opti
     _ref_command(repository, "lock", name, release, "--release", "Released", fmt,
                  create=lambda repo, n: repo.create_lock(*_lock_name(n), ref),
                  created=lambda n, h: f"Locked [yellow]{h}[/yellow] as [bold]{n}[/bold]",
-                 remove=lambda repo, n: repo.release_lock(*_lock_name(n)), listing=lambda repo: repo.locks(namespace))
+                 remove=lambda repo, n: repo.release_lock(*_lock_name(n)), namespace=namespace)
 
 
 @app.command()

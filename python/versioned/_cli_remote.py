@@ -19,6 +19,7 @@ from rich.markup import escape
 from versioned._cli_base import (Format, app, author_option, console, emit, emit_one, format_option, message_option,
                                  rows_of, short, state, status)
 from versioned._cli_merge import _Phrase, _report, merge_record
+from versioned._cli_reader import reading
 
 __all__ = ["remote", "remote_add", "remote_list", "remote_remove", "clone", "fetch", "pull", "push", "import_table",
            "fetch_record", "push_record", "FETCH_SUMMARY", "PUSH_SUMMARY"]
@@ -143,8 +144,9 @@ def remote_list(repository: str, fmt: Format) -> None:
 
     Example: versioned remote list shop --format json
     """
-    with state.session() as spark:
-        rows = rows_of(_repo(spark, repository).remotes())
+    with reading() as wh:  # no JVM: the metastore's vc_upstreams rows (versioned.reader)
+        rows = [{"name": name, **{c: url.get(c) for c in REMOTE_COLUMNS[1:]}}
+                for name, url in wh.repository(repository).remotes().items()]
     emit(rows, REMOTE_COLUMNS, fmt, title="remotes", styles={"name": "bold"}, empty="(no remotes)")
 
 

@@ -1,0 +1,59 @@
+"""Object records (``vc_objects`` rows and their ``vc_object_locations``), read from the metastore.
+
+Example::
+
+    load_objects(meta, ["ab12..."])["ab12..."].size_bytes
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional
+
+from versioned.reader._errors import fail
+
+
+@dataclass(frozen=True)
+class ObjectRecord:
+    """A ``vc_objects`` row (and its location, if stored outside ``objects/``).
+
+    Example::
+
+        rec.id, rec.kind, rec.size_bytes, rec.checksum
+    """
+
+    id: str
+    kind: str
+    row_count: int
+    size_bytes: int
+    min_values: Dict[str, Any]
+    max_values: Dict[str, Any]
+    checksum: Optional[str]
+    location: Optional[str]
+
+
+def load_objects(meta: Any, ids: List[str]) -> Dict[str, ObjectRecord]:
+    """The ``vc_objects`` rows (and locations) of ``ids``.
+
+    Example::
+
+        load_objects(meta, ["ab12..."])
+    """
+    out: Dict[str, ObjectRecord] = {}
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in meta.rows(
+                "SELECT o.id, o.kind, o.row_count, o.size_bytes, o.min_values, o.max_values, o.checksum, l.location "
+                f"FROM vc_objects o LEFT JOIN vc_object_locations l ON l.object_id = o.id WHERE o.id IN ({marks})",
+                *chunk):
+            oid, kind, rows, size, mins, maxs, checksum, location = row
+            out[str(oid)] = ObjectRecord(str(oid), str(kind), int(rows), int(size), json.loads(mins or "{}"),
+                                         json.loads(maxs or "{}"), checksum, location)
+    missing = [o for o in ids if o not in out]
+    if missing:
+        raise fail("OBJECT_MISSING", f"Object {missing[0]} is missing: the metastore has no record of it. Verify the "
+                   "repository (procedure verify, or the API's verify) to list the missing objects and the versions "
+                   "that need them, then restore them from a backup or a remote copy.")
+    return out

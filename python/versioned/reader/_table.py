@@ -1,0 +1,391 @@
+"""A table version read without Spark (docs/FORMAT.md, "Reading a table version"): fragments in key order, each
+the conflation of its chain of objects (newest change per key wins, a ``Delete`` hides its key), every object
+verified against its checksum before its rows are used, fragments and objects pruned by key filters.
+
+Example::
+
+    t = repo.table("orders", "main~2")
+    t.to_arrow(columns=["id", "total"], filters=[("id", ">=", 100), ("id", "<", 200)])
+    for batch in t.batches():
+        ...
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from versioned.reader._errors import fail, object_corrupt
+from versioned.reader._objects import ObjectRecord
+from versioned.reader._schema import arrow_schema, ddl
+from versioned.reader._store import ObjectStore, object_file, verify_object
+
+#: A filter: ``(column, op, value)`` with op one of ``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``, ``in``.
+Filter = Tuple[str, str, Any]
+
+_DUP = "_vdup"
+_CHANGE = "_vchange"
+_DELETE = 1
+_OPS: Dict[str, Callable[[Any, Any], Any]] = {"==": pc.equal, "=": pc.equal, "!=": pc.not_equal, "<": pc.less,
+                                              "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal}
+
+
+class TableVersion:
+    """One table of one image: its schema, key and fragments, readable as Arrow.
+
+    Example::
+
+        t = repo.table("orders")
+        t.schema, t.primary_key, t.num_rows_upper_bound
+        t.to_pandas()
+    """
+
+    def __init__(self, repo: str, name: str, image: str, schema_json: str, primary_key: List[str], hidden_key: bool,
+                 fragments: List[Dict[str, Any]], compacted: Optional[List[Dict[str, Any]]],
+                 objects: Dict[str, ObjectRecord], store: ObjectStore) -> None:
+        """Built by :meth:`versioned.reader.Repository.table`.
+
+        Example::
+
+            repo.table("orders", "v1")
+        """
+        self.repo, self.name, self.image = repo, name, image
+        self.schema_json = schema_json
+        self.schema: pa.Schema = arrow_schema(schema_json)
+        self.primary_key = primary_key
+        self.hidden_key = hidden_key
+        self.fragments = fragments
+        self.compacted = compacted
+        self.objects = objects
+        self.store = store
+
+    @property
+    def ddl(self) -> str:
+        """The schema as Spark DDL text (``id BIGINT NOT NULL,name STRING``).
+
+        Example::
+
+            repo.table("orders").ddl
+        """
+        return ddl(self.schema_json)
+
+    @property
+    def key_columns(self) -> List[str]:
+        """The physical key: the primary key, or every user column and then ``_vdup`` for a key-less table.
+
+        Example::
+
+            repo.table("orders").key_columns   # ['id']
+        """
+        return list(self.primary_key) if not self.hidden_key else [*self.schema.names, _DUP]
+
+    @property
+    def num_rows_upper_bound(self) -> int:
+        """The rows of the objects read (an upper bound of the table's rows; exact for SNAP-only chains).
+
+        Example::
+
+            repo.table("orders").num_rows_upper_bound
+        """
+        return sum(self.objects[o].row_count for f in self._layout() for o in f["objects"])
+
+    def _layout(self) -> List[Dict[str, Any]]:
+        # the compacted representation holds the same rows with shorter chains: prefer it (FORMAT.md)
+        return self.compacted if self.compacted else self.fragments
+
+    def batches(self, columns: Optional[Sequence[str]] = None, filters: Sequence[Filter] = ()) -> Iterator[pa.RecordBatch]:
+        """The rows as record batches, fragment by fragment in key order: memory holds one fragment's objects at a
+        time. ``columns`` projects, ``filters`` keep matching rows and prune fragments and objects by their keys.
+
+        Example::
+
+            for b in repo.table("orders").batches(columns=["id"], filters=[("id", "<", 10)]):
+                print(b.num_rows)
+        """
+        wanted = self._columns(columns)
+        out_schema = pa.schema([self.schema.field(c) for c in wanted])
+        for frag_index, frag in enumerate(self._layout()):
+            upper = self._layout()[frag_index + 1]["lower"] if frag_index + 1 < len(self._layout()) else None
+            if not self._fragment_may_match(frag.get("lower"), upper, filters):
+                continue
+            table = self._read_fragment(frag["objects"], wanted, filters)
+            if table is None or table.num_rows == 0:
+                continue
+            yield from table.cast(out_schema).to_batches()
+
+    def to_arrow(self, columns: Optional[Sequence[str]] = None, filters: Sequence[Filter] = ()) -> pa.Table:
+        """The table version as one :class:`pyarrow.Table`, sorted by key.
+
+        Example::
+
+            repo.table("orders", "v1").to_arrow(columns=["id", "total"], filters=[("id", "==", 42)])
+        """
+        wanted = self._columns(columns)
+        schema = pa.schema([self.schema.field(c) for c in wanted])
+        return pa.Table.from_batches(list(self.batches(columns, filters)), schema=schema)
+
+    def to_reader(self, columns: Optional[Sequence[str]] = None, filters: Sequence[Filter] = ()) -> pa.RecordBatchReader:
+        """A :class:`pyarrow.RecordBatchReader` streaming :meth:`batches` (DuckDB and Polars scan it lazily).
+
+        Example::
+
+            import duckdb
+            r = repo.table("orders").to_reader()
+            duckdb.sql("SELECT count(*) FROM r").fetchall()
+        """
+        wanted = self._columns(columns)
+        schema = pa.schema([self.schema.field(c) for c in wanted])
+        return pa.RecordBatchReader.from_batches(schema, self.batches(columns, filters))
+
+    def to_pandas(self, columns: Optional[Sequence[str]] = None, filters: Sequence[Filter] = ()) -> Any:
+        """The table version as a pandas DataFrame (needs pandas).
+
+        Example::
+
+            df = repo.table("orders").to_pandas()
+        """
+        return self.to_arrow(columns, filters).to_pandas()
+
+    def to_polars(self, columns: Optional[Sequence[str]] = None, filters: Sequence[Filter] = ()) -> Any:
+        """The table version as a Polars DataFrame (needs polars).
+
+        Example::
+
+            df = repo.table("orders").to_polars()
+        """
+        try:
+            import polars
+        except ImportError as e:
+            raise fail("UNSUPPORTED_OPERATION", "to_polars needs Polars: install the extra versioned-spark[polars].",
+                       e) from e
+        return polars.from_arrow(self.to_arrow(columns, filters))
+
+    def to_duckdb(self, connection: Any = None, columns: Optional[Sequence[str]] = None,
+                  filters: Sequence[Filter] = ()) -> Any:
+        """A DuckDB relation over the table version's stream of batches (needs duckdb).
+
+        Example::
+
+            rel = repo.table("orders").to_duckdb()
+            rel.aggregate("count(*)").fetchall()
+        """
+        try:
+            import duckdb
+        except ImportError as e:
+            raise fail("UNSUPPORTED_OPERATION", "to_duckdb needs DuckDB: install the extra versioned-spark[duckdb].",
+                       e) from e
+        con = connection if connection is not None else duckdb.connect()
+        return con.from_arrow(self.to_reader(columns, filters))
+
+    # ---- reading
+    def _columns(self, columns: Optional[Sequence[str]]) -> List[str]:
+        if columns is None:
+            return list(self.schema.names)
+        unknown = [c for c in columns if c not in self.schema.names]
+        if unknown:
+            raise fail("INVALID_OPTION", f"Table {self.repo}.{self.name} has no column {', '.join(unknown)}; its columns "
+                       f"are {', '.join(self.schema.names)}.")
+        return list(columns)
+
+    def _physical(self) -> pa.Schema:
+        fields = list(self.schema)
+        if self.hidden_key:
+            fields.append(pa.field(_DUP, pa.int32(), False))
+        return pa.schema(fields)
+
+    def _read_fragment(self, object_ids: List[str], wanted: List[str], filters: Sequence[Filter]) -> Optional[pa.Table]:
+        keys = self.key_columns
+        physical = self._physical()
+        needed = [c for c in physical.names if c in set(keys) | set(wanted) | {f[0] for f in filters}]
+        parts: List[pa.Table] = []
+        kinds: List[str] = []
+        for src, oid in enumerate(object_ids):
+            rec = self.objects[oid]
+            # a key predicate may skip any object by its key min/max; a DIFF is never skipped by non-key values
+            if not self._object_may_match(rec, filters):
+                continue
+            t = self._read_object(rec, needed, physical)
+            t = t.append_column("__vsrc", pa.repeat(pa.scalar(src, pa.int32()), t.num_rows))
+            parts.append(t)
+            kinds.append(rec.kind)
+        if not parts:
+            return None
+        if len(parts) == 1 and kinds[0] == "SNAP":
+            merged = parts[0]
+        elif kinds[0] == "SNAP" and len(keys) == 1 and _simple_key(physical.field(keys[0]).type):
+            merged = _overlay(parts[0], pa.concat_tables(parts[1:], promote_options="default"), keys[0])
+        else:
+            merged = _conflate(pa.concat_tables(parts, promote_options="default"), keys)
+        merged = merged.select([c for c in merged.column_names if c in needed])
+        mask = _filter_mask(merged, filters)
+        if mask is not None:
+            merged = merged.filter(mask)
+        return merged.select(wanted)
+
+    def _read_object(self, rec: ObjectRecord, needed: List[str], physical: pa.Schema) -> pa.Table:
+        fs, path = object_file(self.store, rec.id, rec.location)
+        verify_object(fs, path, rec.id, rec.size_bytes, rec.checksum)
+        try:
+            with fs.open_input_file(path) as f:
+                pf = pq.ParquetFile(f, page_checksum_verification=True, coerce_int96_timestamp_unit="us")
+                present = set(pf.schema_arrow.names)
+                cols = [c for c in needed if c in present] + ([_CHANGE] if _CHANGE in present else [])
+                t = pf.read(columns=cols)
+        except (OSError, pa.ArrowException) as e:
+            raise object_corrupt(rec.id, f"{path} cannot be decoded ({str(e).strip().splitlines()[0]})") from e
+        if t.num_rows != rec.row_count:
+            raise object_corrupt(rec.id, f"{path} has {t.num_rows} rows, {rec.row_count} were written")
+        arrays = []
+        names = []
+        for c in needed:
+            target = physical.field(c).type
+            if c in t.column_names:
+                arrays.append(t.column(c).cast(target))
+            else:  # a column the object predates: null
+                arrays.append(pa.nulls(t.num_rows, target))
+            names.append(c)
+        change = t.column(_CHANGE).cast(pa.int8()) if _CHANGE in t.column_names else pa.nulls(t.num_rows, pa.int8())
+        arrays.append(change)
+        names.append(_CHANGE)
+        return pa.Table.from_arrays(arrays, names=names)
+
+    def _key_type(self, column: str) -> pa.DataType:
+        return self._physical().field(column).type
+
+    def _fragment_may_match(self, lower: Optional[List[Any]], upper: Optional[List[Any]],
+                            filters: Sequence[Filter]) -> bool:
+        keys = self.key_columns
+        if not filters or not keys:
+            return True
+        lo = _bound_value(lower[0], self._key_type(keys[0])) if lower else None
+        hi = _bound_value(upper[0], self._key_type(keys[0])) if upper else None
+        # keys of the fragment have a first component in [lo, hi] (hi exclusive for one-column keys)
+        exclusive = len(keys) == 1
+        for col, op, value in filters:
+            if col != keys[0] or not _comparable(value):
+                continue
+            if not _range_may_match(lo, hi, exclusive, op, value):
+                return False
+        return True
+
+    def _object_may_match(self, rec: ObjectRecord, filters: Sequence[Filter]) -> bool:
+        for col, op, value in filters:
+            if col not in self.key_columns or not _comparable(value):
+                continue
+            if col not in rec.min_values or col not in rec.max_values:
+                continue
+            lo = _bound_value(rec.min_values[col], self._key_type(col))
+            hi = _bound_value(rec.max_values[col], self._key_type(col))
+            if lo is None or hi is None:
+                continue
+            if not _range_may_match(lo, hi, False, op, value):
+                return False
+        return True
+
+
+def _comparable(value: Any) -> bool:
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return all(_comparable(v) for v in value)
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
+def _bound_value(v: Any, t: pa.DataType) -> Any:
+    """A bound or statistic in the value encoding, comparable with a Python literal, or None when this reader
+    does not compare values of that type (then nothing is pruned)."""
+    if v is None:
+        return None
+    if pa.types.is_integer(t) and isinstance(v, int):
+        return v
+    if pa.types.is_string(t) and isinstance(v, str):
+        return v  # code point order equals the key order's unsigned UTF-8 byte order
+    return None
+
+
+def _range_may_match(lo: Any, hi: Any, hi_exclusive: bool, op: str, value: Any) -> bool:
+    """Whether a key range [lo, hi] (either end None: open) may hold a value satisfying ``op value``."""
+    try:
+        if op == "in":
+            return any(_range_may_match(lo, hi, hi_exclusive, "==", v) for v in value)
+        if op in ("==", "="):
+            return (lo is None or value >= lo) and (hi is None or (value < hi if hi_exclusive else value <= hi))
+        if op in (">", ">="):
+            return hi is None or (operator.gt if op == ">" or hi_exclusive else operator.ge)(hi, value)
+        if op in ("<", "<="):
+            return lo is None or (operator.lt if op == "<" else operator.le)(lo, value)
+    except TypeError:
+        return True
+    return True
+
+
+def _filter_mask(t: pa.Table, filters: Sequence[Filter]) -> Optional[pa.ChunkedArray]:
+    mask = None
+    for col, op, value in filters:
+        if op == "in":
+            m = pc.is_in(t.column(col), value_set=pa.array(list(value), t.column(col).type))
+        elif op in _OPS:
+            m = _OPS[op](t.column(col), pa.scalar(value, t.column(col).type))
+        else:
+            raise fail("INVALID_OPTION", f"Filter operator '{op}' is not supported; use ==, !=, <, <=, >, >= or in.")
+        m = pc.fill_null(m, False)
+        mask = m if mask is None else pc.and_(mask, m)
+    return mask
+
+
+def key_order(t: pa.Table, keys: Sequence[str], then: Optional[str] = None) -> pa.Array:
+    """The indices that sort ``t`` by ``keys`` ascending, nulls first (the key order), then by column ``then``.
+
+    Example::
+
+        t.take(key_order(t, ["id"]))
+    """
+    extra = [(then, "ascending")] if then else []
+    try:  # nulls first per key since pyarrow 25; before, for the whole sort
+        return pc.sort_indices(t, sort_keys=[(k, "ascending", "at_start") for k in keys] + extra)
+    except (TypeError, ValueError, pa.ArrowInvalid):
+        return pc.sort_indices(t, sort_keys=[(k, "ascending") for k in keys] + extra, null_placement="at_start")
+
+
+def _simple_key(t: pa.DataType) -> bool:
+    """Key types whose equality is Arrow's (no floats: -0.0 and NaN follow the key order's rules)."""
+    return bool(pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_date(t) or pa.types.is_timestamp(t))
+
+
+def _overlay(snap: pa.Table, diffs: pa.Table, key: str) -> pa.Table:
+    """A SNAP under DIFFs, for a one-column key: the SNAP's rows whose key no DIFF touches, then the DIFFs' newest
+    live rows, in key order (the same rows as :func:`_conflate`, without sorting the SNAP with its DIFFs)."""
+    changes = _conflate(diffs, [key], keep_deletes=True)
+    touched = changes.column(key).combine_chunks()
+    base = snap.filter(pc.invert(pc.fill_null(pc.is_in(snap.column(key), value_set=touched), False)))
+    live = changes.filter(pc.fill_null(pc.not_equal(changes.column(_CHANGE), pa.scalar(_DELETE, pa.int8())), True))
+    out = pa.concat_tables([base, live])
+    return out.take(key_order(out, [key]))
+
+
+def _conflate(t: pa.Table, keys: List[str], keep_deletes: bool = False) -> pa.Table:
+    """The newest change of every key (largest ``__vsrc``), in key order; deletes dropped unless ``keep_deletes``."""
+    if t.num_rows == 0:
+        return t
+    s = t.take(key_order(t, keys, then="__vsrc"))
+    n = s.num_rows
+    # last row of each run of equal keys: the next row has another key
+    same_as_next = None
+    for k in keys:
+        col = s.column(k).combine_chunks()
+        a, b = col.slice(0, n - 1), col.slice(1)
+        eq = pc.fill_null(pc.equal(a, b), False)
+        both_null = pc.and_(pc.is_null(a), pc.is_null(b))
+        eq = pc.or_(eq, both_null)
+        if pa.types.is_floating(col.type):
+            eq = pc.or_(eq, pc.fill_null(pc.and_(pc.is_nan(a), pc.is_nan(b)), False))
+        same_as_next = eq if same_as_next is None else pc.and_(same_as_next, eq)
+    assert same_as_next is not None
+    last = pa.concat_arrays([pc.invert(same_as_next), pa.array([True])])
+    winners = s.filter(last)
+    if keep_deletes:
+        return winners
+    alive = pc.fill_null(pc.not_equal(winners.column(_CHANGE), pa.scalar(_DELETE, pa.int8())), True)
+    return winners.filter(alive)

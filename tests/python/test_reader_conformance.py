@@ -1,0 +1,353 @@
+"""The Spark-free reader (versioned.reader) against the Spark read: histories built through Spark with a seeded
+random generator (keyed and key-less tables, a schema change, many commits so compaction runs, deletes, upserts,
+a merge, a branch and a tag), every version read both ways must hold the same rows, and every revision must name
+the same image. Then the bad inputs, each with its typed error class and nothing changed."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+from typing import Any, Dict, Iterator, List, Tuple
+
+import pytest
+from pyspark.sql import SparkSession
+
+import versioned
+from versioned import Repository
+from versioned.errors import (ImageNotFound, InvalidRevision, MetastoreError, ObjectCorrupt, ObjectMissing,
+                              RefNotFound, RepositoryNotFound, TableNotFound, WarehouseMismatch)
+from versioned.reader import open_warehouse
+
+KEYED = "id long, name string, qty int, price double"
+
+
+def _spark_rows(spark: SparkSession, table: str, ref: str, columns: List[str]) -> List[Tuple[Any, ...]]:
+    df = spark.read.versioned(table, ref=ref).select(*columns)
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+def _reader_rows(repo: Any, table: str, ref: str, columns: List[str]) -> List[Tuple[Any, ...]]:
+    t = repo.table(table, ref).to_arrow(columns=columns)
+    return sorted((tuple(r[c] for c in columns) for r in t.to_pylist()), key=repr)
+
+
+def _random_rows(rng: random.Random, ids: List[int]) -> List[Tuple[Any, ...]]:
+    return [(i, rng.choice(["a", "b", "ü", None, "zz"]), rng.randint(-5, 50), rng.choice([0.5, -1.0, 2.25, None]))
+            for i in ids]
+
+
+def _build_history(spark: SparkSession, seed: int) -> Tuple[Repository, List[str]]:
+    """Commits through Spark; returns the repository and every image hash of its default branch and branch dev."""
+    rng = random.Random(seed)
+    spark.createDataFrame(_random_rows(rng, list(range(200))), KEYED).write.versioned(
+        "c.items", primary_key="id", message="load items")
+    spark.createDataFrame([(rng.randint(0, 3), rng.choice(["x", "y"])) for _ in range(30)], "k int, v string") \
+        .write.versioned("c.bag", message="load bag")
+    repo = Repository(spark, "c")
+    main = repo.default_branch
+    for step in range(8):
+        choice = rng.randrange(4)
+        if choice == 0:
+            ids = rng.sample(range(400), 25)
+            repo.upsert(spark.createDataFrame(_random_rows(rng, ids), KEYED), "items", message=f"upsert {step}")
+        elif choice == 1:
+            lo = rng.randrange(200)
+            repo.delete_where("items", f"id BETWEEN {lo} AND {lo + 7}", message=f"delete {step}")
+        elif choice == 2:
+            fresh = [1000 + step * 10 + i for i in range(5)]
+            spark.createDataFrame(_random_rows(rng, fresh), KEYED).write.versioned(
+                "c.items", mode="append", message=f"append {step}")
+        else:
+            spark.createDataFrame([(rng.randint(0, 3), rng.choice(["x", "y", None])) for _ in range(4)],
+                                  "k int, v string").write.versioned("c.bag", mode="append", message=f"bag {step}")
+    repo.create_tag("before-dev")
+    repo.create_branch("dev")
+    repo.upsert(spark.createDataFrame(_random_rows(rng, [1, 2, 3, 5000]), KEYED), "items", branch="dev",
+                message="dev edit")
+    repo.delete_where("bag", "k = 0", message="bag delete on main")
+    repo.merge("dev", main, message="merge dev")
+    # a schema change: overwrite with a new column
+    spark.createDataFrame([(i, f"n{i}", i % 3 == 0) for i in range(50)], "id long, name string, flag boolean") \
+        .write.versioned("c.shape", primary_key="id", message="shape v1")
+    spark.createDataFrame([(i, f"m{i}", i * 2) for i in range(40)], "id long, name string, twice long") \
+        .write.versioned("c.shape", mode="overwrite", message="shape v2")
+    jvm = getattr(getattr(spark, "_sc", None), "_jvm", None)
+    if jvm is not None:  # let background compaction record its compacted forms
+        getattr(jvm, "versioned.spark.api.VersionedApi").awaitCompactions(0)
+    hashes = [r["hash"] for r in repo.log(main).collect()]
+    return repo, hashes
+
+
+def _check_same(spark: SparkSession, wh: str, metastore_url: Any = None, seed: int = 36) -> None:
+    repo, hashes = _build_history(spark, seed)
+    reader = open_warehouse(wh, metastore_url).repository("c")
+    assert [c.hash for c in reader.log()] == hashes
+    compared = 0
+    for h in hashes:
+        for table in reader.tables(h):
+            cols = reader.table(table, h).schema.names
+            assert _reader_rows(reader, table, h, cols) == _spark_rows(spark, f"c.{table}", h, cols), (table, h)
+            compared += 1
+    assert compared >= 20
+    # a filtered read and a projection agree with Spark's
+    head = reader.resolve().hash
+    got = reader.table("items", head).to_arrow(columns=["id", "qty"], filters=[("id", ">=", 50), ("id", "<", 120)])
+    want = spark.read.versioned("c.items", ref=head).where("id >= 50 AND id < 120").select("id", "qty").collect()
+    assert sorted(tuple(r.values()) for r in got.to_pylist()) == sorted(tuple(r) for r in want)
+    # revisions resolve to the same image on both sides
+    main = repo.default_branch
+    merge = reader.resolve(f"{main}~2")
+    assert len(merge.parents) == 2 and merge.message == "merge dev"
+    specs = [main, "dev", "before-dev", "before-dev~1", f"{main}~2", f"{main}~2^2", f"{main}~2^2~1", f"{main}~2^1",
+             f"{main}~2^", hashes[3][:7], hashes[-1], "heads/dev", "tags/before-dev^", f" {main}~1 "]
+    for spec in specs:
+        assert reader.resolve(spec).hash == repo.resolve(spec), spec
+    # row diffs equal the connector's, keyed and key-less, across several commits
+    for table, a, b in (("items", "before-dev", main), ("items", hashes[-1], main), ("bag", hashes[-2], main),
+                        ("items", f"{main}~2^2", f"{main}~3")):
+        got_diff = reader.diff(table, a, b)
+        want_diff = repo.diff(table, a, b)
+        assert got_diff.column_names == want_diff.columns
+        assert sorted(map(repr, (tuple(r.values()) for r in got_diff.to_pylist()))) == \
+            sorted(map(repr, (tuple(r) for r in want_diff.collect()))), (table, a, b)
+    oldest = reader.image(hashes[-1])
+    assert reader.as_of(oldest.created_ms).hash == hashes[-1]
+    assert [b.name for b in reader.branches()] == sorted(r["name"] for r in repo.branches().collect())
+    assert [t.name for t in reader.tags()] == ["before-dev"]
+
+
+def test_every_version_reads_as_spark_reads_it(spark: SparkSession, warehouse: str) -> None:
+    _check_same(spark, warehouse)
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh database on the PostgreSQL of VERSIONED_TEST_POSTGRES_URL (dropped afterwards)."""
+    admin = os.environ.get("VERSIONED_TEST_POSTGRES_URL")
+    if not admin:
+        pytest.skip("PostgreSQL unavailable: set VERSIONED_TEST_POSTGRES_URL (bin/setup-postgres prints it)")
+    pytest.importorskip("psycopg")
+    m = re.match(r"jdbc:postgresql://([^:/]+):?(\d*)/([^?]+)\?(.*)$", admin)
+    assert m, f"unexpected VERSIONED_TEST_POSTGRES_URL {admin}"
+    import psycopg
+
+    host, port, _, query = m.groups()
+    params = dict(p.split("=", 1) for p in query.split("&"))
+    db = f"versioned_reader_{os.getpid()}_{int(time.time())}"
+    admin_info = dict(host=host, port=int(port or 5432), user=params["user"], password=params.get("password", ""),
+                      dbname="postgres", autocommit=True)
+    with psycopg.connect(**admin_info) as c:
+        c.execute(f"CREATE DATABASE {db}")
+    try:
+        yield f"jdbc:postgresql://{host}:{port or 5432}/{db}?{query}"
+    finally:
+        with psycopg.connect(**admin_info) as c:
+            c.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+
+
+def test_every_version_reads_as_spark_reads_it_on_postgres(spark: SparkSession, warehouse: str,
+                                                           postgres_url: str) -> None:
+    spark.conf.set("spark.versioned.metastore.url", postgres_url)
+    try:
+        _check_same(spark, warehouse, postgres_url, seed=7)
+    finally:
+        spark.conf.unset("spark.versioned.metastore.url")
+
+
+def test_importing_the_reader_imports_no_pyspark() -> None:
+    code = ("import sys; import versioned.reader; from versioned.reader import open_warehouse; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')]; print(bad); "
+            "sys.exit(1 if bad else 0)")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(_root(), "python"), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def _root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _small(spark: SparkSession) -> Repository:
+    spark.createDataFrame([(i, f"n{i}") for i in range(20)], "id long, name string").write.versioned(
+        "b.t", primary_key="id", message="first")
+    return Repository(spark, "b")
+
+
+def _object_files(wh: str) -> List[str]:
+    out = []
+    for d, _, files in os.walk(os.path.join(wh, "objects")):
+        out += [os.path.join(d, f) for f in files if f.endswith(".parquet")]
+    return out
+
+
+def test_unknown_revision_table_and_repository(spark: SparkSession, warehouse: str) -> None:
+    _small(spark)
+    repo = open_warehouse(warehouse).repository("b")
+    with pytest.raises(RefNotFound):
+        repo.resolve("nope")
+    with pytest.raises(InvalidRevision):
+        repo.resolve("  ")
+    with pytest.raises(ImageNotFound):
+        repo.resolve("HEAD~1".replace("HEAD", repo.default_branch))
+    with pytest.raises(TableNotFound):
+        repo.table("nope")
+    with pytest.raises(RepositoryNotFound):
+        open_warehouse(warehouse).repository("nope")
+    with pytest.raises(InvalidRevision):
+        repo.as_of("yesterday")
+
+
+def test_damaged_and_missing_objects_are_typed_errors(spark: SparkSession, warehouse: str) -> None:
+    _small(spark)
+    files = _object_files(warehouse)
+    assert files
+    before = {f: open(f, "rb").read() for f in files}
+    repo = open_warehouse(warehouse).repository("b")
+    assert repo.table("t").to_arrow().num_rows == 20
+    for f, data in before.items():  # a flipped byte in the data pages, same size
+        damaged = bytearray(data)
+        damaged[10] ^= 0xFF
+        damaged[len(data) // 3] ^= 0xFF
+        with open(f, "wb") as out:
+            out.write(bytes(damaged))
+    with pytest.raises(ObjectCorrupt):
+        repo.table("t").to_arrow()
+    assert repo.verify_objects() and all(c == "OBJECT_CORRUPT" for _, c in repo.verify_objects())
+    for f, data in before.items():  # a truncated file
+        with open(f, "wb") as out:
+            out.write(data[:-5])
+    with pytest.raises(ObjectCorrupt):
+        repo.table("t").to_arrow()
+    for f in files:
+        os.remove(f)
+    with pytest.raises(ObjectMissing):
+        repo.table("t").to_arrow()
+    for f, data in before.items():
+        with open(f, "wb") as out:
+            out.write(data)
+    assert repo.table("t").to_arrow().num_rows == 20
+    assert _object_files(warehouse) == files  # the reader wrote nothing
+
+
+def test_missing_and_foreign_metastores_are_refused(spark: SparkSession, warehouse: str, tmp_path: Any) -> None:
+    _small(spark)
+    with pytest.raises(WarehouseMismatch):  # no warehouse at all: nothing is created
+        open_warehouse(str(tmp_path / "nowhere"))
+    assert not os.path.exists(tmp_path / "nowhere")
+    other = str(tmp_path / "other")
+    spark.conf.set("spark.versioned.warehouse", other)
+    _small(spark)
+    spark.conf.set("spark.versioned.warehouse", warehouse)
+    with pytest.raises(WarehouseMismatch):  # another warehouse's metastore
+        open_warehouse(warehouse, f"jdbc:sqlite:{other}/metastore.db")
+    moved = str(tmp_path / "moved.db")
+    shutil.move(os.path.join(warehouse, "metastore.db"), moved)
+    try:
+        with pytest.raises(WarehouseMismatch):  # the metastore file is gone while the store holds data
+            open_warehouse(warehouse)
+        assert not os.path.exists(os.path.join(warehouse, "metastore.db"))
+    finally:
+        shutil.move(moved, os.path.join(warehouse, "metastore.db"))
+    empty = str(tmp_path / "empty.db")
+    import sqlite3
+
+    sqlite3.connect(empty).close()
+    with pytest.raises(WarehouseMismatch):
+        open_warehouse(warehouse, f"jdbc:sqlite:{empty}")
+
+
+def test_newer_metastore_format_is_refused_naming_the_version(spark: SparkSession, warehouse: str,
+                                                              tmp_path: Any) -> None:
+    _small(spark)
+    import sqlite3
+
+    copy = str(tmp_path / "copy")
+    shutil.copytree(warehouse, copy)
+    c = sqlite3.connect(os.path.join(copy, "metastore.db"))
+    c.execute("UPDATE vc_meta SET value = '99' WHERE key = 'schema_version'")
+    c.commit()
+    c.close()
+    with pytest.raises(MetastoreError, match="99"):
+        open_warehouse(copy)
+    assert open_warehouse(warehouse).repository("b").table("t").to_arrow().num_rows == 20
+
+
+def test_unreachable_postgres_is_a_metastore_error(tmp_path: Any) -> None:
+    pytest.importorskip("psycopg")
+    with pytest.raises(MetastoreError):
+        open_warehouse(str(tmp_path), "jdbc:postgresql://127.0.0.1:1/none?user=u&password=p")
+
+
+def test_pandas_and_duckdb_and_diff(spark: SparkSession, warehouse: str) -> None:
+    repo = _small(spark)
+    repo.delete_where("t", "id < 3", message="drop")
+    repo.upsert(spark.createDataFrame([(5, "five"), (99, "new")], "id long, name string"), "t", message="edit")
+    reader = open_warehouse(warehouse).repository("b")
+    main = reader.default_branch
+    pdf = reader.table("t").to_pandas()
+    assert list(pdf["id"]) == sorted(set(range(3, 20)) | {99})
+    changes = {(r["_change"], r["id"], r["name_before"], r["name_after"])
+               for r in reader.diff("t", f"{main}~2", main).to_pylist()}
+    assert changes == {("delete", 0, "n0", None), ("delete", 1, "n1", None), ("delete", 2, "n2", None),
+                       ("update", 5, "n5", "five"), ("insert", 99, None, "new")}
+    duckdb = pytest.importorskip("duckdb")
+    rel = reader.table("t").to_reader(columns=["id"])
+    assert duckdb.sql("SELECT count(*), max(id) FROM rel").fetchall() == [(18, 99)]
+    assert reader.table("t", f"{main}~2").to_duckdb().aggregate("count(*)").fetchall() == [(20,)]
+    polars = pytest.importorskip("polars")
+    frame = reader.table("t").to_polars(columns=["id", "name"], filters=[("id", "in", [5, 99, 1000])])
+    assert isinstance(frame, polars.DataFrame) and frame.rows() == [(5, "five"), (99, "new")]
+
+
+def test_read_only_commands_start_no_jvm(spark: SparkSession, warehouse: str) -> None:
+    """log (--graph), show and the ref listings answer from the reader: the process never imports PySpark."""
+    repo = _small(spark)
+    repo.create_tag("v1")
+    repo.create_lock("etl", "run-1")
+    repo.upsert(spark.createDataFrame([(1, "one")], "id long, name string"), "t", message="edit one")
+    code = ("import sys\nfrom versioned.cli import app\n"
+            "for args in (['log', 'b', '-n', '5'], ['log', 'b', '--graph', '--oneline'], ['show', 'b', 'v1'], "
+            "['branch', 'b'], ['tag', 'b', '-f', 'json'], ['lock', 'b', '-f', 'csv'], ['cat', 'b.t@v1', '-n', '3'], "
+            "['diff', 'b.t', 'v1', sys.argv[2], '--stat'], ['diff', 'b.t', 'v1', sys.argv[2], '-f', 'csv']):\n"
+            "    app(args=['-w', sys.argv[1], '--no-color'] + args, standalone_mode=False)\n"
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')]\n"
+            "print('IMPORTED', bad)\nsys.exit(3 if bad else 0)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(_root(), "python"), os.environ.get("PYTHONPATH", "")]),
+               COLUMNS="200")
+    out = subprocess.run([sys.executable, "-c", code, warehouse, repo.default_branch], env=env, capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "edit one" in out.stdout and "tag: v1" in out.stdout and "etl:run-1" in out.stdout
+    assert "0 inserted" in out.stdout and "1 updated" in out.stdout and "update,1,n1,one" in out.stdout
+    assert "n2" in out.stdout and "n3" not in out.stdout  # cat -n 3: ids 0, 1, 2
+    assert "IMPORTED []" in out.stdout
+    bad = subprocess.run([sys.executable, "-m", "versioned.cli", "-w", warehouse, "log", "b", "nope"], env=env,
+                         capture_output=True, text=True)
+    assert bad.returncode == 1 and bad.stderr.startswith("[REF_NOT_FOUND]"), bad.stderr
+
+
+def test_lazy_clone_reads_objects_in_place(spark: SparkSession, warehouse: str, tmp_path: Any) -> None:
+    """A clone that copied no objects: the reader reads them at the remote's location, verified, as Spark does."""
+    source = str(tmp_path / "source")
+    spark.conf.set("spark.versioned.warehouse", source)
+    repo = _small(spark)
+    repo.upsert(spark.createDataFrame([(3, "three"), (40, "forty")], "id long, name string"), "t", message="edit")
+    spark.conf.set("spark.versioned.warehouse", warehouse)
+    versioned.clone(spark, "b", warehouse=source, metastore_url=f"jdbc:sqlite:{source}/metastore.db")
+    assert not _object_files(warehouse)  # nothing downloaded: every object is read at its location
+    reader = open_warehouse(warehouse).repository("b")
+    main = reader.default_branch
+    for ref in (main, f"{main}~1", "origin/" + main):
+        assert _reader_rows(reader, "t", ref, ["id", "name"]) == _spark_rows(spark, "b.t", ref, ["id", "name"])
+    assert reader.remote_refs() and reader.remotes()["origin"]["repository"] == "b"
+    for f in _object_files(source):  # damage at the remote is caught as well
+        data = bytearray(open(f, "rb").read())
+        data[len(data) // 2] ^= 0xFF
+        open(f, "wb").write(bytes(data))
+    with pytest.raises(ObjectCorrupt):
+        reader.table("t").to_arrow()
