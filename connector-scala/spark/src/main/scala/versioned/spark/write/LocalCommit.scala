@@ -51,7 +51,8 @@ private[versioned] object LocalCommit {
    * `existing` is the committed table `cur` is, when the driver can look keys up in it. With `inserts`, KEY_EXISTS
    * when a key is in it. Otherwise (upserts and deletes by key), when no row would change the table ([[changing]]),
    * `cur` itself is returned with no object, and the commit has nothing to record; a write that changes something
-   * writes all its rows, as the distributed path does (the same data gives the same objects on both paths).
+   * writes all its rows, as the distributed path does (the same data gives the same objects on both paths). The
+   * lookup is best effort: when the table cannot be read (a damaged object), the upsert is written blind, as before.
    */
   def writeDiffs(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
                  schema: StructType, deleteColumn: Option[String],
@@ -60,7 +61,9 @@ private[versioned] object LocalCommit {
     val sorted = sortedByKey(rows, schema, layout)
     val present = existing.filter(_ => cur.effectiveFragments.nonEmpty && keysCheckable(layout, rows.size, lookup = true))
     present.foreach(s => if (inserts) requireNew(sorted, layout, s()))
-    val unchanged = !inserts && present.exists(s => changing(sorted, schema, deleteColumn, layout, s()).isEmpty)
+    // best effort: an upsert is a blind write, so a table it cannot read now (a damaged object) never fails it
+    val unchanged = !inserts && present.exists(s =>
+      scala.util.Try(changing(sorted, schema, deleteColumn, layout, s()).isEmpty).getOrElse(false))
     if (sorted.isEmpty || unchanged) (cur, Nil)
     else write(spark, target, layout, cur, sorted, diffRows(spark, schema, layout, deleteColumn, inserts), priors)
   }
