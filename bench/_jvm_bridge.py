@@ -74,12 +74,8 @@ class Bridge:
         no_lease = _module(self.jvm, "scala.None$")
         no_merge = _module(self.jvm, "scala.collection.immutable.Nil$")  # mergeParents: an ordinary commit
         args = [repo, branch, self.jvm.scala.Some(expected_head), empty, "bench", message, no_lease, no_merge]
-        try:  # since round 9 a commit that changes nothing must ask for it (allowEmpty)
-            r = self.engine(warehouse).commit(*args, True)
-        except Py4JError as e:
-            if "does not exist" not in str(e):
-                raise
-            r = self.engine(warehouse).commit(*args)
+        # allowEmpty (a commit that changes nothing must ask for it), then no probe (an ordinary commit)
+        r = self.engine(warehouse).commit(*args, True, no_lease)
         return r.image().hash()
 
     # ---- one DIFF commit of mixed changes

@@ -128,7 +128,8 @@ def empty_commits(spark: SparkSession, repo: str, branch: str, count: int) -> It
     no_merge_parents = getattr(getattr(jvm, "scala.collection.immutable.Nil$"), "MODULE$")
     head = Repository(spark, repo).resolve(branch)
     for i in range(count):
+        # allowEmpty: these scaffolding commits change no table; no probe (None): an ordinary commit
         result = engine.commit(repo, branch, jvm.scala.Some(head), no_updates, "tester", f"empty {i}", no_lease,
-                               no_merge_parents, True)  # allowEmpty: these scaffolding commits change no table
+                               no_merge_parents, True, no_lease)
         head = result.image().hash()
         yield head
