@@ -73,20 +73,22 @@ def procedure(spark: SparkSession, options: Optional[Mapping[str, str]], proc: s
         procedure(spark, None, "create_branch", repository="shop", branch="dev", from_ref=None).collect()
         procedure(spark, None, "gc", repository="shop", older_than_seconds=3600.0, dry_run=True).collect()
     """
-    from pyspark.sql import functions as F
-
     params: Dict[str, Any] = {}
+    parts: List[str] = []
     for key, value in args.items():
-        if value is None:
+        if value is None or (isinstance(value, Mapping) and not value):
             continue
         if isinstance(value, Mapping):
-            pairs = [F.lit(str(part)) for item in value.items() for part in item]
-            params[key] = F.create_map(*pairs)
-        elif isinstance(value, (bool, int, float)):
-            params[key] = value
-        else:
-            params[key] = str(value)
-    call = ", ".join(f"{k} => :{k}" for k in params)
+            # a map literal of named string parameters (Spark Connect takes literals as parameters, not columns)
+            names: List[str] = []
+            for i, (k, v) in enumerate(value.items()):
+                params[f"{key}_k{i}"], params[f"{key}_v{i}"] = str(k), str(v)
+                names += [f":{key}_k{i}", f":{key}_v{i}"]
+            parts.append(f"{key} => map({', '.join(names)})")
+            continue
+        params[key] = value if isinstance(value, (bool, int, float)) else str(value)
+        parts.append(f"{key} => :{key}")
+    call = ", ".join(parts)
     return spark.sql(f"CALL {catalog(spark, options)}.system.{proc}({call})", args=params)
 
 
