@@ -63,7 +63,7 @@ private[versioned] object LocalCommit {
     present.foreach(s => if (inserts) requireNew(sorted, layout, s()))
     // best effort: an upsert is a blind write, so a table it cannot read now (a damaged object) never fails it
     val unchanged = !inserts && present.exists(s =>
-      scala.util.Try(changing(sorted, schema, deleteColumn, layout, s()).isEmpty).getOrElse(false))
+      scala.util.Try(!changesAny(sorted, schema, deleteColumn, layout, s())).getOrElse(false))
     if (sorted.isEmpty || unchanged) (cur, Nil)
     else write(spark, target, layout, cur, sorted, diffRows(spark, schema, layout, deleteColumn, inserts), priors)
   }
@@ -85,14 +85,13 @@ private[versioned] object LocalCommit {
   }
 
   /**
-   * The `keyed` upserts and deletes (rows in `schema`) that change `snapshot`: an upsert of a row stored with the same
-   * values, and a delete of a key not stored, are left out (as git, an unchanged row is not a change). Values compare
-   * by their binary form, so a difference only in representation (-0.0 and 0.0) still counts as a change.
+   * Whether any of the `keyed` upserts and deletes (rows in `schema`) changes `snapshot`: an upsert of a row stored
+   * with the same values, and a delete of a key not stored, change nothing (as git, an unchanged row is not a change).
+   * Values compare by their binary form, so a difference only in representation (-0.0 and 0.0) still counts as a change.
    */
-  private def changing(keyed: IndexedSeq[(InternalRow, InternalRow)], schema: StructType, deleteColumn: Option[String],
-                       layout: TableLayout, snapshot: TableSnapshot): IndexedSeq[(InternalRow, InternalRow)] =
-    if (keyed.isEmpty) keyed
-    else {
+  private def changesAny(keyed: IndexedSeq[(InternalRow, InternalRow)], schema: StructType, deleteColumn: Option[String],
+                         layout: TableLayout, snapshot: TableSnapshot): Boolean =
+    keyed.nonEmpty && {
       val found = stored(keyed, layout, snapshot)
       val columns = layout.schema.fields.toSeq
       def values(in: StructType) = UnsafeProjection.create(columns.map(f =>
@@ -100,7 +99,7 @@ private[versioned] object LocalCommit {
       val incoming = values(schema)
       val current = values(layout.physicalSchema)
       val deleted = deleteColumn.map(schema.fieldIndex)
-      keyed.filter { case (key, row) =>
+      keyed.exists { case (key, row) =>
         val before = Option(found.get(key))
         if (deleted.exists(d => !row.isNullAt(d) && row.getBoolean(d))) before.isDefined
         else before.forall(b => incoming(row) != current(b))

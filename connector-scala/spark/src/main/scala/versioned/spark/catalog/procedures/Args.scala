@@ -24,6 +24,9 @@ private[procedures] final class Args(procedure: String, params: Seq[Param], inpu
   def apply(name: String): String = opt(name).getOrElse(throw Errors.invalidOption(
     s"$procedure: argument '$name' is required (it is NULL)."))
 
+  /** A text argument holding a comma-separated list of names; empty when NULL. */
+  def list(name: String): Seq[String] = opt(name).toSeq.flatMap(_.split(',')).map(_.trim).filter(_.nonEmpty)
+
   /** A revision argument: a spec, or the repository's default branch when NULL (an empty string is no revision). */
   def revision(name: String): Revision = opt(name).map(s => Revision.Spec(s.trim)).getOrElse(Revision.DefaultBranch)
 

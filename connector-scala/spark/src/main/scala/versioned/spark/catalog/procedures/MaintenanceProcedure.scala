@@ -32,10 +32,6 @@ private[procedures] abstract class MaintenanceProcedure(engine: () => Engine) ex
    */
   protected def resolutions(spark: SparkSession, a: Args): Map[String, DataFrame] =
     a.names("resolutions").map { case (table, view) => table -> spark.table(view) }
-
-  /** A comma-separated list of names (empty when absent). */
-  protected def names(a: Args, name: String): Seq[String] =
-    a.opt(name).toSeq.flatMap(_.split(',')).map(_.trim).filter(_.nonEmpty)
 }
 
 private[procedures] final class FrameResult(schema: StructType, data: Array[InternalRow]) extends LocalScan {

@@ -22,5 +22,5 @@ private[procedures] final class ProtectBranchProcedure(engine: () => Engine) ext
   override protected def outputType: StructType = GovernanceApi.RuleSchema
   override protected def run(spark: SparkSession, e: Engine, a: Args): DataFrame =
     GovernanceApi.protect(spark, e, a("repository"), a("pattern"),
-      a.flag("require_merge"), a.flag("allow_force"), a.flag("allow_delete"), names(a, "checks"))
+      a.flag("require_merge"), a.flag("allow_force"), a.flag("allow_delete"), a.list("checks"))
 }

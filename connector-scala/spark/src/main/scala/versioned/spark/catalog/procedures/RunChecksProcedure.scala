@@ -18,5 +18,5 @@ private[procedures] final class RunChecksProcedure(engine: () => Engine) extends
     Param("checks", required = false, "comma-separated check names; default: every check"))
   override protected def outputType: StructType = GovernanceApi.RunSchema
   override protected def run(spark: SparkSession, e: Engine, a: Args): DataFrame =
-    GovernanceApi.runChecks(spark, e, a("repository"), a.opt("ref").orNull, names(a, "checks"))
+    GovernanceApi.runChecks(spark, e, a("repository"), a.opt("ref").orNull, a.list("checks"))
 }
