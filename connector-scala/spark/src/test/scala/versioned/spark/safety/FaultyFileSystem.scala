@@ -53,7 +53,11 @@ object Faults {
   /** What Spark tasks are refused: nothing, "create" (file creation) or "write" (writes to created files). */
   private val refused = new java.util.concurrent.atomic.AtomicReference[String]("")
   def refuseInTasks(op: String): Unit = { require(Set("create", "write")(op)); refused.set(op) }
-  def stopRefusing(): Unit = refused.set("")
+  def stopRefusing(): Unit = { refused.set(""); down.set(false) }
+
+  /** While down, the store refuses every create and open, in tasks and on the driver alike (an outage). */
+  private val down = new java.util.concurrent.atomic.AtomicBoolean(false)
+  def outage(): Unit = down.set(true)
 
   private def inTask: Boolean = org.apache.spark.TaskContext.get() != null
   private def refusal(op: String, p: Any) = new java.net.ConnectException(s"Connection refused (injected: $op of $p)")
@@ -70,6 +74,7 @@ object Faults {
   }
 
   def check(op: String, p: Path): Unit = {
+    if (down.get && (op == "create" || op == "open")) throw refusal(op, p)
     if (op == "create" && inTask && refused.get == "create") throw refusal(op, p)
     val i = count.incrementAndGet()
     if (i == failAt.get()) {
