@@ -59,14 +59,14 @@ class StreamCrashSuite extends VersionedTestBase {
     val pause = Seq(PausingFileSystem.PauseOn -> pauseOn, PausingFileSystem.Marker -> marker.getAbsolutePath,
       PausingFileSystem.PauseAfter -> new File(ckpt, "offsets/1").getAbsolutePath)
     val first = child(in.getAbsolutePath, (if (checkpointPaused) "pausing://" else "") + ckpt.getAbsolutePath, log, pause)
-    val deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3)
+    val deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10)
     while (!marker.exists() && first.isAlive && System.nanoTime() < deadline) Thread.sleep(100)
     assert(marker.exists(), s"the child never reached $pauseOn (alive: ${first.isAlive}):\n${tail(log)}")
     first.destroyForcibly() // SIGKILL
     assert(first.waitFor(60, TimeUnit.SECONDS) && first.exitValue() == 137, s"not killed: ${tail(log)}")
 
     val second = child(in.getAbsolutePath, ckpt.getAbsolutePath, log, Nil)
-    assert(second.waitFor(5, TimeUnit.MINUTES), s"the restarted child did not finish:\n${tail(log)}")
+    assert(second.waitFor(10, TimeUnit.MINUTES), s"the restarted child did not finish:\n${tail(log)}")
     assert(second.exitValue() == 0, s"the restarted child failed:\n${tail(log)}")
 
     val expected = Row(-1L, "seed") +: (0 until files * perFile).map(i => Row(i.toLong, s"f${i / perFile}-${i % perFile}"))
