@@ -47,10 +47,26 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--commits", type=int, default=100_000)
     ap.add_argument("--work", default=os.path.join(HERE, "work", "reader"))
+    ap.add_argument("--reuse", action="store_true",
+                    help="Measure on the warehouse a previous run built in --work (same --rows), building nothing.")
     a = ap.parse_args()
+    wh = os.path.join(a.work, "warehouse")
+    built = os.path.join(a.work, "built.json")
+    if a.reuse:
+        with open(built) as f:
+            setup = json.load(f)
+        assert setup["rows"] == a.rows and setup["commits"] == a.commits, f"{a.work} was built with {setup}"
+    else:
+        setup = build(a, wh)
+        with open(built, "w") as f:
+            json.dump(setup, f)
+    measure(a, wh, setup)
+
+
+def build(a: argparse.Namespace, wh: str) -> Dict[str, Any]:
+    """Writes the bench table (a head and 10 DIFF commits of 1%), its plain Parquet copy and the long history."""
     shutil.rmtree(a.work, ignore_errors=True)
     os.makedirs(a.work)
-    wh = os.path.join(a.work, "warehouse")
 
     from pyspark.sql import SparkSession, functions as F
     import versioned
@@ -86,19 +102,26 @@ def main() -> None:
     t0 = time.perf_counter()
     fabricate_history(wh, "hist", versioned.Repository(spark, "hist").default_branch, a.commits)
     fabricated = time.perf_counter() - t0
-    spark.stop()
-
-    import pyarrow.parquet as pq
-    from versioned.reader import open_warehouse
-
-    results: Dict[str, Any] = {"rows": n, "commits": a.commits, "fabricated_s": fabricated}
-    results["log_reader_s"] = run_wall([sys.executable, "-m", "versioned.cli", "-w", wh, "log", "hist", "-n", "20",
-                                        "--no-pager"])
     jvm_log = ("import sys, versioned\nfrom pyspark.sql import SparkSession\n"
                "spark = versioned.configure_spark_with_versioned(SparkSession.builder.master('local[1]')"
                ".config('spark.ui.enabled','false'), warehouse=sys.argv[1]).getOrCreate()\n"
                "print(len(versioned.Repository(spark, 'hist').log(limit=20).collect()))\nspark.stop()\n")
-    results["log_jvm_s"] = run_wall([sys.executable, "-c", jvm_log, wh], reps=1)
+    spark.stop()
+    log_jvm = run_wall([sys.executable, "-c", jvm_log, wh], reps=1)
+    return {"rows": n, "commits": a.commits, "fabricated_s": fabricated, "log_jvm_s": log_jvm}
+
+
+def measure(a: argparse.Namespace, wh: str, setup: Dict[str, Any]) -> None:
+    """Times the reader against its references on the built warehouse; writes bench/results/reader.{json,md}."""
+
+    import pyarrow.parquet as pq
+    from versioned.reader import open_warehouse
+
+    n = a.rows
+    plain = os.path.join(a.work, "plain")
+    results: Dict[str, Any] = dict(setup, load_average_before=os.getloadavg())
+    results["log_reader_s"] = run_wall([sys.executable, "-m", "versioned.cli", "-w", wh, "log", "hist", "-n", "20",
+                                        "--no-pager"])
 
     repo_r = open_warehouse(wh).repository("bench")
     table = repo_r.table("t")
