@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from versioned.reader._errors import fail
 from versioned.reader._history import Commit, History, RefInfo
@@ -363,6 +363,19 @@ class Repository(History):
             fields += [pa.field(f"{v}_before", f.type), pa.field(f"{v}_after", f.type)]
         out = pa.Table.from_pylist(rows, schema=pa.schema(fields))
         return out.take(key_order(out, keys)) if out.num_rows else out
+
+    def verify(self, refs: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
+        """The connector's ``verify``: one row per object that the versions reachable from ``refs`` (default: every
+        branch, tag, lock and remote-tracking ref) need, each whole file checked against its checksum: ``object``,
+        ``kind``, ``status`` (``ok``, ``missing``, ``corrupt``), ``detail`` and ``needed_by`` (``table@image``).
+
+        Example::
+
+            [r["object"] for r in repo.verify(["main", "v1"]) if r["status"] != "ok"]   # []
+        """
+        from versioned.reader._verify import verify_repository
+
+        return verify_repository(self, refs)
 
     def verify_objects(self, ref: Optional[str] = None) -> List[Tuple[str, str]]:
         """Checks every object of every table at ``ref`` byte for byte (whole-file CRC-32C); returns the
