@@ -90,6 +90,16 @@ class TableVersion:
         """
         return sum(self.objects[o].row_count for f in self._layout() for o in f["objects"])
 
+    def with_fragments(self, fragments: List[Dict[str, Any]]) -> "TableVersion":
+        """This version restricted to ``fragments`` (of its logical ones; no compacted form): a part of its rows.
+
+        Example::
+
+            t.with_fragments(t.fragments[:1]).to_arrow()   # the rows of the first fragment
+        """
+        return TableVersion(self.repo, self.name, self.image, self.schema_json, self.primary_key, self.hidden_key,
+                            fragments, None, self.objects, self.store)
+
     def _layout(self) -> List[Dict[str, Any]]:
         # the compacted representation holds the same rows with shorter chains: prefer it (FORMAT.md)
         return self.compacted if self.compacted else self.fragments
