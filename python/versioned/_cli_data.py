@@ -315,24 +315,11 @@ def diff(target: str, from_ref: str, to_ref: str, stat: bool, limit: Optional[in
     Example: versioned diff shop.products v1 main --stat
     """
     repo, table, _ = split_table(target, allow_ref=False)
-    local = reader_diff(repo, table, from_ref, to_ref)  # no JVM unless the schema changed between the two
-    if local is not None:
-        columns = local.column_names
-        keys, values = _diff_columns(columns)
-        counts = {c: n for c, n in Counter(local.column("_change").to_pylist()).items()}
-        rows = local.to_pylist()[:limit] if limit is not None else local.to_pylist()
-    else:
-        import versioned
-
-        with state.session() as spark:
-            df = versioned.Repository(spark, repo).diff(table, from_ref, to_ref)
-            columns = df.columns
-            keys, values = _diff_columns(columns)
-            with status(f"Comparing {target} {from_ref}..{to_ref}"):
-                if stat:
-                    counts = {r["_change"]: r["count"] for r in df.groupBy("_change").count().collect()}
-                else:
-                    rows = rows_of(df.orderBy(*keys) if keys else df, limit)
+    changes = reader_diff(repo, table, from_ref, to_ref)  # no JVM: versioned.reader reads both versions
+    columns = changes.column_names
+    keys, values = _diff_columns(columns)
+    counts = {c: n for c, n in Counter(changes.column("_change").to_pylist()).items()}
+    rows = changes.slice(0, limit).to_pylist() if limit is not None else changes.to_pylist()
     if stat:
         info = {"table": f"{repo}.{table}", "from": from_ref, "to": to_ref, "inserted": counts.get("insert", 0),
                 "updated": counts.get("update", 0), "deleted": counts.get("delete", 0)}
