@@ -96,3 +96,64 @@ def test_row_groups_are_skipped_by_their_key_statistics(tmp_path: Any) -> None:
     assert row_groups(md, [("id", ">=", 0)], types) is None  # every group may match: nothing to skip
     assert row_groups(md, [("id", "<", 0)], types) == []
     assert not range_may_match(0, 100, True, "==", 100) and range_may_match(0, 100, False, "==", 100)
+
+
+def _object(store_root: Any, oid: str, table: pa.Table, kind: str) -> Any:
+    from versioned.reader._objects import ObjectRecord
+
+    folder = store_root / "objects" / oid[:2]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{oid}.parquet"
+    pq.write_table(table, str(path), row_group_size=50_000)
+    return ObjectRecord(oid, kind, table.num_rows, path.stat().st_size, {}, {}, None, None)
+
+
+def test_a_key_bound_ends_the_read_of_sorted_objects_early_with_the_same_rows(tmp_path: Any,
+                                                                           monkeypatch: Any) -> None:
+    """A SNAP of 120,000 keys under a DIFF: filtered reads equal the full read filtered, and reads bounded above
+    stop decoding once the keys pass the bound."""
+    from versioned.reader._store import ObjectStore
+
+    ids = list(range(0, 360_000, 3))
+    snap = pa.table({"id": pa.array(ids, pa.int64()), "v": pa.array([f"s{i}" for i in ids])})
+    changed = list(range(30_000, 90_000, 7))
+    diff = pa.table({"id": pa.array(changed, pa.int64()), "v": pa.array([f"d{i}" for i in changed]),
+                     "_vchange": pa.array([1 if i % 2 else 2 for i in changed], pa.int8())})
+    objects = {"aa" + "0" * 62: _object(tmp_path, "aa" + "0" * 62, snap, "SNAP"),
+               "bb" + "0" * 62: _object(tmp_path, "bb" + "0" * 62, diff, "DIFF")}
+    schema_json = ('{"type":"struct","fields":[{"name":"id","type":"long","nullable":false,"metadata":{}},'
+                   '{"name":"v","type":"string","nullable":true,"metadata":{}}]}')
+    version = _table.TableVersion("r", "t", "img", schema_json, ["id"], False,
+                                  [{"lower": None, "objects": list(objects)}], None, objects,
+                                  ObjectStore(str(tmp_path)))
+    full = version.to_arrow().to_pylist()
+    expected = {i: f"s{i}" for i in ids}
+    for i in changed:  # _vchange 1: a delete; otherwise the change's row
+        if i % 2:
+            expected.pop(i, None)
+        else:
+            expected[i] = f"d{i}"
+    assert full == [{"id": i, "v": expected[i]} for i in sorted(expected)]
+    stops: List[bool] = []
+    real = _table._read_until
+
+    def spy(*args: Any) -> Any:
+        out = real(*args)
+        stops.append(out[1])
+        return out
+
+    monkeypatch.setattr(_table, "_BATCH_ROWS", 4096)
+    monkeypatch.setattr(_table, "_read_until", spy)
+    rng = random.Random(11)
+    cases: List[List[Any]] = [[("id", "<", 40_000)], [("id", "<=", 45_003), ("id", ">", 44_000)],
+                              [("id", "==", 60_000)], [("id", "in", [3, 31_115, 300_000])], [("id", ">=", 359_000)],
+                              [("id", "<", -1)]]
+    for _ in range(10):
+        lo = rng.randrange(0, 360_000)
+        cases.append([("id", ">=", lo), ("id", "<", lo + rng.randrange(1, 20_000))])
+    ops = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+           "==": lambda a, b: a == b, "in": lambda a, b: a in b}
+    for filters in cases:
+        want = [r for r in full if all(ops[op](r[c], v) for c, op, v in filters)]
+        assert version.to_arrow(filters=filters).to_pylist() == want, filters
+    assert False in stops  # some reads ended before the end of the object

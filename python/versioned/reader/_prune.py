@@ -123,3 +123,33 @@ def _group_may_match(group: Any, column: Optional[int], t: pa.DataType, op: str,
     if lo is None or hi is None:
         return True
     return range_may_match(lo, hi, False, op, value)
+
+
+def upper_bound(filters: Sequence[Filter], column: str, t: pa.DataType) -> Optional[Tuple[Any, bool]]:
+    """The tightest upper bound the filters put on ``column`` (integer or string): ``(value, inclusive)``, or None.
+    Rows sorted by that column past the bound cannot match, so a reader of sorted rows may stop there.
+
+    Example::
+
+        >>> upper_bound([("id", "<", 10), ("id", "in", [3, 12])], "id", pa.int64())
+        (10, False)
+    """
+    best: Optional[Tuple[Any, bool]] = None
+    for col, op, value in filters:
+        if col != column or not comparable(value):
+            continue
+        if op == "in":
+            values = [bound_value(v, t) for v in value]
+            if not values or any(v is None for v in values):
+                continue
+            candidate: Tuple[Any, bool] = (max(values), True)
+        elif op in ("<", "<=", "==", "="):
+            v = bound_value(value, t)
+            if v is None:
+                continue
+            candidate = (v, op != "<")
+        else:
+            continue
+        if best is None or candidate[0] < best[0] or (candidate[0] == best[0] and not candidate[1]):
+            best = candidate
+    return best

@@ -12,7 +12,7 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -20,7 +20,8 @@ import pyarrow.parquet as pq
 
 from versioned.reader._errors import fail, object_corrupt
 from versioned.reader._objects import ObjectRecord
-from versioned.reader._prune import Filter, bound_value, comparable, key_filters, range_may_match, row_groups
+from versioned.reader._prune import (Filter, bound_value, comparable, key_filters, range_may_match, row_groups,
+                                     upper_bound)
 from versioned.reader._schema import arrow_schema, ddl
 from versioned.reader._store import ObjectStore, object_file, verify_object
 
@@ -254,11 +255,16 @@ class TableVersion:
                 present = set(pf.schema_arrow.names)
                 cols = [c for c in needed if c in present] + ([_CHANGE] if _CHANGE in present else [])
                 groups = row_groups(pf.metadata, early, {c: physical.field(c).type for c in needed})
-                t = pf.read(columns=cols) if groups is None else pf.read_row_groups(groups, columns=cols)
+                first = self.key_columns[0]
+                stop = upper_bound(early, first, physical.field(first).type) if first in present else None
+                if stop is not None:  # rows are in key order: decode batches only until a key passes the bound
+                    t, whole = _read_until(pf, cols, groups, first, stop)
+                else:
+                    t, whole = pf.read(columns=cols) if groups is None else pf.read_row_groups(groups, columns=cols), True
         except (OSError, pa.ArrowException) as e:
             raise object_corrupt(rec.id, f"{path} cannot be decoded ({str(e).strip().splitlines()[0]})") from e
         expected = rec.row_count if groups is None else sum(pf.metadata.row_group(g).num_rows for g in groups)
-        if t.num_rows != expected:
+        if whole and t.num_rows != expected:
             raise object_corrupt(rec.id, f"{path} has {t.num_rows} rows, {rec.row_count} were written")
         arrays = []
         names = []
@@ -308,6 +314,27 @@ class TableVersion:
             if not range_may_match(lo, hi, False, op, value):
                 return False
         return True
+
+
+#: rows decoded at a time when a key bound may end an object's read early
+_BATCH_ROWS = 65536
+
+
+def _read_until(pf: pq.ParquetFile, cols: List[str], groups: Optional[List[int]], key: str,
+                stop: Tuple[Any, bool]) -> Tuple[pa.Table, bool]:
+    """The rows of ``pf`` (sorted by ``key``) up to the first batch whose last key is past ``stop`` = (bound,
+    inclusive), and whether every row was read."""
+    bound, inclusive = stop
+    parts: List[pa.RecordBatch] = []
+    whole = True
+    for batch in pf.iter_batches(batch_size=_BATCH_ROWS, row_groups=groups, columns=cols):
+        parts.append(batch)
+        last = batch.column(key)[-1].as_py() if batch.num_rows else None
+        if last is not None and (last > bound or (last == bound and not inclusive)):
+            whole = False
+            break
+    schema = pa.schema([pf.schema_arrow.field(c) for c in cols])
+    return pa.Table.from_batches(parts, schema=schema), whole
 
 
 def _filter_mask(t: pa.Table, filters: Sequence[Filter]) -> Optional[pa.ChunkedArray]:
