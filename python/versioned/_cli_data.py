@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import enum
-import glob
 import os
 import shutil
 from collections import Counter
-from pathlib import Path
+from decimal import Decimal
 from typing import Any, Dict, List, Optional, Tuple
 
 import click
@@ -146,11 +146,6 @@ def import_file(file: str, target: str, key: Tuple[str, ...], branch: Optional[s
                     f"({mode.value}): [yellow]{short(head)}[/yellow]")
 
 
-def _read_table(spark: Any, spec: str, as_of: Optional[str]) -> Tuple[str, Any]:
-    repo, table, ref = split_table(spec)
-    return f"{repo}.{table}", spark.read.versioned(f"{repo}.{table}", ref=ref, as_of=as_of)
-
-
 _as_of_option = click.option("--as-of", help="The newest version at or before this time (ISO-8601 or epoch ms).")
 
 
@@ -185,7 +180,7 @@ def cat(target: str, limit: Optional[int], as_of: Optional[str], fmt: Format) ->
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 def export(target: str, out: str, file_format: Optional[FileFormat], as_of: Optional[str], force: bool) -> None:
     """Writes a table at a revision (default: the repository's default branch) to one CSV (with a header) or
-    Parquet file OUT.
+    Parquet file OUT, in primary-key order, without Spark.
 
     Example: versioned export shop.products@v1 products-v1.parquet
     """
@@ -193,15 +188,16 @@ def export(target: str, out: str, file_format: Optional[FileFormat], as_of: Opti
     if os.path.exists(out) and not force:
         raise CommandError(f"{out} exists; pass --force to replace it.", "FILE_EXISTS")
     _check_writable(out)
-    with state.session(light=False) as spark:
-        _, df = _read_table(spark, target, as_of)
+    repo, table, ref = split_table(target)
+    with reading() as wh:  # no JVM: versioned.reader streams the rows, fragment by fragment, in key order
+        version = wh.repository(repo).table(table, ref, as_of=as_of)
         with status(f"Exporting {target} to {out}"):
-            _write_single(df, out, ff)
+            _write_single(version, out, ff)
     console().print(f"[green]Exported[/green] {target} to {out}")
 
 
 def _check_writable(out: str) -> None:
-    """Refuses OUT before any Spark work when its directory is missing or not writable (FILE_NOT_WRITABLE).
+    """Refuses OUT before anything is read when its directory is missing or not writable (FILE_NOT_WRITABLE).
 
     Example::
 
@@ -216,26 +212,65 @@ def _check_writable(out: str) -> None:
                            "FILE_NOT_WRITABLE")
 
 
-def _write_single(df: Any, out: str, ff: FileFormat) -> None:
-    """Writes ``df`` as one file at ``out`` (Spark writes a directory; its single part file is moved)."""
+def _write_single(version: Any, out: str, ff: FileFormat) -> None:
+    """Writes a table version (:class:`versioned.reader.TableVersion`) as one file at ``out``, batch by batch: a
+    temporary file beside it, renamed when complete (an error leaves ``out`` as it was)."""
+    import pyarrow.parquet as pq
+
     tmp = f"{out}.versioned-tmp-{os.getpid()}"
-    writer = df.coalesce(1).write.mode("overwrite")
     try:
-        if ff is FileFormat.csv:
-            writer.option("header", True).csv(tmp)
+        if ff is FileFormat.parquet:
+            with pq.ParquetWriter(tmp, version.schema) as writer:
+                for batch in version.batches():
+                    writer.write_batch(batch)
         else:
-            writer.parquet(tmp)
-        parts = sorted(glob.glob(os.path.join(tmp, "part-*")))
-        if len(parts) != 1:
-            if parts or ff is FileFormat.parquet:
-                raise CommandError(f"expected one part file in {tmp}, found {len(parts)}", "EXPORT_FAILED")
-            Path(out).write_text(",".join(df.columns) + "\n", encoding="utf-8")  # no rows: header only
-            return
+            with open(tmp, "w", encoding="utf-8", newline="") as f:
+                _write_csv(f, version.schema.names, version.batches())
         if os.path.isdir(out):
             shutil.rmtree(out)
-        os.replace(parts[0], out)
+        os.replace(tmp, out)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _write_csv(f: Any, columns: List[str], batches: Any) -> None:
+    """CSV as Spark's writer makes it: a header, fields quoted only when needed with ``\\"`` for a quote, empty
+    for NULL, ``true``/``false``, ISO-8601 times (``2026-01-31T12:00:00.000Z``).
+
+    Example::
+
+        _write_csv(sys.stdout, ["id"], table.to_batches())
+    """
+    import csv
+
+    w = csv.writer(f, lineterminator="\n", escapechar="\\", doublequote=False)
+    w.writerow(columns)
+    for batch in batches:
+        for row in zip(*(batch.column(i).to_pylist() for i in range(batch.num_columns))):
+            w.writerow([_csv_value(v) for v in row])
+
+
+def _csv_value(v: Any) -> Any:
+    """A value as Spark's CSV writer renders it.
+
+    Example::
+
+        >>> _csv_value(True), _csv_value(None), _csv_value(dt.datetime(2026, 1, 31, 12, tzinfo=dt.timezone.utc))
+        ('true', '', '2026-01-31T12:00:00.000Z')
+    """
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, dt.datetime):
+        text = v.isoformat(timespec="milliseconds")
+        return text[:-6] + "Z" if text.endswith("+00:00") else text
+    if isinstance(v, (dt.date, Decimal)):
+        return str(v)
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    return v
 
 
 def _diff_columns(columns: List[str]) -> Tuple[List[str], List[str]]:
@@ -280,24 +315,11 @@ def diff(target: str, from_ref: str, to_ref: str, stat: bool, limit: Optional[in
     Example: versioned diff shop.products v1 main --stat
     """
     repo, table, _ = split_table(target, allow_ref=False)
-    local = reader_diff(repo, table, from_ref, to_ref)  # no JVM unless the schema changed between the two
-    if local is not None:
-        columns = local.column_names
-        keys, values = _diff_columns(columns)
-        counts = {c: n for c, n in Counter(local.column("_change").to_pylist()).items()}
-        rows = local.to_pylist()[:limit] if limit is not None else local.to_pylist()
-    else:
-        import versioned
-
-        with state.session() as spark:
-            df = versioned.Repository(spark, repo).diff(table, from_ref, to_ref)
-            columns = df.columns
-            keys, values = _diff_columns(columns)
-            with status(f"Comparing {target} {from_ref}..{to_ref}"):
-                if stat:
-                    counts = {r["_change"]: r["count"] for r in df.groupBy("_change").count().collect()}
-                else:
-                    rows = rows_of(df.orderBy(*keys) if keys else df, limit)
+    changes = reader_diff(repo, table, from_ref, to_ref)  # no JVM: versioned.reader reads both versions
+    columns = changes.column_names
+    keys, values = _diff_columns(columns)
+    counts = {c: n for c, n in Counter(changes.column("_change").to_pylist()).items()}
+    rows = changes.slice(0, limit).to_pylist() if limit is not None else changes.to_pylist()
     if stat:
         info = {"table": f"{repo}.{table}", "from": from_ref, "to": to_ref, "inserted": counts.get("insert", 0),
                 "updated": counts.get("update", 0), "deleted": counts.get("delete", 0)}

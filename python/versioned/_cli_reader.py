@@ -1,6 +1,6 @@
 """The command line's Spark-free path: read-only commands (``log``, ``show``, listing branches, tags, locks and
-remotes, ``verify --objects``) open the warehouse with :mod:`versioned.reader`, so no JVM starts and PySpark is not
-imported. The warehouse and metastore are the invocation's (``--warehouse``, ``--metastore-url`` or their
+remotes, ``cat``, ``export``, ``diff``, ``verify``) open the warehouse with :mod:`versioned.reader`, so no JVM
+starts and PySpark is not imported. The warehouse and metastore are the invocation's (``--warehouse``, ``--metastore-url`` or their
 environment variables), else those of the active SparkSession when one is running (a notebook, a test), else the
 defaults.
 
@@ -85,22 +85,16 @@ def _suggest(wh: Warehouse, exc: BaseException) -> None:
         setattr(exc, "cli_hint", hint)
 
 
-def reader_diff(repo: str, table: str, a: str, b: str) -> Optional[Any]:
-    """The row diff of ``repo.table`` from ``a`` to ``b`` read without Spark (a :class:`pyarrow.Table` in the
-    connector's columns, sorted by key), or None when the schema or key changed between them (the connector
-    computes those).
+def reader_diff(repo: str, table: str, a: str, b: str) -> Any:
+    """The row diff of ``repo.table`` from ``a`` to ``b`` read without Spark: a :class:`pyarrow.Table` in the
+    connector's columns (aligned across a change of schema or key), sorted by key.
 
     Example::
 
         reader_diff("shop", "products", "v1", "main")
     """
     with reading() as wh:
-        try:
-            return wh.repository(repo).diff(table, a, b)
-        except Exception as exc:  # noqa: BLE001 - only the one the reader leaves to Spark is not raised
-            if getattr(exc, "error_class", None) == "UNSUPPORTED_OPERATION":
-                return None
-            raise
+        return wh.repository(repo).diff(table, a, b)
 
 
 def log_row(c: Commit) -> Dict[str, Any]:

@@ -391,9 +391,9 @@ def verify(repository: str, refs: Tuple[str, ...], fmt: Format) -> None:
 
     Example: versioned verify shop main v1
     """
-    with state.session(light=False) as spark:
+    with reading() as wh:  # no JVM: versioned.reader reads every object whole against its checksum
         with status(f"Verifying {repository}"):
-            rows = rows_of(_repo(spark, repository).verify(list(refs) or None))
+            rows = wh.repository(repository).verify(list(refs) or None)
     bad = [r for r in rows if r["status"] != "ok"]
     if fmt is Format.table:
         show_rows = [dict(r, object=short(r["object"])) for r in (bad or [])]

@@ -119,6 +119,11 @@ def _check_same(spark: SparkSession, wh: str, metastore_url: Any = None, seed: i
     assert reader.as_of(oldest.created_ms).hash == hashes[-1]
     assert [b.name for b in reader.branches()] == sorted(r["name"] for r in repo.branches().collect())
     assert [t.name for t in reader.tags()] == ["before-dev"]
+    # verify: the same objects, all sound, needed by the same versions
+    checked = reader.verify()
+    assert checked and {r["status"] for r in checked} == {"ok"}
+    assert [(r["object"], r["needed_by"]) for r in checked] == \
+        sorted((r["object"], list(r["needed_by"])) for r in repo.verify().collect())
 
 
 def test_every_version_reads_as_spark_reads_it(spark: SparkSession, warehouse: str) -> None:

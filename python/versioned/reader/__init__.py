@@ -20,7 +20,8 @@ from versioned.reader._objects import ObjectRecord
 from versioned.reader._warehouse import DEFAULT_WAREHOUSE, Repository, Warehouse, default_metastore_url, open_warehouse
 
 if TYPE_CHECKING:
-    from versioned.reader._table import Filter, TableVersion
+    from versioned.reader._prune import Filter
+    from versioned.reader._table import TableVersion
 
 __all__ = ["open_warehouse", "Warehouse", "Repository", "TableVersion", "Commit", "RefInfo", "ObjectRecord", "Filter",
            "DEFAULT_WAREHOUSE", "default_metastore_url", "parse_timestamp"]

@@ -33,8 +33,9 @@ class ObjectRecord:
     location: Optional[str]
 
 
-def load_objects(meta: Any, ids: List[str]) -> Dict[str, ObjectRecord]:
-    """The ``vc_objects`` rows (and locations) of ``ids``.
+def load_objects(meta: Any, ids: List[str], allow_missing: bool = False) -> Dict[str, ObjectRecord]:
+    """The ``vc_objects`` rows (and locations) of ``ids``; ``OBJECT_MISSING`` if one has none, unless
+    ``allow_missing`` (then it is left out).
 
     Example::
 
@@ -52,7 +53,7 @@ def load_objects(meta: Any, ids: List[str]) -> Dict[str, ObjectRecord]:
             out[str(oid)] = ObjectRecord(str(oid), str(kind), int(rows), int(size), json.loads(mins or "{}"),
                                          json.loads(maxs or "{}"), checksum, location)
     missing = [o for o in ids if o not in out]
-    if missing:
+    if missing and not allow_missing:
         raise fail("OBJECT_MISSING", f"Object {missing[0]} is missing: the metastore has no record of it. Verify the "
                    "repository (procedure verify, or the API's verify) to list the missing objects and the versions "
                    "that need them, then restore them from a backup or a remote copy.")

@@ -20,6 +20,7 @@ from versioned.reader._errors import fail, object_corrupt, object_missing
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
 
+_PIECE = 8 << 20
 _CHECKSUM = re.compile(r"crc32c:([0-9a-f]{8});tail:(\d+):([0-9a-f]{8})")
 
 
@@ -159,10 +160,10 @@ def object_file(store: ObjectStore, object_id: str, location: Optional[str]) -> 
 
 
 def verify_object(fs: "pafs.FileSystem", path: str, object_id: str, size: int, checksum: Optional[str],
-                  whole: bool = False) -> Any:
+                  whole: bool = False) -> None:
     """Checks an object file against its record before its rows are used: it exists, has exactly ``size`` bytes and
-    its tail (or, with ``whole``, the whole file) has the recorded CRC-32C. Returns the file's bytes (``whole``) or
-    None. Objects without a checksum (format 1) are checked for their size only.
+    its tail (or, with ``whole``, the whole file) has the recorded CRC-32C. Objects without a checksum (format 1)
+    are checked for their size only.
 
     Example::
 
@@ -184,11 +185,16 @@ def verify_object(fs: "pafs.FileSystem", path: str, object_id: str, size: int, c
     if offset > size:
         raise object_corrupt(object_id, "its recorded tail offset is invalid")
     with fs.open_input_file(path) as f:
-        if whole:
-            data = bytes(f.read())
-            if crc32c(data) != file_crc:
+        if whole:  # in pieces: memory holds one piece, not the file
+            crc = 0
+            while True:
+                piece = bytes(f.read(_PIECE))
+                if not piece:
+                    break
+                crc = crc32c(piece, crc)
+            if crc != file_crc:
                 raise object_corrupt(object_id, f"the bytes of {path} do not match its checksum")
-            return data
+            return None
         f.seek(offset)
         tail = bytes(f.read(size - offset))
     if crc32c(tail) != tail_crc:

@@ -12,7 +12,6 @@ Example::
 
 from __future__ import annotations
 
-import operator
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import pyarrow as pa
@@ -21,11 +20,10 @@ import pyarrow.parquet as pq
 
 from versioned.reader._errors import fail, object_corrupt
 from versioned.reader._objects import ObjectRecord
+from versioned.reader._prune import (Filter, bound_value, comparable, key_filters, range_may_match, row_groups,
+                                     upper_bound)
 from versioned.reader._schema import arrow_schema, ddl
 from versioned.reader._store import ObjectStore, object_file, verify_object
-
-#: A filter: ``(column, op, value)`` with op one of ``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``, ``in``.
-Filter = Tuple[str, str, Any]
 
 _DUP = "_vdup"
 _CHANGE = "_vchange"
@@ -92,6 +90,16 @@ class TableVersion:
             repo.table("orders").num_rows_upper_bound
         """
         return sum(self.objects[o].row_count for f in self._layout() for o in f["objects"])
+
+    def with_fragments(self, fragments: List[Dict[str, Any]]) -> "TableVersion":
+        """This version restricted to ``fragments`` (of its logical ones; no compacted form): a part of its rows.
+
+        Example::
+
+            t.with_fragments(t.fragments[:1]).to_arrow()   # the rows of the first fragment
+        """
+        return TableVersion(self.repo, self.name, self.image, self.schema_json, self.primary_key, self.hidden_key,
+                            fragments, None, self.objects, self.store)
 
     def _layout(self) -> List[Dict[str, Any]]:
         # the compacted representation holds the same rows with shorter chains: prefer it (FORMAT.md)
@@ -201,6 +209,9 @@ class TableVersion:
         keys = self.key_columns
         physical = self._physical()
         needed = [c for c in physical.names if c in set(keys) | set(wanted) | {f[0] for f in filters}]
+        # key filters select the rows of every object before the merge (and skip row groups); the others after it
+        early = key_filters(filters, keys, {c: physical.field(c).type for c in keys})
+        late = [f for f in filters if f not in early]
         parts: List[pa.Table] = []
         kinds: List[str] = []
         for src, oid in enumerate(object_ids):
@@ -208,7 +219,9 @@ class TableVersion:
             # a key predicate may skip any object by its key min/max; a DIFF is never skipped by non-key values
             if not self._object_may_match(rec, filters):
                 continue
-            t = self._read_object(rec, needed, physical)
+            t = self._read_object(rec, needed, physical, early)
+            if t.num_rows == 0:
+                continue
             t = t.append_column("__vsrc", pa.repeat(pa.scalar(src, pa.int32()), t.num_rows))
             parts.append(t)
             kinds.append(rec.kind)
@@ -217,27 +230,41 @@ class TableVersion:
         if len(parts) == 1 and kinds[0] == "SNAP":
             merged = parts[0]
         elif kinds[0] == "SNAP" and len(keys) == 1 and _simple_key(physical.field(keys[0]).type):
-            merged = _overlay(parts[0], pa.concat_tables(parts[1:], promote_options="default"), keys[0])
+            merged = _overlay(parts[0], parts[1:], keys[0])
+        elif len(parts) == 1 and len(keys) == 1 and kinds[0] == "DIFF":
+            merged = _live(parts[0])  # one DIFF: one change per key, sorted already
         else:
             merged = _conflate(pa.concat_tables(parts, promote_options="default"), keys)
-        merged = merged.select([c for c in merged.column_names if c in needed])
-        mask = _filter_mask(merged, filters)
+        mask = _filter_mask(merged, late)
         if mask is not None:
             merged = merged.filter(mask)
         return merged.select(wanted)
 
-    def _read_object(self, rec: ObjectRecord, needed: List[str], physical: pa.Schema) -> pa.Table:
+    def _read_object(self, rec: ObjectRecord, needed: List[str], physical: pa.Schema,
+                     early: Sequence[Filter] = ()) -> pa.Table:
+        """The object's ``needed`` columns (cast to the table's types, nulls for columns it predates) and
+        ``_vchange``, of the row groups whose key statistics may match ``early``, whose rows it then selects."""
         fs, path = object_file(self.store, rec.id, rec.location)
         verify_object(fs, path, rec.id, rec.size_bytes, rec.checksum)
         try:
             with fs.open_input_file(path) as f:
                 pf = pq.ParquetFile(f, page_checksum_verification=True, coerce_int96_timestamp_unit="us")
+                if pf.metadata.num_rows != rec.row_count:
+                    raise object_corrupt(rec.id, f"{path} has {pf.metadata.num_rows} rows, {rec.row_count} were "
+                                         "written")
                 present = set(pf.schema_arrow.names)
                 cols = [c for c in needed if c in present] + ([_CHANGE] if _CHANGE in present else [])
-                t = pf.read(columns=cols)
+                groups = row_groups(pf.metadata, early, {c: physical.field(c).type for c in needed})
+                first = self.key_columns[0]
+                stop = upper_bound(early, first, physical.field(first).type) if first in present else None
+                if stop is not None:  # rows are in key order: decode batches only until a key passes the bound
+                    t, whole = _read_until(pf, cols, groups, first, stop)
+                else:
+                    t, whole = pf.read(columns=cols) if groups is None else pf.read_row_groups(groups, columns=cols), True
         except (OSError, pa.ArrowException) as e:
             raise object_corrupt(rec.id, f"{path} cannot be decoded ({str(e).strip().splitlines()[0]})") from e
-        if t.num_rows != rec.row_count:
+        expected = rec.row_count if groups is None else sum(pf.metadata.row_group(g).num_rows for g in groups)
+        if whole and t.num_rows != expected:
             raise object_corrupt(rec.id, f"{path} has {t.num_rows} rows, {rec.row_count} were written")
         arrays = []
         names = []
@@ -251,7 +278,9 @@ class TableVersion:
         change = t.column(_CHANGE).cast(pa.int8()) if _CHANGE in t.column_names else pa.nulls(t.num_rows, pa.int8())
         arrays.append(change)
         names.append(_CHANGE)
-        return pa.Table.from_arrays(arrays, names=names)
+        out = pa.Table.from_arrays(arrays, names=names)
+        mask = _filter_mask(out, early)
+        return out if mask is None else out.filter(mask)
 
     def _key_type(self, column: str) -> pa.DataType:
         return self._physical().field(column).type
@@ -261,64 +290,51 @@ class TableVersion:
         keys = self.key_columns
         if not filters or not keys:
             return True
-        lo = _bound_value(lower[0], self._key_type(keys[0])) if lower else None
-        hi = _bound_value(upper[0], self._key_type(keys[0])) if upper else None
+        lo = bound_value(lower[0], self._key_type(keys[0])) if lower else None
+        hi = bound_value(upper[0], self._key_type(keys[0])) if upper else None
         # keys of the fragment have a first component in [lo, hi] (hi exclusive for one-column keys)
         exclusive = len(keys) == 1
         for col, op, value in filters:
-            if col != keys[0] or not _comparable(value):
+            if col != keys[0] or not comparable(value):
                 continue
-            if not _range_may_match(lo, hi, exclusive, op, value):
+            if not range_may_match(lo, hi, exclusive, op, value):
                 return False
         return True
 
     def _object_may_match(self, rec: ObjectRecord, filters: Sequence[Filter]) -> bool:
         for col, op, value in filters:
-            if col not in self.key_columns or not _comparable(value):
+            if col not in self.key_columns or not comparable(value):
                 continue
             if col not in rec.min_values or col not in rec.max_values:
                 continue
-            lo = _bound_value(rec.min_values[col], self._key_type(col))
-            hi = _bound_value(rec.max_values[col], self._key_type(col))
+            lo = bound_value(rec.min_values[col], self._key_type(col))
+            hi = bound_value(rec.max_values[col], self._key_type(col))
             if lo is None or hi is None:
                 continue
-            if not _range_may_match(lo, hi, False, op, value):
+            if not range_may_match(lo, hi, False, op, value):
                 return False
         return True
 
 
-def _comparable(value: Any) -> bool:
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return all(_comparable(v) for v in value)
-    return isinstance(value, (int, str)) and not isinstance(value, bool)
+#: rows decoded at a time when a key bound may end an object's read early
+_BATCH_ROWS = 65536
 
 
-def _bound_value(v: Any, t: pa.DataType) -> Any:
-    """A bound or statistic in the value encoding, comparable with a Python literal, or None when this reader
-    does not compare values of that type (then nothing is pruned)."""
-    if v is None:
-        return None
-    if pa.types.is_integer(t) and isinstance(v, int):
-        return v
-    if pa.types.is_string(t) and isinstance(v, str):
-        return v  # code point order equals the key order's unsigned UTF-8 byte order
-    return None
-
-
-def _range_may_match(lo: Any, hi: Any, hi_exclusive: bool, op: str, value: Any) -> bool:
-    """Whether a key range [lo, hi] (either end None: open) may hold a value satisfying ``op value``."""
-    try:
-        if op == "in":
-            return any(_range_may_match(lo, hi, hi_exclusive, "==", v) for v in value)
-        if op in ("==", "="):
-            return (lo is None or value >= lo) and (hi is None or (value < hi if hi_exclusive else value <= hi))
-        if op in (">", ">="):
-            return hi is None or (operator.gt if op == ">" or hi_exclusive else operator.ge)(hi, value)
-        if op in ("<", "<="):
-            return lo is None or (operator.lt if op == "<" else operator.le)(lo, value)
-    except TypeError:
-        return True
-    return True
+def _read_until(pf: pq.ParquetFile, cols: List[str], groups: Optional[List[int]], key: str,
+                stop: Tuple[Any, bool]) -> Tuple[pa.Table, bool]:
+    """The rows of ``pf`` (sorted by ``key``) up to the first batch whose last key is past ``stop`` = (bound,
+    inclusive), and whether every row was read."""
+    bound, inclusive = stop
+    parts: List[pa.RecordBatch] = []
+    whole = True
+    for batch in pf.iter_batches(batch_size=_BATCH_ROWS, row_groups=groups, columns=cols):
+        parts.append(batch)
+        last = batch.column(key)[-1].as_py() if batch.num_rows else None
+        if last is not None and (last > bound or (last == bound and not inclusive)):
+            whole = False
+            break
+    schema = pa.schema([pf.schema_arrow.field(c) for c in cols])
+    return pa.Table.from_batches(parts, schema=schema), whole
 
 
 def _filter_mask(t: pa.Table, filters: Sequence[Filter]) -> Optional[pa.ChunkedArray]:
@@ -354,15 +370,73 @@ def _simple_key(t: pa.DataType) -> bool:
     return bool(pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_date(t) or pa.types.is_timestamp(t))
 
 
-def _overlay(snap: pa.Table, diffs: pa.Table, key: str) -> pa.Table:
-    """A SNAP under DIFFs, for a one-column key: the SNAP's rows whose key no DIFF touches, then the DIFFs' newest
-    live rows, in key order (the same rows as :func:`_conflate`, without sorting the SNAP with its DIFFs)."""
-    changes = _conflate(diffs, [key], keep_deletes=True)
+def _overlay(snap: pa.Table, diffs: List[pa.Table], key: str) -> pa.Table:
+    """A SNAP under DIFFs (oldest first), for a one-column key: the SNAP's rows whose key no DIFF touches, then the
+    DIFFs' newest live rows, in key order (the same rows as :func:`_conflate`, without sorting the SNAP with its
+    DIFFs)."""
+    changes: Optional[pa.Table] = diffs[0] if len(diffs) == 1 else None
+    if changes is None:  # each DIFF has one change per key, in key order: fold them, newest over older
+        changes = diffs[0]
+        for newer in diffs[1:]:
+            changes = _merge_sorted(changes, newer, key, keep_deletes=True) if changes is not None else None
+        if changes is None:
+            changes = _conflate(pa.concat_tables(diffs, promote_options="default"), [key], keep_deletes=True)
+    merged = _merge_sorted(snap, changes, key)
+    if merged is not None:
+        return merged
     touched = changes.column(key).combine_chunks()
     base = snap.filter(pc.invert(pc.fill_null(pc.is_in(snap.column(key), value_set=touched), False)))
-    live = changes.filter(pc.fill_null(pc.not_equal(changes.column(_CHANGE), pa.scalar(_DELETE, pa.int8())), True))
-    out = pa.concat_tables([base, live])
+    live = _live(changes)
+    out = pa.concat_tables([base, live], promote_options="default")
     return out.take(key_order(out, [key]))
+
+
+#: a merged fragment made of at most this many runs of consecutive rows is a list of slices (no copy)
+_MAX_SLICES = 64
+
+
+def _merge_sorted(snap: pa.Table, changes: pa.Table, key: str, keep_deletes: bool = False) -> Optional[pa.Table]:
+    """Rows of ``snap`` (unique keys in key order) replaced by ``changes`` (the same, newer), for an integer key
+    without nulls, by binary search (numpy): the untouched rows and the live changes (with ``keep_deletes``, every
+    change) interleaved in key order, copied once (or, when they form few runs, not at all); None for other keys
+    or without numpy."""
+    sk, ck = snap.column(key), changes.column(key)
+    if not pa.types.is_integer(sk.type) or sk.null_count or ck.null_count:
+        return None
+    try:
+        import numpy as np
+    except ImportError:
+        return None
+    s, c = sk.to_numpy(), ck.to_numpy()
+    n = len(s)
+    pos = np.searchsorted(s, c)  # where each changed key is, or would be, in the SNAP
+    hit = pos < n
+    hit[hit] = s[pos[hit]] == c[hit]
+    keep = np.ones(n, dtype=bool)
+    keep[pos[hit]] = False  # replaced or deleted by a change
+    kept = np.flatnonzero(keep)
+    live = np.arange(len(c)) if keep_deletes else np.flatnonzero(pc.fill_null(pc.not_equal(
+        changes.column(_CHANGE), pa.scalar(_DELETE, pa.int8())), True).to_numpy(zero_copy_only=False))
+    live_pos = pos[live]
+    order = np.empty(len(kept) + len(live), dtype=np.int64)
+    # a kept SNAP row follows every live change at or before its position; a change follows the kept rows before it
+    order[np.arange(len(kept)) + np.searchsorted(live_pos, kept, side="right")] = kept
+    order[np.searchsorted(kept, live_pos, side="left") + np.arange(len(live))] = n + live
+    both = pa.concat_tables([snap, changes], promote_options="default")
+    if not len(order):
+        return both.slice(0, 0)
+    breaks = np.flatnonzero(np.diff(order) != 1) + 1
+    if len(breaks) < _MAX_SLICES:
+        starts = np.concatenate([[0], breaks])
+        ends = np.concatenate([breaks, [len(order)]])
+        return pa.concat_tables([both.slice(int(order[a]), int(b - a)) for a, b in zip(starts, ends)]
+                                or [both.slice(0, 0)])
+    return both.take(pa.array(order))
+
+
+def _live(t: pa.Table) -> pa.Table:
+    """The rows of conflated changes that are not deletes."""
+    return t.filter(pc.fill_null(pc.not_equal(t.column(_CHANGE), pa.scalar(_DELETE, pa.int8())), True))
 
 
 def _conflate(t: pa.Table, keys: List[str], keep_deletes: bool = False) -> pa.Table:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from versioned.reader._errors import fail
 from versioned.reader._history import Commit, History, RefInfo
@@ -323,46 +323,45 @@ class Repository(History):
         for change sets that fit in memory: keyed tables give ``_change`` (insert, update, delete), the key columns,
         then ``<c>_before`` and ``<c>_after`` per other column; key-less tables ``_change`` (insert, delete) and the
         columns, compared as whole rows with multiplicity. Fragments that both versions share (same bounds and
-        objects) are not read. Across a change of schema or key: ``UNSUPPORTED_OPERATION`` (diff through Spark).
+        objects) are not read. Across a change of schema the columns are aligned as the connector aligns them
+        (added, dropped and widened columns; rows matched whole when the key changed); a table absent from one
+        revision diffs against no rows.
 
         Example::
 
             repo.diff("orders", "v1", "main").to_pylist()
         """
-        import pyarrow as pa
+        from versioned.reader._diff import diff_versions
 
-        from versioned.reader._table import key_order
+        old, new = self._version_or_none(table, a), self._version_or_none(table, b)
+        if old is None and new is None:
+            return self.table(table, b).to_arrow()  # TABLE_NOT_FOUND, naming the tables that exist
+        if old is None:
+            assert new is not None
+            old = new.with_fragments([])
+        if new is None:
+            new = old.with_fragments([])
+        return diff_versions(f"{self.name}.{table}", old, new)
 
-        old, new = self.table(table, a), self.table(table, b)
-        if (old.schema_json, old.primary_key, old.hidden_key) != (new.schema_json, new.primary_key, new.hidden_key):
-            raise fail("UNSUPPORTED_OPERATION", f"Table {self.name}.{table} changed its schema or key between '{a}' and "
-                       f"'{b}'; a diff across a schema change is computed by the connector (diff through Spark).")
-        ta, tb = (t.to_arrow() for t in _unshared(old, new))
-        cols = list(new.schema.names)
-        if new.hidden_key:
-            return _bag_diff(ta, tb, new.schema)
-        keys = list(new.primary_key)
-        values = [c for c in cols if c not in keys]
-        before = {tuple(r[k] for k in keys): r for r in ta.to_pylist()}
-        rows: List[Dict[str, Any]] = []
-        for r in tb.to_pylist():
-            k = tuple(r[c] for c in keys)
-            prev = before.pop(k, None)
-            if prev is None:
-                rows.append({"_change": "insert", **{c: r[c] for c in keys},
-                             **{f"{v}_{w}": (None if w == "before" else r[v]) for v in values for w in ("before", "after")}})
-            elif any(not _same(prev[v], r[v]) for v in values):
-                rows.append({"_change": "update", **{c: r[c] for c in keys},
-                             **{f"{v}_{w}": (prev[v] if w == "before" else r[v]) for v in values for w in ("before", "after")}})
-        for k, prev in before.items():
-            rows.append({"_change": "delete", **{c: prev[c] for c in keys},
-                         **{f"{v}_{w}": (prev[v] if w == "before" else None) for v in values for w in ("before", "after")}})
-        fields = [pa.field("_change", pa.string(), False), *[new.schema.field(k) for k in keys]]
-        for v in values:
-            f = new.schema.field(v)
-            fields += [pa.field(f"{v}_before", f.type), pa.field(f"{v}_after", f.type)]
-        out = pa.Table.from_pylist(rows, schema=pa.schema(fields))
-        return out.take(key_order(out, keys)) if out.num_rows else out
+    def _version_or_none(self, table: str, ref: Optional[str]) -> Optional["TableVersion"]:
+        img = self.resolve(ref)
+        if not self.meta.rows("SELECT 1 FROM vc_tables WHERE repo = ? AND image_hash = ? AND name = ?", self.name,
+                              img.hash, table):
+            return None
+        return self.table_at(img, table)
+
+    def verify(self, refs: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
+        """The connector's ``verify``: one row per object that the versions reachable from ``refs`` (default: every
+        branch, tag, lock and remote-tracking ref) need, each whole file checked against its checksum: ``object``,
+        ``kind``, ``status`` (``ok``, ``missing``, ``corrupt``), ``detail`` and ``needed_by`` (``table@image``).
+
+        Example::
+
+            [r["object"] for r in repo.verify(["main", "v1"]) if r["status"] != "ok"]   # []
+        """
+        from versioned.reader._verify import verify_repository
+
+        return verify_repository(self, refs)
 
     def verify_objects(self, ref: Optional[str] = None) -> List[Tuple[str, str]]:
         """Checks every object of every table at ``ref`` byte for byte (whole-file CRC-32C); returns the
@@ -383,52 +382,6 @@ class Repository(History):
                 except Exception as e:  # noqa: BLE001 - collected, not raised
                     bad.append((rec.id, str(getattr(e, "error_class", type(e).__name__))))
         return bad
-
-
-def _same(x: Any, y: Any) -> bool:
-    """Null-safe equality with NaN equal to NaN (Spark's ``<=>``)."""
-    if isinstance(x, float) and isinstance(y, float) and x != x and y != y:
-        return True
-    return bool(x == y)
-
-
-def _unshared(old: "TableVersion", new: "TableVersion") -> Tuple["TableVersion", "TableVersion"]:
-    """The two versions without the fragments they share (same bounds, same objects: the same rows)."""
-    from versioned.reader._table import TableVersion
-
-    def spans(t: "TableVersion") -> List[Tuple[str, str, Tuple[str, ...]]]:
-        f = t.fragments
-        return [(json.dumps(f[i].get("lower")), json.dumps(f[i + 1].get("lower")) if i + 1 < len(f) else "end",
-                 tuple(f[i]["objects"])) for i in range(len(f))]
-
-    shared = set(spans(old)) & set(spans(new))
-
-    def keep(t: "TableVersion") -> "TableVersion":
-        frags = [f for f, s in zip(t.fragments, spans(t)) if s not in shared]
-        return TableVersion(t.repo, t.name, t.image, t.schema_json, t.primary_key, t.hidden_key, frags, None,
-                            t.objects, t.store)
-
-    return keep(old), keep(new)
-
-
-def _bag_diff(ta: "pa.Table", tb: "pa.Table", schema: "pa.Schema") -> "pa.Table":
-    """Whole rows with multiplicity: copies gained are inserts, copies lost deletes."""
-    from collections import Counter
-
-    import pyarrow as pa
-
-    from versioned.reader._table import key_order
-
-    def key(r: Dict[str, Any]) -> Tuple[Any, ...]:
-        return tuple((type(v).__name__, repr(v)) for v in r.values())
-
-    rows_a, rows_b = ta.to_pylist(), tb.to_pylist()
-    ca, cb = Counter(key(r) for r in rows_a), Counter(key(r) for r in rows_b)
-    sample = {key(r): r for r in rows_a + rows_b}
-    out = [{"_change": "insert", **sample[k]} for k in cb for _ in range(cb[k] - ca.get(k, 0))]
-    out += [{"_change": "delete", **sample[k]} for k in ca for _ in range(ca[k] - cb.get(k, 0))]
-    t = pa.Table.from_pylist(out, schema=pa.schema([pa.field("_change", pa.string(), False), *schema]))
-    return t.take(key_order(t, schema.names)) if t.num_rows else t
 
 
 def _iso(ms: int) -> str:
