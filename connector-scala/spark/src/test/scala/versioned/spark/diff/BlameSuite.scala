@@ -68,12 +68,10 @@ class BlameSuite extends VersionedTestBase {
     def rows() = VersionedApi.blame(spark, null, "r.k", null).collect().toSeq
       .map(r => (r.get(0), r.get(1), r.getAs[String](Blame.CommitHash))).sortBy(_.toString)
     assert(rows() == Seq((1, "p", c0), (1, "p", c0), (1, "p", c1), (2, null, c0), (3, "q", c1)).sortBy(_.toString))
-    // an overwrite rewrites the table: compared whole, the rows it kept keep their commit
-    Blame.comparedWhole.set(0)
+    // an overwrite: the rows it kept keep their commit, the copy it removed is gone
     overwrite(frame(s, Seq(Row(1, "p"), Row(2, null), Row(3, "q"), Row(4, "r")), 1), "r.k")
     val c2 = head
     assert(rows() == Seq((1, "p", c0), (2, null, c0), (3, "q", c1), (4, "r", c2)).sortBy(_.toString))
-    assert(Blame.comparedWhole.get() > 0, "the overwrite's commit was compared whole")
   }
 
   test("blame walks only as far as it must: every row rewritten stops the walk before the root") {
@@ -85,7 +83,7 @@ class BlameSuite extends VersionedTestBase {
     assert(Blame.walked.get() < 8, s"walked ${Blame.walked.get()} of 8 commits")
   }
 
-  test("a commit that rewrote the table is compared whole: rows it left as they were keep their older commit") {
+  test("an overwrite: rows it left as they were keep their older commit") {
     write(data((1 to 5).map(i => i -> s"a$i"): _*), "r.t", "primaryKey" -> "id")
     val c0 = head
     val c1 = upsert(2 -> "b")
