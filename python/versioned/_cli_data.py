@@ -17,7 +17,7 @@ from versioned._cli_base import (CommandError, Format, app, author_option, conso
                                  jsonable, message_option, rows_of, short, split_table, state, status)
 from versioned._cli_reader import reader_diff, reading
 
-__all__ = ["import_file", "export", "cat", "diff", "sql", "CATALOG"]
+__all__ = ["import_file", "export", "cat", "diff", "blame", "sql", "CATALOG"]
 
 CATALOG = "vc"
 CATALOG_CLASS = "versioned.spark.catalog.VersionedCatalog"
@@ -336,6 +336,30 @@ def diff(target: str, from_ref: str, to_ref: str, stat: bool, limit: Optional[in
         emit(rows, columns, fmt)
         return
     _print_diff(rows, keys, values, f"{repo}.{table} {from_ref}..{to_ref}")
+
+
+@app.command()
+@click.argument("target", metavar="REPOSITORY.TABLE[@REF]")
+@click.option("--limit", "-n", type=click.IntRange(min=1), help="At most this many rows (in key order).")
+@format_option
+def blame(target: str, limit: Optional[int], fmt: Format) -> None:
+    """For each row of a table at a revision (default: the head of the default branch), the commit of its
+    first-parent history that last changed it: hash, time, author and message, in key order.
+
+    Example: versioned blame shop.products@v2 --limit 20
+    """
+    repo, table, ref = split_table(target)
+    import versioned
+
+    with state.session() as spark:
+        df = versioned.Repository(spark, repo).blame(table, ref)
+        ids = [c for c in df.columns if not c.startswith("_commit_")]
+        with status(f"Blaming {target}"):
+            rows = rows_of(df.orderBy(*ids), limit)
+    commit = ["_commit_hash", "_commit_timestamp", "_commit_author", "_commit_message"]
+    if fmt is Format.table:
+        rows = [{**r, "_commit_hash": short(r["_commit_hash"])} for r in rows]
+    emit(rows, ids + commit, fmt, title=f"{repo}.{table}" + (f"@{ref}" if ref else ""), empty="(no rows)")
 
 
 def _print_diff(rows: List[Dict[str, Any]], keys: List[str], values: List[str], title: str) -> None:

@@ -102,6 +102,9 @@ def table(spark: SparkSession, options: Optional[Mapping[str, str]], repo: str, 
     return spark.table(f"{catalog(spark, options)}.{_quote(repo)}.{_quote(name)}")
 
 
+_catalog_table = table  # for methods whose parameter is named `table`
+
+
 def first(df: DataFrame) -> Any:
     """The first row of a procedure's result (procedures run when called; this only fetches the row).
 
@@ -404,6 +407,12 @@ class SqlOps(Ops):
     def diff(self, table: str, from_ref: str, to_ref: str) -> DataFrame:
         repo, name = table.split(".", 1)
         return self._call("diff", repository=repo, table=name, from_ref=from_ref, to_ref=to_ref)
+
+    def blame(self, table: str, ref: Optional[str]) -> DataFrame:
+        # the metadata table `t$blame`, pinned to the image `ref` names now (as on a classic session)
+        repo, name = table.split(".", 1)
+        head = self.resolve(repo, ref)
+        return self._analyzed(lambda: _catalog_table(self.spark, self.options, repo, f"{name}$blame@{head}"), repo)
 
     def diff_summary(self, repo: str, from_ref: str, to_ref: str, table: Optional[str]) -> DataFrame:
         return self._call("diff_summary", repository=repo, from_ref=from_ref, to_ref=to_ref, table=table)

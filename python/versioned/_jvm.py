@@ -517,6 +517,9 @@ class JvmOps(Ops):
     def diff(self, table: str, from_ref: str, to_ref: str) -> DataFrame:
         return self._frame("diff", table, from_ref, to_ref)
 
+    def blame(self, table: str, ref: Optional[str]) -> DataFrame:
+        return self._frame("blame", table, ref)
+
     def diff_summary(self, repo: str, from_ref: str, to_ref: str, table: Optional[str]) -> DataFrame:
         return self._frame("diffSummary", repo, from_ref, to_ref, table)
 

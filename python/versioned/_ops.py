@@ -410,6 +410,17 @@ class Ops(GovernanceOps, Protocol):
         """
         ...
 
+    def blame(self, table: str, ref: Optional[str]) -> DataFrame:
+        """Row blame of ``table`` (``"<repository>.<table>"``) at ``ref`` (None: the default branch): per row, its
+        identity columns and the commit that last changed it (``_commit_hash``, ``_commit_version``,
+        ``_commit_timestamp``, ``_commit_author``, ``_commit_message``).
+
+        Example::
+
+            ops.blame("shop.orders", None).show()
+        """
+        ...
+
     def diff_summary(self, repo: str, from_ref: str, to_ref: str, table: Optional[str]) -> DataFrame:
         """One row per table that differs between two revisions (or only ``table``): inserted, updated,
         deleted, columns_changed, cells_changed, schema_changed.

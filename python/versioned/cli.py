@@ -1,6 +1,6 @@
 """The ``versioned`` command line: version CSV/Parquet data from a shell.
 
-Commands: ``init``, ``import``, ``export``, ``cat``, ``log``, ``show``, ``diff``, ``branch``, ``reset``,
+Commands: ``init``, ``import``, ``export``, ``cat``, ``log``, ``show``, ``diff``, ``blame``, ``branch``, ``reset``,
 ``tag``, ``lock``, ``merge``, ``cherry-pick``, ``revert``, ``remote``, ``clone``, ``fetch``, ``pull``, ``push``,
 ``import-table``, ``protect``, ``unprotect``, ``publish``, ``bisect``, ``check``, ``gc``, ``verify`` and ``sql``. A branch or ref left out is the repository's default branch.
 ``log``, ``show``, ``cat``, ``export``, ``diff``, ``verify``

@@ -426,6 +426,20 @@ class Repository(RemotesMixin, GovernanceMixin):
         """
         return self._ops.diff(self._table(table), _args.text("from_ref", from_ref), _args.text("to_ref", to_ref))
 
+    def blame(self, table: str, ref: Optional[str] = None) -> DataFrame:
+        """Row blame of ``table`` at ``ref`` (default: the default branch): one row per row of the table there, its
+        identity columns (the primary key; every column of a key-less table, one row per copy of a duplicated
+        row) and the commit of ``ref``'s first-parent line that last changed it: ``_commit_hash``,
+        ``_commit_version`` (the commit's sequence number), ``_commit_timestamp``, ``_commit_author``,
+        ``_commit_message``. Only the commits' DIFFs are read, newest first, until every row is found (see
+        docs/BLAME.md). A table that does not exist at ``ref`` raises :class:`~versioned.errors.TableNotFound`.
+
+        Example::
+
+            repo.blame("orders").filter("id = 42").select("_commit_hash", "_commit_author").show()
+        """
+        return self._ops.blame(self._table(table), _args.optional_text("ref", ref))
+
     def diff_summary(self, from_ref: str, to_ref: str, table: Optional[str] = None) -> DataFrame:
         """What changed between two revisions, one row per table that differs (or only ``table``):
         ``table``, ``inserted``, ``updated``, ``deleted`` (rows), ``columns_changed`` (columns whose values

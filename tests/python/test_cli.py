@@ -519,3 +519,17 @@ def test_import_table_and_clone_download(spark: SparkSession, origin: List[str])
 def test_remote_usage_errors_exit_2(args: List[str]) -> None:
     result = run(*args)
     assert result.exit_code == EXIT_USAGE, (result.stdout, result.stderr)
+
+
+def test_blame(spark: SparkSession, imported: str) -> None:
+    first, second = Repository(spark, "r").resolve("v1"), Repository(spark, "r").resolve()
+    rows = as_json("blame", "r.t")
+    assert [(r["id"], r["_commit_hash"], r["_commit_message"]) for r in rows] == [
+        (1, first, "first load"), (2, second, "second load"), (3, second, "second load")]
+    assert [r["id"] for r in as_json("blame", "r.t@v1", "--limit", "1")] == [1]
+    text = ok("blame", "r.t").stdout
+    assert second[:12] in text and "second load" in text
+    before = refs_state(Repository(spark, "r"))
+    result = run("blame", "r.nope")
+    assert result.exit_code == EXIT_ERROR and "TABLE_NOT_FOUND" in result.stderr
+    assert refs_state(Repository(spark, "r")) == before

@@ -108,6 +108,17 @@ final class Checks(engine: Engine) {
     runId
   }
 
+  /**
+   * Whether check `name`, as defined now, passed on `image`: a recorded run of it on that image with status pass,
+   * made after the check was (last) added. What an evaluation of a row-local check on the rows a commit changed
+   * builds on (the rows it left as they were passed then).
+   */
+  def passedOn(repo: String, name: String, image: String): Boolean = ms.read { c =>
+    Sql.query(c, "SELECT 1 FROM vc_check_runs r JOIN vc_checks k ON k.repo = r.repo AND k.name = r.check_name " +
+      "WHERE r.repo = ? AND r.check_name = ? AND r.image_hash = ? AND r.status = 'pass' AND r.run_ms > k.created_ms",
+      repo, name, image)(_ => true).nonEmpty
+  }
+
   /** Every recorded run of `repo`, newest first. */
   def runs(repo: String): Seq[RecordedRun] = ms.read { c =>
     requireRepo(c, repo)

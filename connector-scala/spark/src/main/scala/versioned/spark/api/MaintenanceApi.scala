@@ -14,6 +14,13 @@ private[spark] object MaintenanceApi {
   def diff(spark: SparkSession, options: VersionedApi.Opts, table: String, fromRef: String, toRef: String): DataFrame =
     TableDiff.diff(spark, locationOptions(ApiSupport.options(options)), table, spec(fromRef), spec(toRef))
 
+  /** [[versioned.spark.diff.Blame]] of `table` (`repo.table`) at `ref` (null: the default branch). */
+  def blame(spark: SparkSession, options: VersionedApi.Opts, table: String, ref: String): DataFrame = {
+    val opts = ApiSupport.options(options)
+    versioned.spark.diff.Blame.frame(spark, engine(spark, options), locationOptions(opts),
+      versioned.spark.session.TableIdent.parse(table), Option(ref).map(spec).getOrElse(Revision.DefaultBranch))
+  }
+
   def diffSummary(spark: SparkSession, options: VersionedApi.Opts, repository: String, fromRef: String, toRef: String,
                   table: String): DataFrame =
     diffSummary(spark, engine(spark, options), repository, spec(fromRef), Option(toRef).map(spec), Option(table))

@@ -153,6 +153,13 @@ object VersionedApi {
   def diff(spark: SparkSession, options: Opts, table: String, fromRef: String, toRef: String): DataFrame =
     MaintenanceApi.diff(spark, options, table, fromRef, toRef)
   /**
+   * Row blame of `table` (`repo.table`) at `ref` (null: the default branch): per row, its identity columns and the
+   * commit of the first-parent line that last changed it (`_commit_hash`, `_commit_version`, `_commit_timestamp`,
+   * `_commit_author`, `_commit_message`). See docs/BLAME.md.
+   */
+  def blame(spark: SparkSession, options: Opts, table: String, ref: String): DataFrame =
+    MaintenanceApi.blame(spark, options, table, ref)
+  /**
    * What changed between two revisions, one row per table that differs: `table`, `inserted`, `updated`,
    * `deleted` (rows), `columns_changed` (columns whose values changed in updated rows, and columns added
    * or dropped), `schema_changed` (columns, types or key). Computed when called; unchanged tables are not read.

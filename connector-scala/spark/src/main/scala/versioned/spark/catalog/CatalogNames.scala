@@ -10,7 +10,7 @@ private[catalog] sealed trait Target { def repo: String }
 private[catalog] final case class TableTarget(repo: String, table: String, ref: Option[String]) extends Target
 
 /**
- * A read-only metadata table: `t$history`, `t$refs`, `t$objects`, `t$diff` (table level) or `$log`, `$refs`,
+ * A read-only metadata table: `t$history`, `t$refs`, `t$objects`, `t$diff`, `t$blame` (table level) or `$log`, `$refs`,
  * `$image`, `$diff`, `$checks` (repository level), optionally at a revision: `t@dev$objects`, `$log@dev`, `$diff@v1..main`.
  */
 private[catalog] final case class MetaTarget(repo: String, table: Option[String], ref: Option[String], kind: MetaKind)
@@ -27,7 +27,9 @@ private[catalog] object MetaKind {
   case object Diff extends MetaKind("diff", tableLevel = true, repoLevel = true)
   /** Every recorded check run of the repository (docs/GOVERNANCE.md), newest first. */
   case object Checks extends MetaKind("checks", tableLevel = false, repoLevel = true)
-  val all: Seq[MetaKind] = Seq(Log, History, Refs, Objects, ImageDetails, Diff, Checks)
+  /** Per row of a table, the commit that last changed it ([[BlameTable]], docs/BLAME.md). */
+  case object Blame extends MetaKind("blame", tableLevel = true, repoLevel = false)
+  val all: Seq[MetaKind] = Seq(Log, History, Refs, Objects, ImageDetails, Diff, Checks, Blame)
 }
 
 /**

@@ -33,6 +33,7 @@ private[catalog] object MetadataViews {
       StructField("primary_key", strings), StructField("fragments", IntegerType), StructField("objects", IntegerType),
       StructField("object_rows", LongType), StructField("bytes", LongType))
     case MetaKind.Diff => versioned.spark.diff.DiffSummary.Schema.fields.toSeq // rows: DiffView
+    case MetaKind.Blame => Nil // its schema is the table's: BlameTable
     case MetaKind.Checks => Seq(StructField("image", str, nullable = false), StructField("check", str, nullable = false),
       StructField("severity", str, nullable = false), StructField("status", str, nullable = false),
       StructField("failing_rows", LongType, nullable = false), StructField("sample_keys", strings, nullable = false),
@@ -99,6 +100,7 @@ private[catalog] object MetadataViews {
       val dropped = d.droppedTables.map(n => Row.fromSeq(image(d.image) ++ Seq(n, null, "dropped", null, null, null, null, null)))
       tables ++ dropped
     case MetaKind.Diff => DiffView.rows(engine, t, rev)
+    case MetaKind.Blame => Nil // BlameTable
     case MetaKind.Checks => engine.checks.runs(t.repo).map { r =>
       Row(r.image, r.run.check, r.run.severity, r.run.status, r.run.failingRows, r.run.sampleKeys, r.run.error.orNull,
         r.run.durationMs, r.who, r.purpose, r.runId, ts(r.runMs))

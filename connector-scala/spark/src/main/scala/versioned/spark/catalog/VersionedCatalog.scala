@@ -69,7 +69,8 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
     target match {
       case m: MetaTarget =>
         val rev = travel.map(_(m.repo, m.ref)).orElse(m.ref.map(Revision.Spec)).getOrElse(Revision.DefaultBranch)
-        MetadataTable.load(engine, m, rev)
+        if (m.kind == MetaKind.Blame) BlameTable.load(engine, locationOptions(config), m, rev)
+        else MetadataTable.load(engine, m, rev)
       case t: TableTarget =>
         // an INSERT, UPDATE or MERGE of a null key raises NULL_PRIMARY_KEY, not Spark's generic error
         versioned.spark.write.NullKeys.register(SparkSession.active)

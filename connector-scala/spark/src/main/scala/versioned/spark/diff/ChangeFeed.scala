@@ -200,7 +200,7 @@ private[versioned] object ChangeFeed {
    * chains are unchanged, a chain extended by DIFFs yields those DIFFs; anything else means a rewrite
    * (`true`): the two versions are then compared as a whole.
    */
-  private def matchFragments(b: TableVersion, n: TableVersion, metas: Map[String, ObjectMeta]): (Seq[Seq[String]], Boolean) = {
+  private[diff] def matchFragments(b: TableVersion, n: TableVersion, metas: Map[String, ObjectMeta]): (Seq[Seq[String]], Boolean) = {
     def withUpper(fs: Seq[Fragment]) = fs.zipWithIndex.map { case (f, j) => (f, fs.lift(j + 1).map(_.lower)) }
     val candidates = (Seq(b.fragments) ++ b.compacted.toSeq).flatMap(withUpper)
     val chains = mutable.ArrayBuffer.empty[Seq[String]]

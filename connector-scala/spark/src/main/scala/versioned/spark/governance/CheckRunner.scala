@@ -1,10 +1,14 @@
 package versioned.spark.governance
 
 import scala.util.control.NonFatal
+import java.util.concurrent.atomic.AtomicLong
 import org.apache.spark.sql.{AnalysisException, DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.expressions.SubqueryExpression
 import org.apache.spark.sql.functions.{coalesce, expr, lit, not}
 import org.apache.spark.sql.types.BooleanType
 import versioned.core._
+import versioned.spark.diff.TableDiff
+import versioned.spark.format.Columns.col
 import versioned.spark.session.{Jobs, Warehouses}
 
 /**
@@ -23,7 +27,7 @@ object CheckRunner {
       val started = System.nanoTime()
       def ms = (System.nanoTime() - started) / 1000000L
       try Jobs.described(spark, s"check ${d.name} on $repo ${image.shortHash}") {
-        withFailing(spark, engine, repo, image, d) { (failing, keys) =>
+        withFailing(spark, engine, repo, image, d, incremental = true) { (failing, keys) =>
           val n = failing.count()
           val sample = if (n == 0) Nil else failing.select(keys.map(failing.col): _*).limit(SampleSize).collect().toSeq
             .map(r => r.toSeq.map(v => String.valueOf(v)).mkString(","))
@@ -57,14 +61,19 @@ object CheckRunner {
     }
   }
 
-  /** The failing rows of `d` at `image`, and the columns that identify them (key columns, else every column). */
-  private def withFailing[T](spark: SparkSession, engine: Engine, repo: String, image: Image, d: CheckDef)
-                            (f: (DataFrame, Seq[String]) => T): T = d.table match {
+  /**
+   * The failing rows of `d` at `image`, and the columns that identify them (key columns, else every column). With
+   * `incremental`, a row-local predicate is evaluated on the rows the image changed since its first parent only,
+   * when the check (as defined now) passed on that parent ([[changedRows]]).
+   */
+  private def withFailing[T](spark: SparkSession, engine: Engine, repo: String, image: Image, d: CheckDef,
+                             incremental: Boolean = false)(f: (DataFrame, Seq[String]) => T): T = d.table match {
     case Some(t) =>
       val df = read(spark, engine, repo, image, t)
       val version = engine.table(repo, image, t)
       val keys = if (version.hiddenKey || version.primaryKey.isEmpty) df.columns.toSeq else version.primaryKey
-      f(df.where(not(coalesce(expr(d.expression), lit(false)))), keys)
+      val rows = (if (incremental) changedRows(spark, engine, repo, image, d, t, version, df) else None).getOrElse(df)
+      f(rows.where(not(coalesce(expr(d.expression), lit(false)))), keys)
     case None =>
       val tables = engine.tables(repo, image.hash).map(_.name).filter(n => mentions(d.expression, n))
       val tag = java.util.UUID.randomUUID().toString.replace("-", "").take(12)
@@ -76,6 +85,32 @@ object CheckRunner {
         val failing = spark.sql(s"${ctes}SELECT * FROM ($query) AS versioned_check_rows")
         f(failing, failing.columns.toSeq)
       } finally views.foreach { case (_, v) => spark.catalog.dropTempView(v) }
+  }
+
+  /** Predicate evaluations that read only the rows changed since a parent the check passed on (for tests). */
+  private[versioned] val changedOnly = new AtomicLong()
+
+  /**
+   * The rows of `table` that `image` inserted or updated since its first parent, in the table's columns, when a
+   * predicate evaluated on them alone decides the check: the predicate is row-local (deterministic, no subquery),
+   * the table has the same schema and key in the parent, and the check as defined now passed on the parent (so
+   * every row left as it was passes). The diff costs what changed (docs/DIFF.md). None: evaluate the whole table.
+   */
+  private def changedRows(spark: SparkSession, engine: Engine, repo: String, image: Image, d: CheckDef, table: String,
+                          version: TableVersion, whole: DataFrame): Option[DataFrame] = for {
+    parent <- image.parents.headOption
+    before <- engine.tableOption(repo, parent, table)
+    if before.schemaJson == version.schemaJson && before.primaryKey == version.primaryKey && before.hiddenKey == version.hiddenKey
+    if whole.select(expr(d.expression)).queryExecution.analyzed.expressions
+      .forall(e => e.deterministic && !e.exists(_.isInstanceOf[SubqueryExpression]))
+    if engine.checks.passedOn(repo, d.name, parent)
+  } yield {
+    changedOnly.incrementAndGet()
+    val diff = TableDiff.diff(spark, Warehouses.locationOf(engine.config), s"$repo.$table", engine.image(repo, parent), image)
+    val keyed = !version.hiddenKey && version.primaryKey.nonEmpty
+    diff.where(col(TableDiff.ChangeColumn).isin("insert", "update")).select(whole.columns.toSeq.map { n =>
+      if (!keyed || version.primaryKey.contains(n)) col(n) else col(s"${n}_after").as(n)
+    }: _*)
   }
 
   private def mentions(sql: String, table: String): Boolean =
