@@ -19,8 +19,8 @@ private[versioned] object Identity {
     try f finally calledAs.set(before)
   }
 
-  /** The actor of the calling thread's active session; the process's when there is none. */
-  def current(): Actor = SparkSession.getActiveSession match {
+  /** The actor of the calling thread's active session (else the default session); the process's when there is none. */
+  def current(): Actor = SparkSession.getActiveSession.orElse(SparkSession.getDefaultSession) match {
     case None => Actor.process.copy(client = calledAs.get.getOrElse(Actor.Scala))
     case Some(s) =>
       val settings = Settings.of(s)
