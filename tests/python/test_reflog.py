@@ -32,7 +32,7 @@ def test_every_move_is_recorded_with_who_and_the_client(spark: SparkSession, rep
         repo.create_branch("dev")
         frame(spark, [(4, "d")]).write.versioned("r.t", branch="dev", message="on dev")
         repo.create_tag("v1", "dev")
-        repo.reset_branch("dev", main)
+        repo.reset("dev", main)
         repo.delete_branch("dev")
     finally:
         spark.conf.unset("spark.versioned.user")
