@@ -37,6 +37,7 @@ EXIT_USAGE = 2
 SHORT = 12
 WAREHOUSE_CONF = "spark.versioned.warehouse"
 METASTORE_CONF = "spark.versioned.metastore.url"
+CLIENT_CONF = "spark.versioned.client"
 DEFAULT_WAREHOUSE = "./versioned-warehouse"
 
 
@@ -182,7 +183,8 @@ class State:
             with status("Starting Spark"):
                 spark = self.owned = _local_session(light)
         versioned.install()
-        overrides = {WAREHOUSE_CONF: self.warehouse, METASTORE_CONF: self.metastore_url}
+        # the reflog records this command's moves as the CLI's (docs/AUDIT.md)
+        overrides = {WAREHOUSE_CONF: self.warehouse, METASTORE_CONF: self.metastore_url, CLIENT_CONF: "cli"}
         saved: Dict[str, Optional[str]] = {}
         for key, value in overrides.items():
             if value is not None:

@@ -1,5 +1,5 @@
 """Commands about the warehouse, refs and history: ``init``, ``log``, ``show``, ``branch``, ``reset``, ``tag``,
-``lock``, ``gc`` and ``verify``. A ref left out is the repository's default branch."""
+``lock``, ``gc``, ``verify`` and ``reflog``. A ref left out is the repository's default branch."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from versioned._cli_graph import graph_lines, topo_order
 from versioned._cli_reader import log_row, reading, ref_rows
 from versioned._cli_text import iso_utc
 
-__all__ = ["init", "log", "show", "branch", "reset", "tag", "lock", "gc", "verify"]
+__all__ = ["init", "log", "show", "branch", "reset", "tag", "lock", "gc", "verify", "reflog"]
 
 
 def _repo(spark: Any, name: str) -> Any:
@@ -405,3 +405,25 @@ def verify(repository: str, refs: Tuple[str, ...], fmt: Format) -> None:
         emit(rows, ["object", "kind", "status", "detail", "needed_by"], fmt)
     if bad:
         raise CommandError(f"{len(bad)} object(s) missing or corrupt", "VERIFY_FAILED")
+
+
+@app.command()
+@click.argument("repository")
+@click.argument("ref", required=False)
+@click.option("-n", "--limit", type=click.IntRange(min=1), metavar="N", help="Show the newest N entries only.")
+@format_option
+def reflog(repository: str, ref: Optional[str], limit: Optional[int], fmt: Format) -> None:
+    """Lists every ref movement of REPOSITORY (of REF only, when given), newest first: who moved what, when,
+    through which client. An entry's id (reflog@{N}) restores a deleted branch: versioned branch REPO NAME
+    'reflog@{N}'. ``versioned verify`` checks the entries' hash chain.
+
+    Example: versioned reflog shop main -n 10
+    """
+    with state.session() as spark:
+        rows = rows_of(_repo(spark, repository).reflog(ref, limit=limit))
+    if fmt is Format.table:
+        rows = [dict(r, old_image=short(r["old_image"]) if r["old_image"] else "-",
+                     new_image=short(r["new_image"]) if r["new_image"] else "-", at=iso_utc(r["at"])) for r in rows]
+    emit(rows, ["id", "ref", "operation", "old_image", "new_image", "who", "client", "at", "detail"]
+         + ([] if fmt is Format.table else ["seq", "app_id", "prev_hash", "entry_hash"]), fmt, title="reflog",
+         empty="no ref movements")

@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, 
 
 from pyspark.sql import DataFrame, SparkSession
 
-from versioned._ops import FetchOutcome, MergeOutcome, Ops, PushOutcome, RefKind, TransactionHandle
+from versioned._ops import FetchOutcome, MergeOutcome, Ops, PushOutcome, RefKind, TransactionHandle, declare_client
 from versioned.errors import VersionedError, error_for_class, known_error_classes, pyspark_kind, with_pyspark_variant
 
 CATALOG_CLASS = "versioned.spark.catalog.VersionedCatalog"
@@ -226,6 +226,7 @@ class SqlOps(Ops):
         install_error_translation()
         self.spark = spark
         self.options = dict(options or {})
+        declare_client(spark, "connect")
 
     def _call(self, proc: str, **args: Any) -> DataFrame:
         return procedure(self.spark, self.options, proc, **args)
@@ -431,6 +432,9 @@ class SqlOps(Ops):
 
     def verify(self, repo: str, refs: Sequence[str]) -> DataFrame:
         return self._call("verify", repository=repo, refs=",".join(refs) if refs else None)
+
+    def reflog(self, repo: str, ref: Optional[str], limit: int) -> DataFrame:
+        return self._call("reflog", repository=repo, ref=ref, limit=limit if limit > 0 else None)
 
     # ---- remotes (docs/REMOTES.md): the procedures' rows as the dicts JvmOps returns
     def add_remote(self, repo: str, name: str, warehouse: str, metastore_url: str, repository: Optional[str]) -> None:

@@ -16,7 +16,7 @@ from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors.exceptions.captured import CapturedException, UnknownException, convert_exception
 from pyspark.sql import DataFrame, SparkSession
 
-from versioned._ops import FetchOutcome, MergeOutcome, Ops, PushOutcome, RefKind, TransactionHandle
+from versioned._ops import FetchOutcome, MergeOutcome, Ops, PushOutcome, RefKind, TransactionHandle, declare_client
 from versioned.errors import (UnsupportedOperation, VersionedError, error_for_class, known_error_classes, pyspark_kind,
                               with_pyspark_variant)
 
@@ -425,6 +425,7 @@ class JvmOps(Ops):
         """
         self.spark = spark
         self.options = options
+        declare_client(spark, "python")
 
     def _call(self, method: str, *args: Any) -> Any:
         return call(self.spark, self.options, method, *args)
@@ -534,6 +535,9 @@ class JvmOps(Ops):
 
     def verify(self, repo: str, refs: Sequence[str]) -> DataFrame:
         return self._frame("verify", repo, java_list(self.spark, refs))
+
+    def reflog(self, repo: str, ref: Optional[str], limit: int) -> DataFrame:
+        return self._frame("reflog", repo, ref, int(limit))
 
     # ---- remotes (docs/REMOTES.md); fetch, clone and push results as dicts (versioned.remotes reads them)
     def _json(self, method: str, *args: Any) -> Any:

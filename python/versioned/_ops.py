@@ -21,17 +21,33 @@ Errors are :mod:`versioned.errors` exceptions.
 
 from __future__ import annotations
 
-from typing import List, Literal, Mapping, Optional, Protocol, Sequence
+from typing import Any, List, Literal, Mapping, Optional, Protocol, Sequence
 
 from pyspark.sql import DataFrame
 
 from versioned._governance_ops import GovernanceOps
 from versioned._outcomes import FetchOutcome, MergeOutcome, PushOutcome, RefUpdateRow
 
-__all__ = ["Ops", "TransactionHandle", "MergeOutcome", "RefUpdateRow", "FetchOutcome", "PushOutcome", "RefKind"]
+__all__ = ["Ops", "TransactionHandle", "CLIENT_CONF", "declare_client", "MergeOutcome", "RefUpdateRow", "FetchOutcome", "PushOutcome", "RefKind"]
 
 #: The kinds of ref :meth:`Ops.refs` lists.
 RefKind = Literal["branch", "tag", "lock"]
+
+#: The session setting that tells the JVM which client a call comes through (recorded in the reflog).
+CLIENT_CONF = "spark.versioned.client"
+
+
+def declare_client(spark: Any, client: str) -> None:
+    """Tells the JVM that calls on ``spark`` come through ``client`` (``python``, ``connect``, ``cli``), unless the
+    session declared its client already (the CLI's ``cli`` stays when it uses the Python API). The reflog records
+    it with every ref movement (docs/AUDIT.md).
+
+    Example::
+
+        declare_client(spark, "python")
+    """
+    if not spark.conf.get(CLIENT_CONF, None):
+        spark.conf.set(CLIENT_CONF, client)
 
 
 class TransactionHandle(Protocol):
@@ -468,6 +484,16 @@ class Ops(GovernanceOps, Protocol):
         Example::
 
             ops.verify("shop", []).filter("status != 'ok'").show()
+        """
+        ...
+
+    def reflog(self, repo: str, ref: Optional[str], limit: int) -> DataFrame:
+        """The reflog of ``repo``: every ref movement, newest first (of ``ref`` only when given), at most ``limit``
+        entries (0: all); the columns of the ``$reflog`` table (docs/AUDIT.md).
+
+        Example::
+
+            ops.reflog("shop", "main", 10).show()
         """
         ...
 

@@ -2,7 +2,7 @@
 
 Commands: ``init``, ``import``, ``export``, ``cat``, ``log``, ``show``, ``diff``, ``blame``, ``branch``, ``reset``,
 ``tag``, ``lock``, ``merge``, ``cherry-pick``, ``revert``, ``remote``, ``clone``, ``fetch``, ``pull``, ``push``,
-``import-table``, ``protect``, ``unprotect``, ``publish``, ``bisect``, ``check``, ``gc``, ``verify`` and ``sql``. A branch or ref left out is the repository's default branch.
+``import-table``, ``protect``, ``unprotect``, ``publish``, ``bisect``, ``check``, ``gc``, ``verify``, ``reflog`` and ``sql``. A branch or ref left out is the repository's default branch.
 ``log``, ``show``, ``cat``, ``export``, ``diff``, ``verify``
 and the branch, tag and lock listings only read: they use :mod:`versioned.reader` and start no JVM. The others run
 on the active SparkSession if there is one (a notebook, a test) and otherwise start a quiet local one (``local[*]``, no

@@ -11,6 +11,7 @@ from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter
 from versioned import _args
 from versioned._connect import is_connect
 from versioned._jvm import translated_errors
+from versioned._ops import declare_client
 from versioned.errors import InvalidOption
 
 __all__ = ["install", "uninstall", "is_installed"]
@@ -51,7 +52,7 @@ def _writer_versioned(
         branch: the branch to commit to (default: the repository's default branch; a tag raises
             :class:`~versioned.errors.ImmutableRef`).
         message: commit message (default: "append to <table>" / "overwrite <table>").
-        author: commit author (default: ``spark.versioned.author`` or the OS user).
+        author: commit author (default: ``spark.versioned.author``, else ``spark.versioned.user``, else the OS user).
         mode: ``"append"`` (new rows; existing keys raise ``KeyExists`` unless ``upsert``) or
             ``"overwrite"`` (the data becomes the table's content).
         primary_key: key column name(s) when the table is created (keep the table's key otherwise).
@@ -69,6 +70,9 @@ def _writer_versioned(
     _args.flag("upsert", upsert)
     if mode not in _MODES:
         raise InvalidOption(f"mode={mode!r} is not supported; use 'append' or 'overwrite'.")
+    spark = getattr(self, "_spark", None)
+    if spark is not None:
+        declare_client(spark, "connect" if is_connect(spark) else "python")
     w = self.format("versioned").option("upsert", "true" if upsert else "false")
     if branch is not None:
         w = w.option("branch", branch)

@@ -497,10 +497,29 @@ class Repository(RemotesMixin, GovernanceMixin):
         """
         return self._ops.gc(self.name, _retention_ms(older_than_seconds), bool(force), bool(dry_run))
 
+    def reflog(self, ref: Optional[str] = None, limit: Optional[int] = None) -> DataFrame:
+        """The reflog: every movement of every ref of this repository, newest first (docs/AUDIT.md). One row per
+        entry: ``seq``, ``id`` (``reflog@{seq}``, what ``create_branch(name, from_ref=...)`` restores from),
+        ``ref``, ``old_image``, ``new_image``, ``operation``, ``who``, ``app_id``, ``client``, ``detail``, ``at``,
+        ``prev_hash`` and ``entry_hash`` (hash-chained; :meth:`verify` checks the chain). ``ref`` keeps one ref's
+        entries (a branch, tag or lock name, or a full name such as ``remotes/origin/main``); ``limit`` the newest.
+
+        Example::
+
+            repo.reflog("dev", limit=5).show(truncate=False)
+            gone = repo.reflog("dev").first()
+            repo.create_branch("dev", from_ref=gone["id"])
+        """
+        n = _args.optional_int("limit", limit)
+        if n is not None and n < 1:
+            raise InvalidOption(f"reflog: limit must be 1 or more (it is {n}); leave it out for every entry.")
+        return self._ops.reflog(self.name, _args.optional_text("ref", ref), n or 0)
+
     def verify(self, refs: Optional[Sequence[str]] = None) -> DataFrame:
         """Reads every object the versions reachable from ``refs`` (default: every branch, tag and lock)
         need, against the checksum recorded when it was written. One row per object: ``object``,
-        ``kind``, ``status`` ('ok', 'missing' or 'corrupt'), ``detail`` and ``needed_by`` (table@image).
+        ``kind``, ``status`` ('ok', 'missing' or 'corrupt'), ``detail`` and ``needed_by`` (table@image); and the
+        reflog's hash chain: one ``reflog`` row ``ok``, or a row per entry ``changed``, ``removed`` or ``reordered``.
 
         Example::
 

@@ -137,7 +137,18 @@ def setup_sql(spark: SparkSession, warehouse: str) -> Dict[str, Any]:
     }, "before": {4: _sql_md_before_time_travel}}
 
 
+def setup_audit(spark: SparkSession, warehouse: str) -> Dict[str, Any]:
+    """shop.items, a branch dev with a commit, then dev deleted; the SQL restore names the deletion's entry."""
+    repo = _shop_items(spark)
+    repo.create_branch("dev")
+    frame(spark, [(4, "d")], "id long, name string").write.versioned("shop.items", branch="dev", upsert=True)
+    repo.delete_branch("dev")
+    gone = repo.reflog("dev", limit=1).first()
+    return {"repo": repo, "placeholders": {"'dev', 'reflog@{42}'": f"'dev_again', '{gone['id']}'"}}
+
+
 SETUPS: Dict[str, Setup] = {
+    "docs/AUDIT.md": setup_audit,
     "docs/DIFF.md": setup_diff,
     "docs/MERGE.md": setup_merge,
     "docs/SAFETY.md": setup_safety,

@@ -18,7 +18,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 from versioned.reader._errors import fail
 
 #: The newest metastore schema version this reader knows (the connector's ``Metastore.CurrentVersion``).
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 def redact(url: str) -> str:

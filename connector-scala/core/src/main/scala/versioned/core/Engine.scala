@@ -40,9 +40,16 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
   val checks = new Checks(this)
   /** What runs required checks on a gated commit's image (set by the Spark layer; none: such commits are refused). */
   @volatile var checkGate: Option[CheckGate] = CheckGate.discovered
+  /** Who is doing what this thread asks of the engine (set by the Spark layer: the session's identity). */
+  @volatile var actors: () => Actor = () => Actor.process
+  /** The reflog: every ref movement, hash-chained (docs/AUDIT.md). */
+  val reflog = new Reflog(this)
   private val log = LoggerFactory.getLogger(classOf[Engine])
 
   private[core] def now(): Long = System.currentTimeMillis()
+
+  /** Why a ref moves in this thread's operation: `operation` by the current [[Actor]]. */
+  private[core] def cause(operation: String, detail: String = ""): Cause = Cause(operation, actors(), detail)
 
   override def close(): Unit = metastore.close()
 
@@ -188,6 +195,7 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
     val newObjectCount = updates.values.collect { case TableUpdate.Put(_, objs) => objs.size }.sum
     val (result, rebased, gated) = metastore.tx { c =>
       val fullRef = Ref.branch(branch)
+      val why = cause(if (mergeParents.nonEmpty) Cause.Merge else Cause.Commit)
       // The generation lock first, then the head: under READ COMMITTED (PostgreSQL) two commits that read the
       // head before either holds the lock would both plan on it, and the second's compare-and-swap would fail
       // with a conflict no re-plan could see. Holding the lock, each statement reads the latest committed head.
@@ -235,10 +243,10 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
           MetaDao.insertTables(c, repo, hash, rows)
         }(lostRace)
         current match {
-          case None => Sql.unique(MetaDao.insertRef(c, repo, Ref(fullRef, RefKind.Branch, hash, created)))(lostRace)
+          case None => Sql.unique(MetaDao.insertRef(c, repo, Ref(fullRef, RefKind.Branch, hash, created), why))(lostRace)
           case Some(_) if required.nonEmpty || probe.isDefined => () // gated: the branch moves after the checks pass (below)
           case Some(old) =>
-            if (!MetaDao.casRef(c, repo, fullRef, old, hash)) throw new RefConflictException(
+            if (!MetaDao.casRef(c, repo, fullRef, old, hash, why)) throw new RefConflictException(
               s"Branch '$branch' of '$repo' moved during this commit. Nothing was committed; retry.")
         }
         (CommitResult(image, branch, changed), rebased,
@@ -284,7 +292,8 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
           "while the checks ran. Nothing was committed; planning again on the new head runs the checks again.")
         if (protections.rulesOf(c, repo).requiredChecks(branch).toSet != g.checks.toSet) throw moved("changed its rules")
         protections.guard(c, repo, branch, Move.Commit(merge = image.parents.size > 1))
-        if (!now.contains(g.head) || !MetaDao.casRef(c, repo, Ref.branch(branch), g.head, image.hash)) throw moved("moved")
+        if (!now.contains(g.head) || !MetaDao.casRef(c, repo, Ref.branch(branch), g.head, image.hash,
+          cause(if (image.parents.size > 1) Cause.Merge else Cause.Commit))) throw moved("moved")
       }
     } catch { case e: Throwable => try forget(repo, image, g) catch { case s: Throwable => e.addSuppressed(s) }; throw e }
   }

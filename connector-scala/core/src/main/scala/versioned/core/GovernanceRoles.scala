@@ -9,7 +9,7 @@ package versioned.core
 object GovernanceRoles {
   /** Tables a writer reads and writes. */
   val WriterTables: Seq[String] = Seq("vc_repositories", "vc_images", "vc_tables", "vc_objects", "vc_refs", "vc_upstreams",
-    "vc_object_locations", "vc_leases", "vc_generation", "vc_check_runs")
+    "vc_object_locations", "vc_leases", "vc_generation", "vc_check_runs", "vc_reflog", "vc_reflog_heads")
   /** Tables a writer only reads: rules and checks are the administrator's. */
   val ReadOnlyTables: Seq[String] = Seq("vc_meta", "vc_branch_rules", "vc_checks")
 

@@ -20,6 +20,7 @@ private[core] object MetaDao {
   def deleteRepo(c: Connection, repo: String): Unit =
   {
     Seq("vc_branch_rules", "vc_checks", "vc_check_runs", "vc_refs", "vc_tables", "vc_images", "vc_upstreams").foreach(t => Sql.update(c, s"DELETE FROM $t WHERE repo = ?", repo))
+    Reflog.drop(c, repo)
     Sql.update(c, "DELETE FROM vc_repositories WHERE name = ?", repo)
   }
 
@@ -299,25 +300,49 @@ private[core] object MetaDao {
   def allRefTargets(c: Connection): Vector[(String, String)] =
     Sql.query(c, "SELECT repo, image_hash FROM vc_refs")(r => (r.getString(1), r.getString(2)))
 
-  def insertRef(c: Connection, repo: String, ref: Ref): Unit =
+  // Every function below that moves a ref appends its reflog entry (Reflog.append) in the caller's transaction.
+  def insertRef(c: Connection, repo: String, ref: Ref, cause: Cause): Unit = {
     Sql.update(c, "INSERT INTO vc_refs (repo, name, kind, image_hash, created_ms) VALUES (?,?,?,?,?)",
       repo, ref.fullName, ref.kind, ref.image, ref.createdMs)
+    Reflog.append(c, repo, ref.fullName, None, Some(ref.image), cause)
+  }
 
   /** Compare-and-swap of a ref's target. Returns false when the ref no longer points at `expected`. */
-  def casRef(c: Connection, repo: String, fullName: String, expected: String, next: String): Boolean =
-    Sql.update(c, "UPDATE vc_refs SET image_hash = ? WHERE repo = ? AND name = ? AND image_hash = ?",
+  def casRef(c: Connection, repo: String, fullName: String, expected: String, next: String, cause: Cause): Boolean = {
+    val moved = Sql.update(c, "UPDATE vc_refs SET image_hash = ? WHERE repo = ? AND name = ? AND image_hash = ?",
       next, repo, fullName, expected) == 1
+    if (moved) Reflog.append(c, repo, fullName, Some(expected), Some(next), cause)
+    moved
+  }
 
-  def deleteRef(c: Connection, repo: String, fullName: String): Boolean =
-    Sql.update(c, "DELETE FROM vc_refs WHERE repo = ? AND name = ?", repo, fullName) == 1
+  def deleteRef(c: Connection, repo: String, fullName: String, cause: Cause): Boolean =
+    getRef(c, repo, fullName).exists { old =>
+      val deleted = Sql.update(c, "DELETE FROM vc_refs WHERE repo = ? AND name = ?", repo, fullName) == 1
+      if (deleted) Reflog.append(c, repo, fullName, Some(old.image), None, cause)
+      deleted
+    }
 
-  def renameRef(c: Connection, repo: String, from: String, to: String): Unit =
-    Sql.update(c, "UPDATE vc_refs SET name = ? WHERE repo = ? AND name = ?", to, repo, from)
+  /** Renames a ref: two entries, the old name leaving its image and the new name taking it. */
+  def renameRef(c: Connection, repo: String, from: String, to: String, cause: Cause): Unit =
+    getRef(c, repo, from).foreach { old =>
+      Sql.update(c, "UPDATE vc_refs SET name = ? WHERE repo = ? AND name = ?", to, repo, from)
+      val why = cause.copy(detail = s"$from -> $to")
+      Reflog.append(c, repo, from, Some(old.image), None, why)
+      Reflog.append(c, repo, to, None, Some(old.image), why)
+    }
 
   /** Points `fullName` at `image`, creating the ref when absent (remote-tracking refs follow their remote). */
-  def setRef(c: Connection, repo: String, ref: Ref): Unit =
-    if (Sql.update(c, "UPDATE vc_refs SET image_hash = ? WHERE repo = ? AND name = ?", ref.image, repo, ref.fullName) == 0)
-      insertRef(c, repo, ref)
+  def setRef(c: Connection, repo: String, ref: Ref, cause: Cause): Unit = getRef(c, repo, ref.fullName) match {
+    case None => insertRef(c, repo, ref, cause)
+    case Some(old) if old.image != ref.image =>
+      Sql.update(c, "UPDATE vc_refs SET image_hash = ? WHERE repo = ? AND name = ?", ref.image, repo, ref.fullName)
+      Reflog.append(c, repo, ref.fullName, Some(old.image), Some(ref.image), cause)
+    case Some(_) => ()
+  }
+
+  /** A change that moves no ref but is audited with them (a protection rule): an entry on `name`, no images. */
+  def logChange(c: Connection, repo: String, name: String, cause: Cause): Unit =
+    Reflog.append(c, repo, name, None, None, cause)
 
   // ---- remotes (vc_upstreams: `url` holds the remote as JSON, see Remote)
   def upstreams(c: Connection, repo: String): Vector[(String, String)] =
@@ -332,6 +357,12 @@ private[core] object MetaDao {
   def deleteUpstream(c: Connection, repo: String, remote: String): Boolean =
     Sql.update(c, "DELETE FROM vc_upstreams WHERE repo = ? AND remote = ?", repo, remote) == 1
 
-  def setDefaultBranch(c: Connection, repo: String, branch: String): Unit =
+  /** Makes `branch` the default: a `HEAD` entry from the old default's head to the new one's. */
+  def setDefaultBranch(c: Connection, repo: String, branch: String, cause: Cause): Unit = {
+    val old = defaultBranch(c, repo)
     Sql.update(c, "UPDATE vc_repositories SET default_branch = ? WHERE name = ?", branch, repo)
+    def head(b: String) = getRef(c, repo, Ref.branch(b)).map(_.image)
+    if (!old.contains(branch)) Reflog.append(c, repo, Reflog.Head, old.flatMap(head), head(branch),
+      cause.copy(detail = s"${old.getOrElse("")} -> $branch"))
+  }
 }

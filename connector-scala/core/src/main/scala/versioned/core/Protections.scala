@@ -27,6 +27,7 @@ final class Protections(engine: Engine) {
       Sql.update(c, "INSERT INTO vc_branch_rules (repo, pattern, pattern_regex, require_merge, allow_force, allow_delete, " +
         "required_checks, created_ms) VALUES (?,?,?,?,?,?,?,?)", repo, rule.pattern, rule.regex, rule.requireMerge,
         rule.allowForce, rule.allowDelete, Json.write(rule.requiredChecks), engine.now())
+      MetaDao.logChange(c, repo, Protections.RulePrefix + rule.pattern, engine.cause(Cause.Protect, rule.describe))
     }
     log.info(s"versioned: protect $repo ${rule.describe}")
     rule
@@ -40,6 +41,7 @@ final class Protections(engine: Engine) {
       if (Sql.update(c, "DELETE FROM vc_branch_rules WHERE repo = ? AND pattern = ?", repo, pattern) == 0)
         throw new RefNotFoundException(s"'$repo' has no protection rule '$pattern'. The rules are listed by the " +
           "procedure protections (or the API's protections).")
+      MetaDao.logChange(c, repo, Protections.RulePrefix + pattern, engine.cause(Cause.Unprotect))
     }
     log.info(s"versioned: unprotect $repo '$pattern'")
   }
@@ -73,6 +75,9 @@ final class Protections(engine: Engine) {
 }
 
 object Protections {
+  /** The reflog's name of a rule change's "ref": `rules/<pattern>`. */
+  val RulePrefix = "rules/"
+
   /** A pattern is a branch name in which `*` may stand for a part of it. */
   def validatePattern(pattern: String): String = {
     if (pattern == null || pattern.isEmpty) throw new InvalidNameException("Invalid branch pattern '': it is empty.")

@@ -26,10 +26,33 @@ final class RefOps(engine: Engine) {
       s"$what already exists in '$repo' (at ${r.image.take(12)}). Pick another name" +
         (if (kind == RefKind.Branch) " or reset the branch." else "; tags and locks never move.")))
     requireFreeName(c, repo, full.substring(full.indexOf('/') + 1), what)
-    val target = engine.resolver.resolve(c, repo, from)
-    val ref = Ref(full, kind, target.hash, engine.now())
-    Sql.unique(MetaDao.insertRef(c, repo, ref))(new RefExistsException(s"$what was just created in '$repo' by another writer."))
+    val target = from match {
+      case Revision.Spec(spec) if Reflog.parseId(spec).isDefined => fromReflog(c, repo, Reflog.parseId(spec).get)
+      case _ => engine.resolver.resolve(c, repo, from).hash
+    }
+    val ref = Ref(full, kind, target, engine.now())
+    Sql.unique(MetaDao.insertRef(c, repo, ref, engine.cause(Cause.Create, from match {
+      case Revision.Spec(spec) => s"from $spec"
+      case _ => ""
+    })))(new RefExistsException(s"$what was just created in '$repo' by another writer."))
     ref
+  }
+
+  /**
+   * The image reflog entry `seq` of `repo` restores ([[ReflogEntry.image]]): REF_NOT_FOUND when there is no such
+   * entry or it names no image (a protection rule's); IMAGE_NOT_FOUND when its image is no longer recorded.
+   */
+  private def fromReflog(c: java.sql.Connection, repo: String, seq: Long): String = {
+    val e = Reflog.entry(c, repo, seq).getOrElse {
+      val last = Reflog.entries(c, repo, newestFirst = true).headOption.map(_.seq).getOrElse(0L)
+      throw new RefNotFoundException(s"Reflog entry ${Reflog.idOf(seq)} does not exist in '$repo' (its reflog has " +
+        s"entries 1 to $last). Nothing was created. List the entries with the reflog (the $$reflog table).")
+    }
+    val image = e.image.getOrElse(throw new RefNotFoundException(s"Reflog entry ${e.id} of '$repo' (${e.operation} of " +
+      s"${e.ref}) names no image. Nothing was created. Pick an entry of a branch, tag or lock."))
+    if (MetaDao.getImage(c, repo, image).isEmpty)
+      throw new ImageNotFoundException(s"Image ${image.take(12)} of reflog entry ${e.id} is no longer in '$repo'. Nothing was created.")
+    image
   }
 
   private def list(repo: String, kind: String): Seq[Ref] = ms.read { c =>
@@ -39,7 +62,7 @@ final class RefOps(engine: Engine) {
 
   private def delete(repo: String, full: String, what: String): Unit = ms.tx { c =>
     requireRepo(c, repo)
-    if (!MetaDao.deleteRef(c, repo, full)) throw new RefNotFoundException(s"$what does not exist in '$repo'.")
+    if (!MetaDao.deleteRef(c, repo, full, engine.cause(Cause.Delete))) throw new RefNotFoundException(s"$what does not exist in '$repo'.")
   }
 
   // ---- branches
@@ -57,7 +80,7 @@ final class RefOps(engine: Engine) {
       if (MetaDao.getRef(c, repo, Ref.branch(name)).isDefined) engine.protections.guard(c, repo, name, Move.Delete)
       if (MetaDao.defaultBranch(c, repo).contains(name)) throw new ProtectedRefException(
         s"'$name' is the default branch of '$repo' and cannot be deleted. Make another branch the default first.")
-      if (!MetaDao.deleteRef(c, repo, Ref.branch(name)))
+      if (!MetaDao.deleteRef(c, repo, Ref.branch(name), engine.cause(Cause.Delete)))
         throw new RefNotFoundException(s"Branch '$name' does not exist in '$repo'.")
     }
   }
@@ -72,9 +95,9 @@ final class RefOps(engine: Engine) {
       if (MetaDao.getRef(c, repo, Ref.branch(to)).nonEmpty)
         throw new RefExistsException(s"Branch '$to' already exists in '$repo'.")
       requireFreeName(c, repo, to, s"Branch '$to'")
-      Sql.unique(MetaDao.renameRef(c, repo, Ref.branch(from), Ref.branch(to)))(
+      Sql.unique(MetaDao.renameRef(c, repo, Ref.branch(from), Ref.branch(to), engine.cause(Cause.Rename)))(
         new RefExistsException(s"Branch '$to' was just created in '$repo' by another writer."))
-      if (MetaDao.defaultBranch(c, repo).contains(from)) MetaDao.setDefaultBranch(c, repo, to)
+      if (MetaDao.defaultBranch(c, repo).contains(from)) MetaDao.setDefaultBranch(c, repo, to, engine.cause(Cause.Rename))
     }
   }
 
@@ -85,7 +108,7 @@ final class RefOps(engine: Engine) {
       requireRepo(c, repo)
       val ref = MetaDao.getRef(c, repo, Ref.branch(name)).getOrElse(throw new RefNotFoundException(
         s"Branch '$name' does not exist in '$repo'; create it first, then make it the default."))
-      MetaDao.setDefaultBranch(c, repo, name)
+      MetaDao.setDefaultBranch(c, repo, name, engine.cause(Cause.DefaultBranch))
       ref
     }
   }
@@ -108,7 +131,7 @@ final class RefOps(engine: Engine) {
       val target = engine.resolver.resolve(c, repo, to)
       val old = expected.getOrElse(cur.image)
       engine.protections.guard(c, repo, name, Move.Reset(engine.ancestry.isAncestor(c, repo, cur.image, target.hash), merge))
-      if (!MetaDao.casRef(c, repo, full, old, target.hash)) throw new RefConflictException(
+      if (!MetaDao.casRef(c, repo, full, old, target.hash, engine.cause(if (merge) Cause.Merge else Cause.Reset))) throw new RefConflictException(
         s"Branch '$name' of '$repo' is at ${cur.image.take(12)}, not at ${old.take(12)}. Nothing was changed.")
       cur.copy(image = target.hash)
     }

@@ -100,7 +100,8 @@ final class RemoteOps(engine: Engine) {
   def remove(repo: String, name: String): Unit = ms.tx { c =>
     get(c, repo, name)
     MetaDao.deleteUpstream(c, repo, name)
-    MetaDao.listRefs(c, repo).filter(_.fullName.startsWith(Ref.remotePrefix(name))).foreach(r => MetaDao.deleteRef(c, repo, r.fullName))
+    MetaDao.listRefs(c, repo).filter(_.fullName.startsWith(Ref.remotePrefix(name))).foreach(r =>
+      MetaDao.deleteRef(c, repo, r.fullName, engine.cause(Cause.RemoveRemote, name)))
   }
 
   /** The refs tracking remote `name` (`remotes/<name>/<branch>`, `remotes/<name>/tags/<tag>`), or every remote's. */

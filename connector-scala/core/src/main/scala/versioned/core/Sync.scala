@@ -131,12 +131,13 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
         HistoryCopy.write(c, repo, batch.copy(objects = objects), now)
         MetaDao.deleteLocations(c, heldElsewhere.map(_.id)) // now stored here
         val current = MetaDao.listRefs(c, repo).filter(_.fullName.startsWith(prefix)).map(r => r.fullName -> r.image).toMap
+        val why = local.cause(if (clone.isDefined) Cause.Clone else Cause.Fetch, remote.describe)
         wanted.foreach { case (name, image) =>
-          if (!current.get(name).contains(image)) MetaDao.setRef(c, repo, Ref(name, RefKind.Remote, image, now))
+          if (!current.get(name).contains(image)) MetaDao.setRef(c, repo, Ref(name, RefKind.Remote, image, now), why)
         }
-        current.keys.filterNot(wanted.contains).foreach(MetaDao.deleteRef(c, repo, _))
+        current.keys.filterNot(wanted.contains).foreach(MetaDao.deleteRef(c, repo, _, why))
         for (b <- clone; image <- wanted.get(Ref.remoteBranch(remote.name, b)))
-          MetaDao.insertRef(c, repo, Ref(Ref.branch(b), RefKind.Branch, image, now))
+          MetaDao.insertRef(c, repo, Ref(Ref.branch(b), RefKind.Branch, image, now), why)
         current
       }
       (downloaded, before)
@@ -207,16 +208,18 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
         def moved = new NonFastForwardException(s"Push of '$branch' to ${remote.describe} rejected: the remote branch moved " +
           s"while this push ran (it was at ${old.map(_.take(12)).getOrElse("nothing")}). Nothing was changed there. Pull, then push again.")
         if (!MetaDao.repoExists(c, rr)) Sql.unique(MetaDao.insertRepo(c, rr, branch, now))(moved)
+        // the remote's reflog records the push as this session's (who, application, client)
+        val why = local.cause(Cause.Push, s"from $repo${if (status == SyncStatus.Forced) ", forced" else ""}")
         if (old.exists(_ != head)) dst.protections.guard(c, rr, branch, Move.Push(forced = status == SyncStatus.Forced))
         HistoryCopy.write(c, rr, batch.copy(objects = batch.objects.map(_.copy(location = None))), now)
         old match {
-          case None => Sql.unique(MetaDao.insertRef(c, rr, Ref(Ref.branch(branch), RefKind.Branch, head, now)))(moved)
-          case Some(o) => if (o != head && !MetaDao.casRef(c, rr, Ref.branch(branch), o, head)) throw moved
+          case None => Sql.unique(MetaDao.insertRef(c, rr, Ref(Ref.branch(branch), RefKind.Branch, head, now), why))(moved)
+          case Some(o) => if (o != head && !MetaDao.casRef(c, rr, Ref.branch(branch), o, head, why)) throw moved
         }
         newTags.foreach { t =>
           MetaDao.getRef(c, rr, t.fullName) match {
             case Some(r) => if (r.image != t.image) throw tagTaken(t, r.image)
-            case None => MetaDao.insertRef(c, rr, Ref(t.fullName, RefKind.Tag, t.image, now))
+            case None => MetaDao.insertRef(c, rr, Ref(t.fullName, RefKind.Tag, t.image, now), why)
           }
         }
       }
@@ -224,8 +227,9 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
     }
     local.metastore.tx { c =>
       val now = local.now()
-      MetaDao.setRef(c, repo, Ref(Ref.remoteBranch(remote.name, branch), RefKind.Remote, head, now))
-      pushedTags.foreach(t => MetaDao.setRef(c, repo, Ref(Ref.remoteTag(remote.name, t.shortName), RefKind.Remote, t.image, now)))
+      val why = local.cause(Cause.Push, remote.describe)
+      MetaDao.setRef(c, repo, Ref(Ref.remoteBranch(remote.name, branch), RefKind.Remote, head, now), why)
+      pushedTags.foreach(t => MetaDao.setRef(c, repo, Ref(Ref.remoteTag(remote.name, t.shortName), RefKind.Remote, t.image, now), why))
     }
     val result = PushResult(repo, remote.name, branch, old, head, status, batch.images.size, batch.objects.size, uploaded,
       newTags.map(_.shortName))

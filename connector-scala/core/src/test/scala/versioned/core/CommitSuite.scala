@@ -220,8 +220,8 @@ class CommitSuite extends CoreFixture {
     engine.metastore.tx { c =>
       MetaDao.insertRepo(c, "r", "main", future)
       MetaDao.insertImage(c, root, 1, Nil)
-      MetaDao.insertRef(c, "r", Ref("heads/main", RefKind.Branch, root.hash, future))
-      MetaDao.insertRef(c, "r", Ref("heads/b", RefKind.Branch, root.hash, future))
+      MetaDao.insertRef(c, "r", Ref("heads/main", RefKind.Branch, root.hash, future), Cause("test", Actor.process))
+      MetaDao.insertRef(c, "r", Ref("heads/b", RefKind.Branch, root.hash, future), Cause("test", Actor.process))
     }
     val a = engine.commit("r", "main", Some(root.hash), Map(put("t", fakeId("1"))), "a", "same")
     locally {

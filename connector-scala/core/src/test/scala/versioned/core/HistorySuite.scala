@@ -57,7 +57,7 @@ class HistorySuite extends CoreFixture {
     val merge = Image("r", Hashing.imageHash(parents, "a", "merge", created, Nil), parents, created, "a", "merge")
     engine.metastore.tx { c =>
       MetaDao.insertImage(c, merge, MetaDao.nextSeq(c, "r"), Nil)
-      MetaDao.insertRef(c, "r", Ref("heads/m", RefKind.Branch, merge.hash, created))
+      MetaDao.insertRef(c, "r", Ref("heads/m", RefKind.Branch, merge.hash, created), Cause("test", Actor.process))
     }
     val log = history.log("r", spec("m")).map(_.image)
     assert(log.head == merge && log.last == cs(0))
@@ -91,7 +91,7 @@ class HistorySuite extends CoreFixture {
     val merge = Image("r", Hashing.imageHash(parents, "a", "merge", created, Nil), parents, created, "a", "merge")
     engine.metastore.tx { c =>
       MetaDao.insertImage(c, merge, seq0 + 250, Seq("t"))
-      MetaDao.insertRef(c, "r", Ref("heads/m", RefKind.Branch, merge.hash, created))
+      MetaDao.insertRef(c, "r", Ref("heads/m", RefKind.Branch, merge.hash, created), Cause("test", Actor.process))
     }
     val full = history.log("r", spec("m"))
     assert(full.map(_.image).toSet == (Seq(root, merge) ++ a ++ b).toSet && full.size == 302)
@@ -111,7 +111,7 @@ class HistorySuite extends CoreFixture {
     val root = commitOn("r", "main", putFresh("t")).image
     val seq0 = engine.metastore.read(MetaDao.nextSeq(_, "r"))
     val imgs = chain(root, (0 until 300).reverse.map(seq0 + _), "c") // each child numbered below its parent
-    engine.metastore.tx(c => assert(MetaDao.casRef(c, "r", "heads/main", root.hash, imgs.last.hash)))
+    engine.metastore.tx(c => assert(MetaDao.casRef(c, "r", "heads/main", root.hash, imgs.last.hash, Cause("test", Actor.process))))
     val full = history.log("r", spec("main"))
     assert(full.map(_.image) == (root +: imgs).reverse && newestFirst(full))
     for (k <- Seq(1, 2, 5, 70, 299, 300, 301, 400)) {
@@ -218,7 +218,7 @@ class HistorySuite extends CoreFixture {
         seq += 1
         prev = img
       }
-      assert(MetaDao.casRef(c, "r", "heads/main", root.hash, prev.hash))
+      assert(MetaDao.casRef(c, "r", "heads/main", root.hash, prev.hash, Cause("test", Actor.process)))
     }
     val top = commitOn("r", "main", put("t", fakeId("top")))
     val log = history.log("r", spec("main"))

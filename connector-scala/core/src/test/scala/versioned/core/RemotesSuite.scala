@@ -345,4 +345,32 @@ class RemotesSuite extends CoreFixture {
     Seq(fakeId("a1"), fakeId("a2"), comp.id, lazyOnes.id).foreach(id =>
       assert(Files.exists(file(otherDir, id)), "the remote's files are its own"))
   }
+
+  test("reflog: a fetch records the tracking refs it moves; a push records the remote branch's move in the remote's reflog") {
+    engine.actors = () => Actor("bob", "app-7", Actor.Cli)
+    remoteCommit("t", "a1")
+    sync.cloneRepository(origin(), "copy", download = false)
+    assert(engine.reflog.entries("copy").reverse.map(e => e.ref -> e.operation) ==
+      Seq("remotes/origin/main" -> Cause.Clone, "heads/main" -> Cause.Clone))
+    val c2 = remoteCommit("t", "a2")
+    sync.fetch("copy", "origin", download = false)
+    val fetched = engine.reflog.entries("copy").head
+    assert(fetched.ref == "remotes/origin/main" && fetched.operation == Cause.Fetch && fetched.newImage.contains(c2.image.hash))
+    engine.refs.resetBranch("copy", "main", spec("origin/main"))
+    assert(engine.reflog.entries("copy").head.operation == Cause.Reset)
+    val mine = localCommit("copy", "main", "t", "l1")
+    val remoteBefore = other.reflog.entries("r").size
+    sync.push("copy", "origin", "main", force = false, tags = false)
+    val pushed = other.reflog.entries("r").head
+    assert(other.reflog.entries("r").size == remoteBefore + 1)
+    assert(pushed.ref == "heads/main" && pushed.operation == Cause.Push && pushed.oldImage.contains(c2.image.hash) &&
+      pushed.newImage.contains(mine.image.hash) && pushed.who == "bob" && pushed.client == Actor.Cli && pushed.detail == "from copy")
+    assert(engine.reflog.entries("copy").head.ref == "remotes/origin/main" && engine.reflog.entries("copy").head.operation == Cause.Push)
+    // a forced push says so in the remote's reflog
+    engine.refs.resetBranch("copy", "main", spec("main~1"))
+    localCommit("copy", "main", "t", "l2")
+    sync.push("copy", "origin", "main", force = true, tags = false)
+    assert(other.reflog.entries("r").head.detail == "from copy, forced")
+    Seq(engine -> "copy", other -> "r").foreach { case (e, repo) => assert(e.reflog.verify(repo).isEmpty) }
+  }
 }

@@ -46,7 +46,7 @@ class ResolverSuite extends CoreFixture {
 
   test("remote refs") {
     val (cs, _) = setup()
-    engine.metastore.tx(MetaDao.insertRef(_, "r", Ref("remotes/origin/main", RefKind.Remote, cs.head.image.hash, 1L)))
+    engine.metastore.tx(MetaDao.insertRef(_, "r", Ref("remotes/origin/main", RefKind.Remote, cs.head.image.hash, 1L), _root_.versioned.core.Cause("test", Actor.process)))
     assert(hashOf("remotes/origin/main") == cs.head.image.hash)
     assert(hashOf("remotes/origin/main~0") == cs.head.image.hash)
   }
@@ -126,7 +126,7 @@ class ResolverSuite extends CoreFixture {
     val merge = Image("r", Hashing.imageHash(parents, "a", "merge", created, Nil), parents, created, "a", "merge")
     engine.metastore.tx { c =>
       MetaDao.insertImage(c, merge, MetaDao.nextSeq(c, "r"), Nil)
-      MetaDao.insertRef(c, "r", Ref("heads/m", RefKind.Branch, merge.hash, created))
+      MetaDao.insertRef(c, "r", Ref("heads/m", RefKind.Branch, merge.hash, created), Cause("test", Actor.process))
     }
     assert(hashOf("m^") == cs(2).image.hash && hashOf("m^1") == cs(2).image.hash)
     assert(hashOf("m^2") == d.image.hash)

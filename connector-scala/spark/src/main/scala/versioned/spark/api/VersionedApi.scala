@@ -188,6 +188,10 @@ object VersionedApi {
   def collectGarbage(spark: SparkSession, options: Opts, repo: String, olderThanMs: Long, force: Boolean,
                      dryRun: Boolean): DataFrame =
     MaintenanceApi.collectGarbage(spark, options, repo, olderThanMs, force, dryRun)
+  /** The reflog of `repo` (of `ref` only when non-null), newest first; at most `limit` entries (<= 0: all). */
+  def reflog(spark: SparkSession, options: Opts, repo: String, ref: String, limit: Int): DataFrame =
+    ReflogApi.reflog(spark, options, repo, ref, limit)
+
   /** Checks every object the versions reachable from `refs` (null or empty: every ref) need; one row per object. */
   def verify(spark: SparkSession, options: Opts, repo: String, refs: java.util.List[String]): DataFrame =
     MaintenanceApi.verify(spark, options, repo, refs)

@@ -11,7 +11,7 @@ private[catalog] final case class TableTarget(repo: String, table: String, ref: 
 
 /**
  * A read-only metadata table: `t$history`, `t$refs`, `t$objects`, `t$diff`, `t$blame` (table level) or `$log`, `$refs`,
- * `$image`, `$diff`, `$checks` (repository level), optionally at a revision: `t@dev$objects`, `$log@dev`, `$diff@v1..main`.
+ * `$image`, `$diff`, `$checks`, `$reflog` (repository level), optionally at a revision: `t@dev$objects`, `$log@dev`, `$diff@v1..main`.
  */
 private[catalog] final case class MetaTarget(repo: String, table: Option[String], ref: Option[String], kind: MetaKind)
   extends Target
@@ -29,7 +29,9 @@ private[catalog] object MetaKind {
   case object Checks extends MetaKind("checks", tableLevel = false, repoLevel = true)
   /** Per row of a table, the commit that last changed it ([[BlameTable]], docs/BLAME.md). */
   case object Blame extends MetaKind("blame", tableLevel = true, repoLevel = false)
-  val all: Seq[MetaKind] = Seq(Log, History, Refs, Objects, ImageDetails, Diff, Checks, Blame)
+  /** Every ref movement of the repository (docs/AUDIT.md), newest first; the revision is ignored. */
+  case object Reflog extends MetaKind("reflog", tableLevel = false, repoLevel = true)
+  val all: Seq[MetaKind] = Seq(Log, History, Refs, Objects, ImageDetails, Diff, Checks, Blame, Reflog)
 }
 
 /**

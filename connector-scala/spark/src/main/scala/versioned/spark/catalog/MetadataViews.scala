@@ -40,6 +40,7 @@ private[catalog] object MetadataViews {
       StructField("error", str), StructField("duration_ms", LongType, nullable = false), StructField("who", str, nullable = false),
       StructField("purpose", str, nullable = false), StructField("run_id", str, nullable = false),
       StructField("ran", TimestampType, nullable = false))
+    case MetaKind.Reflog => versioned.spark.api.ReflogApi.Schema.fields.toSeq
   })
 
   private def image(i: Image): Seq[Any] = Seq(i.hash, i.parents, i.author, i.message, ts(i.createdMs))
@@ -49,7 +50,7 @@ private[catalog] object MetadataViews {
     rev == Revision.DefaultBranch && engine.branchHeadOption(repo, engine.defaultBranch(repo)).isEmpty
 
   def rows(engine: Engine, t: MetaTarget, rev: Revision): Seq[Row] =
-    if (t.kind != MetaKind.Refs && t.kind != MetaKind.Diff && t.kind != MetaKind.Checks && emptyRepository(engine, t.repo, rev)) Seq.empty
+    if (!Set[MetaKind](MetaKind.Refs, MetaKind.Diff, MetaKind.Checks, MetaKind.Reflog)(t.kind) && emptyRepository(engine, t.repo, rev)) Seq.empty
     else nonEmptyRows(engine, t, rev)
 
   private def nonEmptyRows(engine: Engine, t: MetaTarget, rev: Revision): Seq[Row] = t.kind match {
@@ -101,6 +102,7 @@ private[catalog] object MetadataViews {
       tables ++ dropped
     case MetaKind.Diff => DiffView.rows(engine, t, rev)
     case MetaKind.Blame => Nil // BlameTable
+    case MetaKind.Reflog => versioned.spark.api.ReflogApi.rows(engine, t.repo, None, 0)
     case MetaKind.Checks => engine.checks.runs(t.repo).map { r =>
       Row(r.image, r.run.check, r.run.severity, r.run.status, r.run.failingRows, r.run.sampleKeys, r.run.error.orNull,
         r.run.durationMs, r.who, r.purpose, r.runId, ts(r.runMs))

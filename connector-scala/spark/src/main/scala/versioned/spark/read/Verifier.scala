@@ -44,7 +44,16 @@ private[versioned] object Verifier {
       Row(id, kind.orNull, status, detail.orNull,
         (by.take(ShownVersions) ++ (if (by.size > ShownVersions) Seq(s"... ${by.size - ShownVersions} more") else Nil)).toArray)
     }
-    spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), Schema)
+    spark.createDataFrame(spark.sparkContext.parallelize(rows ++ reflogRows(engine, repo), 1), Schema)
+  }
+
+  /**
+   * The reflog's hash chain (docs/AUDIT.md): one `ok` row for an intact chain, else a row per entry found `changed`,
+   * `removed` or `reordered` (object `reflog@{N}`, kind `reflog`).
+   */
+  private def reflogRows(engine: Engine, repo: String): Seq[Row] = engine.reflog.verify(repo) match {
+    case Seq() => Seq(Row("reflog", "reflog", Ok, s"${engine.reflog.entries(repo).size} entries, chain intact", Array.empty[String]))
+    case problems => problems.map(p => Row(Reflog.idOf(p.seq), "reflog", p.status, p.detail, Array.empty[String]))
   }
 
   private def check(config: WarehouseConfig, conf: org.apache.hadoop.conf.Configuration, id: String,

@@ -103,12 +103,20 @@ object Setting {
   val BeforeImages: Setting[Boolean] = Setting("spark.versioned.write.beforeImages", Kind.boolean, false, "false",
     "such driver-written commits record each changed key's row before them in their DIFFs, so diffs across them need no " +
       "lookups (`docs/DIFF.md`)", Some("beforeImages"))
-  val Author: Setting[Option[String]] = Setting("spark.versioned.author", Kind.text, None, "OS user", "default commit author")
+  val Author: Setting[Option[String]] = Setting("spark.versioned.author", Kind.text, None, "`spark.versioned.user`",
+    "default commit author")
+  val User: Setting[Option[String]] = Setting("spark.versioned.user", Kind.text, None, "Spark's user",
+    "who the reflog records for every ref movement (and the default commit author); with the application id and the client " +
+      "(`docs/AUDIT.md`)")
+  val Client: Setting[Option[String]] = Setting("spark.versioned.client", Kind.text.copy(expected =
+    s"one of ${versioned.core.Actor.Clients.mkString(", ")}", parse = v => Some(Option(v).filter(_.nonEmpty))
+      .filter(_.forall(versioned.core.Actor.Clients.contains))), None, "`scala`",
+    "the client the reflog records (set by the Python package and the CLI; SQL procedures record `sql`)")
 
   /** Every setting, in the README's order. */
   val all: Seq[Setting[_]] = Seq(Warehouse, MetastoreUrl, DefaultBranch, FragmentRows, BackgroundCompaction,
     CompactionYieldMs, CompactionDutyCycle, MaxDiffRatio, MaxChain, ConsolidateAfter, DiffCacheBytes, MaxOverlayRows,
-    DiffCompression, LocalCommitMaxRows, LocalCommitMaxBytes, BeforeImages, Author)
+    DiffCompression, LocalCommitMaxRows, LocalCommitMaxBytes, BeforeImages, Author, User, Client)
 
   /** The README's configuration table of [[all]] (and the per-remote credentials, which have no fixed key). */
   def markdownTable: String = (Seq("| key | default | meaning |", "|---|---|---|") ++ all.map { s =>

@@ -31,6 +31,8 @@ final class Settings private (conf: Map[String, String]) {
   def metastoreUrl: Option[String] = get(Setting.MetastoreUrl)
   def defaultBranch: Option[String] = get(Setting.DefaultBranch)
   def author: Option[String] = get(Setting.Author)
+  def user: Option[String] = get(Setting.User)
+  def client: Option[String] = get(Setting.Client)
   def fragmentRows: Long = get(Setting.FragmentRows)
   def maxChain: Int = get(Setting.MaxChain)
   def maxDiffRatio: Double = get(Setting.MaxDiffRatio)
@@ -45,9 +47,9 @@ final class Settings private (conf: Map[String, String]) {
   def diffCompression: String = get(Setting.DiffCompression)
   def beforeImages: Boolean = get(Setting.BeforeImages)
 
-  /** The author of a commit: `explicit` when given, else `spark.versioned.author`, else the JVM's user. */
+  /** The author of a commit: `explicit` when given, else `spark.versioned.author`, else `spark.versioned.user`, else the JVM's user. */
   def authorOr(explicit: Option[String]): String =
-    explicit.filter(_.nonEmpty).orElse(author).getOrElse(System.getProperty("user.name", "unknown"))
+    explicit.filter(_.nonEmpty).orElse(author).orElse(user).getOrElse(System.getProperty("user.name", "unknown"))
 }
 
 object Settings {

@@ -71,7 +71,8 @@ private[versioned] object Warehouses {
   def engine(spark: SparkSession, options: Map[String, String]): Engine = engine(spark, config(spark, options))
 
   /** The engine of a warehouse, reaching its object store with the session's Hadoop configuration. */
-  def engine(spark: SparkSession, config: WarehouseConfig): Engine = Engine(config, spark.sparkContext.hadoopConfiguration)
+  def engine(spark: SparkSession, config: WarehouseConfig): Engine =
+    Identity.install(Engine(config, spark.sparkContext.hadoopConfiguration))
 
   // Each getter reads (and validates) all settings; see Settings.
   def fragmentRows(spark: SparkSession): Long = Settings.of(spark).fragmentRows

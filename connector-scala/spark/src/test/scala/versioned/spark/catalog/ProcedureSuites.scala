@@ -86,7 +86,7 @@ class NamedCallProcedureSuite extends RefManagementBehaviour {
     assert(names == Seq("abort_transaction", "add_check", "add_remote", "begin_transaction", "bisect", "checks", "cherry_pick", "clone",
       "commit_transaction", "compact", "create_branch", "create_lock", "create_tag", "default_branch", "delete_branch", "delete_tag",
       "delete_where", "diff", "diff_summary", "fetch", "gc", "gc_warehouse", "import_table", "last_commit", "materialize", "merge",
-      "merge_conflicts", "protect_branch", "protections", "publish", "pull", "push", "release_lock", "remotes", "remove_check", "remove_remote",
+      "merge_conflicts", "protect_branch", "protections", "publish", "pull", "push", "reflog", "release_lock", "remotes", "remove_check", "remove_remote",
       "rename_branch", "reset_branch", "resolve", "revert", "run_checks", "show",
       "transaction_delete_where", "transaction_read", "transaction_state", "transaction_upsert", "transaction_write", "unprotect_branch", "verify"))
   }

@@ -17,9 +17,11 @@ private[procedures] abstract class MaintenanceProcedure(engine: () => Engine) ex
   protected def run(spark: SparkSession, e: Engine, args: Args): DataFrame
 
   override def call(input: InternalRow): java.util.Iterator[Scan] = {
-    val df = run(SparkSession.active, engine(), new Args(name(), params, input))
-    val rows = df.queryExecution.toRdd.map(_.copy()).collect()
-    Collections.singleton[Scan](new FrameResult(df.schema, rows)).iterator()
+    val rows = versioned.spark.session.Identity.as(versioned.core.Actor.Sql) {
+      val df = run(SparkSession.active, engine(), new Args(name(), params, input))
+      (df.schema, df.queryExecution.toRdd.map(_.copy()).collect())
+    }
+    Collections.singleton[Scan](new FrameResult(rows._1, rows._2)).iterator()
   }
 
   /** A one-row result. */

@@ -28,6 +28,7 @@ private[versioned] object Procedures {
     "gc" -> (e => new GcProcedure(e, wholeWarehouse = false)),
     "gc_warehouse" -> (e => new GcProcedure(e, wholeWarehouse = true)),
     "verify" -> (e => new VerifyProcedure(e)),
+    "reflog" -> (e => new ReflogProcedure(e)),
     "diff_summary" -> (e => new DiffSummaryProcedure(e)),
     "merge" -> (e => new MergeProcedure(e)),
     "merge_conflicts" -> (e => new MergeConflictsProcedure(e)),

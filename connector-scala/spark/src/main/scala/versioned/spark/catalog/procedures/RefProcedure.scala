@@ -30,7 +30,7 @@ private[procedures] abstract class RefProcedure(engine: () => Engine) extends Ty
   protected def run(e: Engine, args: Args): Ref
 
   override def call(input: InternalRow): java.util.Iterator[Scan] = {
-    val ref = run(engine(), new Args(name(), params, input))
+    val ref = versioned.spark.session.Identity.as(versioned.core.Actor.Sql)(run(engine(), new Args(name(), params, input)))
     val row = InternalRow(UTF8String.fromString(ref.shortName), UTF8String.fromString(ref.kind),
       UTF8String.fromString(ref.image))
     Collections.singleton[Scan](new RefResult(Array(row))).iterator()
