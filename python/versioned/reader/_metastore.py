@@ -17,8 +17,9 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 from versioned.reader._errors import fail
 
-#: The newest metastore schema version this reader knows (the connector's ``Metastore.CurrentVersion``).
-SCHEMA_VERSION = 3
+#: The newest metastore schema version this reader knows (the connector's ``Metastore.CurrentVersion``). Version 4
+#: adds the retention tables ``vc_retention`` and ``vc_expired``, which this reader does not read.
+SCHEMA_VERSION = 4
 
 
 def redact(url: str) -> str:

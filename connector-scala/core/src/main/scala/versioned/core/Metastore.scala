@@ -198,7 +198,7 @@ object Sql {
 
 /** Schema version and migrations. Version 1 is the first published format (docs/FORMAT.md). */
 object MetastoreSchema {
-  val CurrentVersion = 3
+  val CurrentVersion = 4
 
   private val v1 = Seq(
     """CREATE TABLE vc_meta (key VARCHAR(64) PRIMARY KEY, value VARCHAR(256) NOT NULL)""",
@@ -240,7 +240,7 @@ object MetastoreSchema {
   )
 
   private def migrations(sqlite: Boolean): Seq[(Int, Seq[String])] =
-    Seq(1 -> v1, 2 -> v2, 3 -> GovernanceSchema.v3(sqlite))
+    Seq(1 -> v1, 2 -> v2, 3 -> GovernanceSchema.v3(sqlite), 4 -> RetentionSchema.v4)
 
   def migrate(c: Connection, sqlite: Boolean): Unit = {
     val current = currentVersion(c)
