@@ -65,7 +65,7 @@ class SquashMergeSuite extends CatalogSuiteBase {
     val before = head(main)
     val plain = VersionedApi.merge(spark, null, "r", "dev", main, "fail", null, true, null, "tester", null, false)
     val out = squash("dev")
-    assert(out.status == MergeOutcome.Conflicts && out.commit.isEmpty && out.conflictCount == 1)
+    assert(out.status == MergeOutcome.Conflicts && out.commit == null && out.conflictCount == 1)
     assert(out.conflicts.collect().toSeq == plain.conflicts.collect().toSeq, "the same conflicts as a merge")
     assert(head(main) == before, "nothing committed")
     val settled = squash("dev", strategy = "theirs")
@@ -93,6 +93,6 @@ class SquashMergeSuite extends CatalogSuiteBase {
     sql("INSERT INTO c.r.`t@dev` VALUES (2, 'b')")
     val before = head(main)
     val out = squash("dev", dryRun = true)
-    assert(out.status == MergeOutcome.Merged && out.commit.isEmpty && head(main) == before)
+    assert(out.status == MergeOutcome.Merged && out.commit == null && head(main) == before)
   }
 }
