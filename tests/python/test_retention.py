@@ -12,7 +12,7 @@ from pyspark.sql import SparkSession
 
 from conftest import frame, refs_state, rows_of
 from versioned import InvalidOption, ProtectedRef, RefNotFound, Repository, VersionExpired
-from versioned.cli import EXIT_OK, app
+from versioned.cli import EXIT_ERROR, EXIT_OK, app
 
 SESSIONS = ("classic", "connect")
 
@@ -118,6 +118,7 @@ def test_cli_retention_and_squash(spark: SparkSession, repo: Repository) -> None
     planned = json.loads(_cli("gc", "r", "--older-than", "0", "--force", "--dry-run", "--format", "json").stdout)
     assert any(p["kind"] == "image" and "retention policy 'dev'" in p["reason"] for p in planned)
     bad = CliRunner().invoke(app, ["retention", "r", "dev", "--keep-days", "-3"])
-    assert bad.exit_code != EXIT_OK and "INVALID_OPTION" in bad.output
+    assert bad.exit_code == EXIT_ERROR and bad.stderr.startswith("[INVALID_OPTION]"), bad.stderr
+    assert json.loads(_cli("retention", "r", "--format", "json").stdout) == rows  # the bad value stored nothing
     _cli("retention", "r", "dev", "--remove")
     assert json.loads(_cli("retention", "r", "--format", "json").stdout) == []

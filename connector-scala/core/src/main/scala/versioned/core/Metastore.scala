@@ -149,6 +149,8 @@ object Metastore {
 
 /** Small JDBC helpers shared by the DAOs. */
 object Sql {
+  /** A NULL of an INT column as an argument (a plain null binds as a string, which PostgreSQL refuses there). */
+  case object NullInt
   /** True for a primary-key/unique violation (PostgreSQL SQLSTATE 23505, SQLite SQLITE_CONSTRAINT). */
   def isUniqueViolation(e: java.sql.SQLException): Boolean =
     e.getSQLState == "23505" || e.getErrorCode == 19 || Option(e.getMessage).exists(_.contains("UNIQUE constraint failed"))
@@ -190,6 +192,7 @@ object Sql {
     args.zipWithIndex.foreach {
       case (null, i) => ps.setNull(i + 1, java.sql.Types.VARCHAR)
       case (None, i) => ps.setNull(i + 1, java.sql.Types.VARCHAR)
+      case (Sql.NullInt, i) => ps.setNull(i + 1, java.sql.Types.INTEGER)
       case (Some(v), i) => ps.setObject(i + 1, v)
       case (v: Boolean, i) => ps.setInt(i + 1, if (v) 1 else 0)
       case (v, i) => ps.setObject(i + 1, v)

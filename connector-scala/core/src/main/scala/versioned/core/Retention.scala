@@ -69,9 +69,10 @@ final class Retention(engine: Engine) {
     ms.tx { c =>
       if (!MetaDao.repoExists(c, repo)) throw new RepositoryNotFoundException(repo)
       Sql.update(c, "DELETE FROM vc_retention WHERE repo = ? AND pattern = ?", repo, policy.pattern)
+      def int(v: Option[Int]): Any = v.getOrElse(Sql.NullInt)
       Sql.update(c, "INSERT INTO vc_retention (repo, pattern, pattern_regex, keep_days, keep_commits, " +
         "expire_branch_days, created_ms) VALUES (?,?,?,?,?,?,?)", repo, policy.pattern, policy.regex,
-        policy.keepDays.orNull, policy.keepCommits.orNull, policy.expireBranchDays.orNull, engine.now())
+        int(policy.keepDays), int(policy.keepCommits), int(policy.expireBranchDays), engine.now())
     }
     log.info(s"versioned: set $repo ${policy.describe}")
     policy
