@@ -198,12 +198,14 @@ def _commit_options(message_default: str, parent: bool = False) -> Callable[[Any
               help="auto: just move the branch to SOURCE when it is an ancestor of SOURCE; never: always a "
                    "merge commit; only: fail ([MERGE_CONFLICT]) unless the branch can just move.")
 @click.option("--allow-unrelated", is_flag=True, help="Merge histories without a common ancestor (empty base).")
+@click.option("--squash", is_flag=True, help="One commit with one parent (the branch's head) holding SOURCE's net "
+                                              "change, its message listing the squashed commits.")
 @_commit_options("merge SOURCE into BRANCH")
-def merge(repository: str, source: str, into: Optional[str], fast_forward: str, allow_unrelated: bool,
+def merge(repository: str, source: str, into: Optional[str], fast_forward: str, allow_unrelated: bool, squash: bool,
           strategy: str, ours_tables: Tuple[str, ...], theirs_tables: Tuple[str, ...], dry_run: bool,
           message: Optional[str], author: Optional[str], fmt: Format) -> None:
     """Three-way merge of SOURCE (any revision) into a branch: one commit whose parents are the branch's head
-    and SOURCE, or a fast-forward.
+    and SOURCE, or a fast-forward; with --squash one commit whose only parent is the branch's head.
 
     Tables changed on one side take that side's version; tables changed on both merge row by row, by
     primary key. On conflicts nothing is committed: they are printed and the exit code is 1, unless
@@ -215,7 +217,8 @@ def merge(repository: str, source: str, into: Optional[str], fast_forward: str, 
          _Sides(list(ours_tables), list(theirs_tables), into, source), fmt,
          lambda repo, dry, settled: repo.merge(source, into, strategy=strategy, fast_forward=fast_forward,
                                                dry_run=dry, message=message, author=author,
-                                               allow_unrelated=allow_unrelated, resolutions=settled))
+                                               allow_unrelated=allow_unrelated, resolutions=settled,
+                                               squash=squash))
 
 
 @app.command("cherry-pick")

@@ -374,10 +374,10 @@ def gc(repository: Optional[str], older_than: Optional[float], force: bool, dry_
             else:
                 df = versioned.collect_garbage(spark, older_than_seconds=older_than, force=force, dry_run=dry_run)
             rows = rows_of(df)
-    emit(rows, ["kind", "name", "path"], fmt, title="would delete" if dry_run else "deleted",
+    emit(rows, ["kind", "name", "path", "reason"], fmt, title="would delete" if dry_run else "deleted",
          empty="nothing to delete")
     if fmt is Format.table and rows:
-        console().print(f"{len(rows)} object(s) {'would be ' if dry_run else ''}deleted")
+        console().print(f"{len(rows)} item(s) {'would be ' if dry_run else ''}deleted")
 
 
 @app.command()

@@ -392,10 +392,11 @@ class SqlOps(Ops):
 
     def merge(self, repo: str, source: str, into: Optional[str], strategy: str, fast_forward: str, dry_run: bool,
               message: Optional[str], author: Optional[str], resolutions: Optional[Mapping[str, DataFrame]],
-              allow_unrelated: bool) -> MergeOutcome:
+              allow_unrelated: bool, squash: bool) -> MergeOutcome:
         return self._with_views(resolutions, lambda views: self._call(
             "merge", repository=repo, source=source, target=into, strategy=strategy, fast_forward=fast_forward,
-            dry_run=dry_run, message=message, author=author, allow_unrelated=allow_unrelated, resolutions=views))
+            dry_run=dry_run, message=message, author=author, allow_unrelated=allow_unrelated, resolutions=views,
+            squash=squash))
 
     def pick(self, repo: str, commit: str, onto: Optional[str], parent: int, revert: bool, strategy: str,
              dry_run: bool, message: Optional[str], author: Optional[str],
@@ -497,6 +498,17 @@ class SqlOps(Ops):
 
     def unprotect(self, repo: str, pattern: str) -> None:
         self._call("unprotect_branch", repository=repo, pattern=pattern).collect()
+
+    def set_retention(self, repo: str, pattern: str, keep_days: Optional[int], keep_commits: Optional[int],
+                      expire_branches_after_days: Optional[int]) -> DataFrame:
+        return self._call("set_retention", repository=repo, pattern=pattern, keep_days=keep_days,
+                          keep_commits=keep_commits, expire_branches_after_days=expire_branches_after_days)
+
+    def remove_retention(self, repo: str, pattern: str) -> None:
+        self._call("remove_retention", repository=repo, pattern=pattern).collect()
+
+    def retention(self, repo: str) -> DataFrame:
+        return self._call("retention", repository=repo)
 
     def protections(self, repo: str) -> DataFrame:
         return self._call("protections", repository=repo)

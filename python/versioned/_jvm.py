@@ -23,6 +23,7 @@ from versioned.errors import (UnsupportedOperation, VersionedError, error_for_cl
 API_CLASS = "versioned.spark.api.VersionedApi"
 REFS_API_CLASS = "versioned.spark.api.RefsApi"
 GOVERNANCE_API_CLASS = "versioned.spark.api.GovernanceApi"
+RETENTION_API_CLASS = "versioned.spark.api.RetentionApi"
 _EXCEPTION_CLASS = "versioned.core.VersionedException"
 _MAX_CAUSES = 32
 
@@ -505,9 +506,9 @@ class JvmOps(Ops):
 
     def merge(self, repo: str, source: str, into: Optional[str], strategy: str, fast_forward: str, dry_run: bool,
               message: Optional[str], author: Optional[str], resolutions: Optional[Mapping[str, DataFrame]],
-              allow_unrelated: bool) -> MergeOutcome:
+              allow_unrelated: bool, squash: bool) -> MergeOutcome:
         return call_outcome(self.spark, self.options, "merge", repo, source, into, strategy, fast_forward, dry_run,
-                            message, author, java_frames(self.spark, resolutions), allow_unrelated)
+                            message, author, java_frames(self.spark, resolutions), allow_unrelated, squash)
 
     def pick(self, repo: str, commit: str, onto: Optional[str], parent: int, revert: bool, strategy: str,
              dry_run: bool, message: Optional[str], author: Optional[str],
@@ -594,6 +595,19 @@ class JvmOps(Ops):
 
     def unprotect(self, repo: str, pattern: str) -> None:
         self._governance("unprotect", repo, pattern)
+
+    def set_retention(self, repo: str, pattern: str, keep_days: Optional[int], keep_commits: Optional[int],
+                      expire_branches_after_days: Optional[int]) -> DataFrame:
+        frame: DataFrame = call(self.spark, self.options, "setRetention", repo, pattern, keep_days, keep_commits,
+                                expire_branches_after_days, api_class=RETENTION_API_CLASS)
+        return frame
+
+    def remove_retention(self, repo: str, pattern: str) -> None:
+        call(self.spark, self.options, "removeRetention", repo, pattern, api_class=RETENTION_API_CLASS)
+
+    def retention(self, repo: str) -> DataFrame:
+        frame: DataFrame = call(self.spark, self.options, "retention", repo, api_class=RETENTION_API_CLASS)
+        return frame
 
     def protections(self, repo: str) -> DataFrame:
         frame: DataFrame = self._governance("protections", repo)

@@ -26,6 +26,7 @@ from typing import Any, List, Literal, Mapping, Optional, Protocol, Sequence
 from pyspark.sql import DataFrame
 
 from versioned._governance_ops import GovernanceOps
+from versioned._retention_ops import RetentionOps
 from versioned._outcomes import FetchOutcome, MergeOutcome, PushOutcome, RefUpdateRow
 
 __all__ = ["Ops", "TransactionHandle", "CLIENT_CONF", "declare_client", "MergeOutcome", "RefUpdateRow", "FetchOutcome", "PushOutcome", "RefKind"]
@@ -178,11 +179,11 @@ class TransactionHandle(Protocol):
         ...
 
 
-class Ops(GovernanceOps, Protocol):
+class Ops(GovernanceOps, RetentionOps, Protocol):
     """The operations of :class:`~versioned.Repository`, :class:`~versioned.remotes.RemotesMixin`,
     :func:`~versioned.clone` and :func:`~versioned.collect_garbage`, on one session and one warehouse location
     (the session's ``spark.versioned.*`` settings, or the ``warehouse`` / ``metastoreUrl`` the transport was
-    made with); the governance operations are in :class:`versioned._governance_ops.GovernanceOps`. ``repo`` is a repository name; ``table`` in :meth:`delete_where`, :meth:`upsert` and
+    made with); the governance operations are in :class:`versioned._governance_ops.GovernanceOps`, the retention ones in :class:`versioned._retention_ops.RetentionOps`. ``repo`` is a repository name; ``table`` in :meth:`delete_where`, :meth:`upsert` and
     :meth:`diff` is ``"<repository>.<table>"``, elsewhere a table name inside ``repo``.
 
     Example::
@@ -392,14 +393,15 @@ class Ops(GovernanceOps, Protocol):
     # ---- merge, cherry-pick, revert
     def merge(self, repo: str, source: str, into: Optional[str], strategy: str, fast_forward: str, dry_run: bool,
               message: Optional[str], author: Optional[str], resolutions: Optional[Mapping[str, DataFrame]],
-              allow_unrelated: bool) -> MergeOutcome:
-        """Three-way merge of revision ``source`` into branch ``into`` (None: the default branch).
+              allow_unrelated: bool, squash: bool) -> MergeOutcome:
+        """Three-way merge of revision ``source`` into branch ``into`` (None: the default branch); with ``squash``
+        one commit with one parent holding the source's net change.
         ``strategy``: ``fail``, ``ours`` or ``theirs``; ``fast_forward``: ``auto``, ``never`` or ``only``;
         ``resolutions``: table name to the rows settling its conflicts.
 
         Example::
 
-            ops.merge("shop", "dev", None, "fail", "auto", False, None, None, None, False)["status"]
+            ops.merge("shop", "dev", None, "fail", "auto", False, None, None, None, False, False)["status"]
         """
         ...
 

@@ -16,7 +16,7 @@ class MergeOutcome(TypedDict):
 
     Example::
 
-        outcome = ops.merge("shop", "dev", None, "fail", "auto", False, None, None, None, False)
+        outcome = ops.merge("shop", "dev", None, "fail", "auto", False, None, None, None, False, False)
         MergeResult._of(outcome).check()
     """
 

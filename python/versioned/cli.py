@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-from versioned import _cli_data, _cli_governance, _cli_merge, _cli_refs, _cli_remote  # noqa: F401 - registers the commands on the app
+from versioned import _cli_data, _cli_governance, _cli_merge, _cli_refs, _cli_remote, _cli_retention  # noqa: F401 - registers the commands on the app
 from versioned._cli_base import EXIT_ERROR, EXIT_OK, EXIT_USAGE, app, state
 
 __all__ = ["app", "main", "EXIT_OK", "EXIT_ERROR", "EXIT_USAGE"]

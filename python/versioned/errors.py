@@ -78,6 +78,7 @@ __all__ = [
     "CheckFailed",
     "CheckInvalid",
     "CheckNotFound",
+    "VersionExpired",
     "error_for_class",
     "known_error_classes",
     "sql_state_of",
@@ -100,6 +101,7 @@ _SQL_STATES: Dict[str, str] = {
     "REMOTE_HISTORY_REWRITTEN": "55000", "NON_FAST_FORWARD": "55000", "OBJECT_STORE_UNSUPPORTED": "0A000",
     "STREAM_CHECKPOINT_MISMATCH": "55000",
     "CHECK_FAILED": "23000", "CHECK_INVALID": "42000", "CHECK_NOT_FOUND": "42704",
+    "VERSION_EXPIRED": "42704",
 }
 _UNKNOWN_SQL_STATE = "XX000"
 
@@ -565,6 +567,20 @@ class CheckNotFound(NotFoundError):
     """
 
     error_class = "CHECK_NOT_FOUND"
+
+
+class VersionExpired(NotFoundError):
+    """The version asked for was expired by a retention policy (the message names it): its commit is still in the
+    log, its tables are gone. Read a newer version, or keep more history with the policy.
+
+    Example::
+
+        repo.set_retention("feature/*", keep_commits=1)
+        repo.gc(older_than_seconds=0, force=True)
+        repo.table("orders", ref="feature/x~1")   # raises VersionExpired
+    """
+
+    error_class = "VERSION_EXPIRED"
 
 
 def _subclasses(cls: Type[VersionedError]) -> Dict[str, Type[VersionedError]]:

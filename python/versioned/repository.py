@@ -12,6 +12,7 @@ from versioned._ops import Ops
 from versioned.errors import InvalidOption
 from versioned.merging import MergeResult, Resolutions
 from versioned.governance import GovernanceMixin
+from versioned.retention import RetentionMixin
 from versioned.remotes import RemotesMixin
 from versioned.transaction import Transaction
 
@@ -55,13 +56,14 @@ def repositories(spark: SparkSession, *, warehouse: Optional[str] = None,
     return _ops(spark, _location(warehouse, metastore_url)).repositories()
 
 
-class Repository(RemotesMixin, GovernanceMixin):
+class Repository(RemotesMixin, GovernanceMixin, RetentionMixin):
     """A repository of versioned tables. Cheap to create; every call goes to the metastore.
 
     Remotes (another warehouse to clone from, fetch, pull and push) are in :class:`~versioned.remotes.RemotesMixin`:
     :meth:`add_remote`, :meth:`fetch`, :meth:`pull`, :meth:`push`, :meth:`import_table` (docs/REMOTES.md).
     Protected branches and checks are in :class:`~versioned.governance.GovernanceMixin`: :meth:`protect`,
-    :meth:`add_check`, :meth:`run_checks` (docs/GOVERNANCE.md).
+    :meth:`add_check`, :meth:`run_checks` (docs/GOVERNANCE.md). Retention policies are in
+    :class:`~versioned.retention.RetentionMixin`: :meth:`set_retention`, :meth:`retention` (docs/SAFETY.md).
 
     Revisions (``ref``, ``from_ref``, ``spec``) are resolved by the engine: a branch, a tag, a lock
     (``"namespace:name"``), a full image hash or a unique prefix of at least 4 hex digits, each
@@ -358,7 +360,7 @@ class Repository(RemotesMixin, GovernanceMixin):
     def merge(self, source: str, into: Optional[str] = None, *, strategy: str = "fail",
               fast_forward: str = "auto", dry_run: bool = False, message: Optional[str] = None,
               author: Optional[str] = None, resolutions: Resolutions = None,
-              allow_unrelated: bool = False) -> MergeResult:
+              allow_unrelated: bool = False, squash: bool = False) -> MergeResult:
         """Three-way merge of revision ``source`` into branch ``into`` (default branch if None).
 
         Tables changed on one side only take that side's version; tables changed on both are merged by
@@ -367,7 +369,10 @@ class Repository(RemotesMixin, GovernanceMixin):
         one side). ``fast_forward``: ``"auto"``, ``"never"`` (always a merge commit) or ``"only"``
         (raise :class:`~versioned.errors.MergeConflict` unless it is a fast-forward). ``resolutions``
         maps a table to rows (its columns, plus an optional boolean ``_delete``) settling its
-        conflicting keys. A merge commit's parents are ``into``'s head, then ``source``.
+        conflicting keys. A merge commit's parents are ``into``'s head, then ``source``. With ``squash=True`` the
+        merge is one commit whose only parent is ``into``'s head, holding ``source``'s net change, its message
+        listing the squashed commits (never a fast-forward; conflicts as for a merge; a branch whose protection rule
+        requires merges refuses it with :class:`~versioned.ProtectedRef`).
 
         Example::
 
@@ -376,12 +381,13 @@ class Repository(RemotesMixin, GovernanceMixin):
                 result.conflicts.show(truncate=False)
                 fixed = spark.createDataFrame([(7, "blue", 12.5)], "id int, color string, price double")
                 repo.merge("pricing", into="main", resolutions={"products": fixed}).check()
+            repo.merge("feature/x", squash=True, message="feature x").check()
         """
         return MergeResult._of(self._ops.merge(
             self.name, _args.text("source", source), _args.optional_text("into", into),
             _args.text("strategy", strategy), _args.text("fast_forward", fast_forward), _args.flag("dry_run", dry_run),
             *_commit_args(None, message, author)[1:],
-            _resolutions(resolutions), _args.flag("allow_unrelated", allow_unrelated)))
+            _resolutions(resolutions), _args.flag("allow_unrelated", allow_unrelated), _args.flag("squash", squash)))
 
     def cherry_pick(self, commit: str, onto: Optional[str] = None, *, parent: Optional[int] = None,
                     strategy: str = "fail", dry_run: bool = False, message: Optional[str] = None,
@@ -482,11 +488,13 @@ class Repository(RemotesMixin, GovernanceMixin):
 
     def gc(self, older_than_seconds: Optional[float] = None, *, force: bool = False,
            dry_run: bool = False) -> DataFrame:
-        """Deletes this repository's objects that no version of any repository needs and that no commit
-        used for ``older_than_seconds`` (default: a day). History stays readable; concurrent commits
-        are never affected (they are serialized with the collection). A retention below an hour needs
-        ``force=True``. With ``dry_run=True`` nothing is deleted. Returns one row (kind, name, path) per
-        object deleted, or that would be. Use :func:`collect_garbage` for the whole warehouse.
+        """Expires what this repository's retention policies (:meth:`set_retention`) no longer keep, then deletes
+        its objects that no version of any repository needs and that no commit used for ``older_than_seconds``
+        (default: a day; nothing younger than that is expired either). Without policies history stays readable;
+        concurrent commits are never affected (they are serialized with the collection). A retention below an
+        hour needs ``force=True``. With ``dry_run=True`` nothing is deleted. Returns one row (kind, name, path,
+        reason) per expired image or branch and per object deleted, or that would be. Use
+        :func:`collect_garbage` for the whole warehouse.
 
         Example::
 

@@ -190,7 +190,7 @@ def test_gc_dry_run_then_gc(spark: SparkSession, tmp_path: Any) -> None:
     assert "nothing to delete" in ok("gc", "r", "--dry-run").stdout  # default retention: a day
     assert as_json("gc", "--dry-run") == []  # the whole warehouse
     planned = as_json("gc", "r", "--older-than", "0", "--force", "--dry-run")
-    assert planned and all(set(p) == {"kind", "name", "path"} for p in planned)
+    assert planned and all(set(p) == {"kind", "name", "path", "reason"} for p in planned)
     assert "would delete" in ok("gc", "r", "--older-than", "0", "--force", "--dry-run").stdout
     assert as_json("gc", "r", "--older-than", "0", "--force") == planned
     assert as_json("gc", "r", "--older-than", "0", "--force", "--dry-run") == []

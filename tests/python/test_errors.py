@@ -30,6 +30,7 @@ def test_every_engine_error_class_has_a_python_exception() -> None:
     ("TableNotFound", "TABLE_NOT_FOUND", errors.NotFoundError),
     ("RefNotFound", "REF_NOT_FOUND", errors.NotFoundError),
     ("ImageNotFound", "IMAGE_NOT_FOUND", errors.NotFoundError),
+    ("VersionExpired", "VERSION_EXPIRED", errors.NotFoundError),
     ("AmbiguousRef", "AMBIGUOUS_REF", errors.InvalidInputError),
     ("InvalidName", "INVALID_NAME", errors.InvalidInputError),
     ("InvalidRevision", "INVALID_REVISION", errors.InvalidInputError),

@@ -43,7 +43,7 @@ def test_gc_needs_force_below_an_hour_and_lists_in_a_dry_run(spark: SparkSession
     spark.sql  # the warehouse-wide form refuses the same way
     with pytest.raises(InvalidOption):
         versioned.collect_garbage(spark, older_than_seconds=10)
-    assert versioned.collect_garbage(spark, older_than_seconds=0, force=True, dry_run=True).columns == ["kind", "name", "path"]
+    assert versioned.collect_garbage(spark, older_than_seconds=0, force=True, dry_run=True).columns == ["kind", "name", "path", "reason"]
     assert repo.resolve("main") == before
     assert rows_of(spark.read.versioned("r.t")) == [(1, "a"), (2, "b"), (3, "c")]
 

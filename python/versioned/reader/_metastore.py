@@ -17,8 +17,10 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 from versioned.reader._errors import fail
 
-#: The newest metastore schema version this reader knows (the connector's ``Metastore.CurrentVersion``).
-SCHEMA_VERSION = 4
+#: The newest metastore schema version this reader knows (the connector's ``Metastore.CurrentVersion``). Version 4
+#: adds the reflog (``vc_reflog``, ``vc_reflog_heads``), version 5 the retention tables ``vc_retention`` and
+#: ``vc_expired``; this reader reads none of them.
+SCHEMA_VERSION = 5
 
 
 def redact(url: str) -> str:

@@ -41,4 +41,6 @@ object Cause {
   val Fetch = "fetch"
   val Clone = "clone"
   val RemoveRemote = "remove-remote"
+  /** Garbage collection deleting a branch a retention policy expired (the detail says which policy). */
+  val Expire = "expire"
 }

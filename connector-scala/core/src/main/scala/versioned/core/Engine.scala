@@ -38,6 +38,7 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
   val moves = new BranchMoves
   val protections = new Protections(this)
   val checks = new Checks(this)
+  val retention = new Retention(this)
   /** What runs required checks on a gated commit's image (set by the Spark layer; none: such commits are refused). */
   @volatile var checkGate: Option[CheckGate] = CheckGate.discovered
   /** Who is doing what this thread asks of the engine (set by the Spark layer: the session's identity). */

@@ -41,6 +41,7 @@ object ErrorClass {
   val CheckFailed = "CHECK_FAILED"
   val CheckInvalid = "CHECK_INVALID"
   val CheckNotFound = "CHECK_NOT_FOUND"
+  val VersionExpired = "VERSION_EXPIRED"
 
   /** SQLSTATE of each class (Spark error conditions carry one): 42xxx user errors, 0A000 unsupported, 58xxx system. */
   private val sqlStates: Map[String, String] = Map(
@@ -55,7 +56,8 @@ object ErrorClass {
     TransactionClosed -> "25000",
     RemoteNotFound -> "42704", RemoteExists -> "42710", RemoteUnreachable -> "08001", RemoteHistoryRewritten -> "55000",
     NonFastForward -> "55000", ObjectStoreUnsupported -> "0A000", StreamCheckpointMismatch -> "55000",
-    CheckFailed -> "23000", CheckInvalid -> "42000", CheckNotFound -> "42704")
+    CheckFailed -> "23000", CheckInvalid -> "42000", CheckNotFound -> "42704",
+    VersionExpired -> "42704")
 
   def sqlState(errorClass: String): String = sqlStates.getOrElse(errorClass, "XX000")
 }
@@ -143,6 +145,13 @@ class CheckFailedException(val failures: Seq[String], message: String) extends R
 class CheckInvalidException(message: String) extends InvalidInputException(ErrorClass.CheckInvalid, message)
 /** The repository has no check of that name. */
 class CheckNotFoundException(message: String) extends NotFoundException(ErrorClass.CheckNotFound, message)
+
+/**
+ * The version asked for was expired by a retention policy (docs/SAFETY.md, "Retention policies"): its commit is still
+ * in the log, its tables are gone. `policy` names the policy that expired it.
+ */
+class VersionExpiredException(val image: String, val policy: String, message: String)
+  extends NotFoundException(ErrorClass.VersionExpired, message)
 
 object Errors {
   def invalidOption(msg: String) = new InvalidInputException(ErrorClass.InvalidOption, msg)

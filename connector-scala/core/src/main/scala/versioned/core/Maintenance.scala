@@ -5,8 +5,11 @@ import org.slf4j.LoggerFactory
 /** What ref-driven snapshot maintenance (MMS5) and garbage collection would do or did. */
 final case class EvictionReport(evicted: Seq[(String, String)], deletedObjects: Seq[String])
 
-/** One thing garbage collection removed (or, in a dry run, would remove): an object, an orphan file or a staging file. */
-final case class Collected(kind: String, name: String, path: String)
+/**
+ * One thing garbage collection removed (or, in a dry run, would remove): an image a retention policy expired, a stale
+ * branch it deleted, an object, an orphan file or a staging file; `reason` says why.
+ */
+final case class Collected(kind: String, name: String, path: String, reason: String = "")
 
 object Collected {
   /** An object no table version references, with its metastore row. */
@@ -15,6 +18,10 @@ object Collected {
   val Orphan = "orphan"
   /** A file under `_staging/` of a write that ended or died. */
   val Staging = "staging"
+  /** An image a retention policy expired: its commit stays, its table versions go. */
+  val Image = "image"
+  /** A branch not updated for longer than a retention policy allows. */
+  val Branch = "branch"
 }
 
 /**
@@ -52,6 +59,33 @@ final class Maintenance(engine: Engine) {
   private def referencedIds(c: java.sql.Connection): Set[String] =
     MetaDao.referencedFragmentJson(c).iterator.flatMap { case (f, comp) => MetaDao.objectIdsOf(f, comp) }.toSet
 
+  /**
+   * The retention step (docs/SAFETY.md, "Retention policies"), in one transaction under the generation lock: what the
+   * policies of `repos` expire (images made before `floorMs` only), carried out unless `dryRun`. Returns what it
+   * expired and, per object only expired versions used, why (a dry run then lists those objects as collectable).
+   */
+  private def expire(repos: Seq[String], floorMs: Long, dryRun: Boolean): (Seq[Collected], Map[String, String]) = ms.tx { c =>
+    MetaDao.lockGeneration(c, bump = false)
+    val now = engine.now()
+    val plans = repos.map(r => r -> engine.retention.plan(c, r, now, floorMs)).filterNot(_._2.isEmpty)
+    val freed = scala.collection.mutable.HashMap.empty[String, String]
+    plans.foreach { case (r, plan) =>
+      MetaDao.tableObjectIds(c, r, plan.images.keys.toSeq).foreach { case (img, id) =>
+        freed.getOrElseUpdate(id, s"only expired versions used it (${img.take(12)}: ${plan.images(img)})") }
+      if (!dryRun) engine.retention.expire(c, r, plan)
+    }
+    val stillUsed = if (freed.isEmpty) Set.empty[String] else {
+      val expired = plans.flatMap { case (r, p) => p.images.keys.map(r -> _) }.toSet
+      MetaDao.referencedFragmentJsonOf(c).iterator.collect { case (r, img, f, comp) if !expired((r, img)) =>
+        MetaDao.objectIdsOf(f, comp) }.flatten.toSet
+    }
+    val done = plans.flatMap { case (r, p) =>
+      p.branches.toSeq.sorted.map { case (b, why) => Collected(Collected.Branch, s"$r@$b", "", why) } ++
+        p.images.toSeq.sorted.map { case (h, why) => Collected(Collected.Image, s"$r@$h", "", why) }
+    }
+    (done, freed.toMap -- stillUsed)
+  }
+
   /** Ids of objects no table version (logical or compacted) of any repository refers to. */
   def unreferencedObjects(): Seq[String] = ms.read { c =>
     val referenced = referencedIds(c)
@@ -74,16 +108,18 @@ final class Maintenance(engine: Engine) {
     requireIdentity()
     repo.foreach(r => if (!ms.read(MetaDao.repoExists(_, r))) throw new RepositoryNotFoundException(r))
     val started = engine.now()
-    var (generation, referenced) = ms.read(c => (MetaDao.generation(c), referencedIds(c)))
+    // retention policies first: what they expire, no longer referenced, is collected below like anything unreferenced
+    val (expired, freed) = expire(repo.map(Seq(_)).getOrElse(ms.read(MetaDao.listRepos)), started - retentionMs, dryRun)
+    var (generation, referenced) = ms.read(c => (MetaDao.generation(c), referencedIds(c) -- (if (dryRun) freed.keySet else Nil)))
     val rows = ms.read(MetaDao.objectAges(_, repo))
     val known = if (repo.isEmpty) rows.map(_._1).toSet else ms.read(MetaDao.allObjectIds).toSet
     val candidates = rows.collect { case (id, _) if !referenced(id) => id }
-    val out = Vector.newBuilder[Collected]
+    val out = Vector.newBuilder[Collected] ++= expired
 
     /** One batch under the generation lock: references re-read if a commit added any since. */
     def sweep[A](batch: Seq[A])(pick: (java.sql.Connection, Seq[A], Horizon) => Seq[Collected]): Unit = ms.tx { c =>
       val g = MetaDao.lockGeneration(c, bump = false)
-      if (g != generation) { referenced = referencedIds(c); generation = g }
+      if (g != generation) { referenced = referencedIds(c) -- (if (dryRun) freed.keySet else Nil); generation = g }
       val picked = pick(c, batch, horizon(c, retentionMs))
       if (!dryRun) picked.foreach(p => engine.store.delete(new org.apache.hadoop.fs.Path(p.path)))
       out ++= picked
@@ -93,23 +129,25 @@ final class Maintenance(engine: Engine) {
       val ages = MetaDao.objectAges(c, ids)
       val dead = ids.filter(id => ages.get(id).exists(_ < horizon.before) && !referenced(id))
       if (!dryRun) MetaDao.deleteObjects(c, dead)
-      dead.map(id => Collected(Collected.Object, id, engine.store.objectPath(id).toString))
+      dead.map(id => Collected(Collected.Object, id, engine.store.objectPath(id).toString,
+        freed.getOrElse(id, "no table version references it")))
     })
     if (repo.isEmpty) {
       val orphans = engine.store.listFiles("objects").filter(f => !known(f.name.stripSuffix(".parquet")))
       orphans.grouped(Maintenance.Batch).foreach(sweep(_) { (c, files, horizon) =>
         val registered = MetaDao.existingObjectIds(c, files.map(_.name.stripSuffix(".parquet")))
         files.filter(f => f.modifiedMs < horizon.before && !registered(f.name.stripSuffix(".parquet")))
-          .map(f => Collected(Collected.Orphan, f.name.stripSuffix(".parquet"), f.path.toString))
+          .map(f => Collected(Collected.Orphan, f.name.stripSuffix(".parquet"), f.path.toString, "no metastore row names it"))
       })
       engine.store.listFiles("_staging").grouped(Maintenance.Batch).foreach(sweep(_) { (c, files, horizon) =>
         files.filter(f => f.modifiedMs < horizon.before &&
           !horizon.liveLeases.exists(l => f.path.toString.contains(s"/_staging/$l/")))
-          .map(f => Collected(Collected.Staging, f.name, f.path.toString))
+          .map(f => Collected(Collected.Staging, f.name, f.path.toString, "staging file of a write that ended"))
       })
     }
     val result = out.result()
     log.info(s"versioned: gc ${repo.getOrElse("(warehouse)")} ${if (dryRun) "would delete" else "deleted"} " +
+      s"${result.count(_.kind == Collected.Image)} expired images, ${result.count(_.kind == Collected.Branch)} stale branches, " +
       s"${result.count(_.kind == Collected.Object)} objects, ${result.count(_.kind == Collected.Orphan)} orphan and " +
       s"${result.count(_.kind == Collected.Staging)} staging files (retention ${retentionMs / 1000} s) in ${engine.now() - started} ms")
     result

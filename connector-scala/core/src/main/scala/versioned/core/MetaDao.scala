@@ -19,7 +19,7 @@ private[core] object MetaDao {
 
   def deleteRepo(c: Connection, repo: String): Unit =
   {
-    Seq("vc_branch_rules", "vc_checks", "vc_check_runs", "vc_refs", "vc_tables", "vc_images", "vc_upstreams").foreach(t => Sql.update(c, s"DELETE FROM $t WHERE repo = ?", repo))
+    Seq("vc_branch_rules", "vc_checks", "vc_check_runs", "vc_retention", "vc_expired", "vc_refs", "vc_tables", "vc_images", "vc_upstreams").foreach(t => Sql.update(c, s"DELETE FROM $t WHERE repo = ?", repo))
     Reflog.drop(c, repo)
     Sql.update(c, "DELETE FROM vc_repositories WHERE name = ?", repo)
   }
@@ -130,18 +130,30 @@ private[core] object MetaDao {
 
   private val tableCols = "image_hash, name, schema_json, primary_key, hidden_key, table_hash, fragments, compacted, changed"
 
-  def tablesOf(c: Connection, repo: String, image: String): Vector[ImageTable] =
-    Sql.query(c, s"SELECT $tableCols FROM vc_tables WHERE repo = ? AND image_hash = ? ORDER BY name", repo, image)(tableRow)
+  /** The tables of `image`; VERSION_EXPIRED (never no tables) when a retention policy expired it. */
+  def tablesOf(c: Connection, repo: String, image: String): Vector[ImageTable] = {
+    val out = Sql.query(c, s"SELECT $tableCols FROM vc_tables WHERE repo = ? AND image_hash = ? ORDER BY name", repo, image)(tableRow)
+    if (out.isEmpty) Retention.refuse(c, repo, image)
+    out
+  }
 
-  def tableOf(c: Connection, repo: String, image: String, name: String): Option[ImageTable] =
-    Sql.query(c, s"SELECT $tableCols FROM vc_tables WHERE repo = ? AND image_hash = ? AND name = ?",
+  /** Table `name` of `image`; VERSION_EXPIRED (never None) when a retention policy expired it. */
+  def tableOf(c: Connection, repo: String, image: String, name: String): Option[ImageTable] = {
+    val out = Sql.query(c, s"SELECT $tableCols FROM vc_tables WHERE repo = ? AND image_hash = ? AND name = ?",
       repo, image, name)(tableRow).headOption
+    if (out.isEmpty) Retention.refuse(c, repo, image)
+    out
+  }
 
   /** The table rows of the given images of `repo` (batched). */
-  def tablesOfImages(c: Connection, repo: String, images: Seq[String]): Vector[ImageTable] =
-    images.distinct.grouped(500).flatMap { g =>
+  def tablesOfImages(c: Connection, repo: String, images: Seq[String]): Vector[ImageTable] = {
+    val out = images.distinct.grouped(500).flatMap { g =>
       Sql.query(c, s"SELECT $tableCols FROM vc_tables WHERE repo = ? AND image_hash IN (${marks(g)})", repo +: g: _*)(tableRow)
     }.toVector
+    val found = out.iterator.map(_.image).toSet
+    images.distinct.filterNot(found).foreach(Retention.refuse(c, repo, _))
+    out
+  }
 
   def insertTables(c: Connection, repo: String, image: String, rows: Seq[ImageTable]): Unit =
     insertTableRows(c, repo, rows.map(_.copy(image = image)))
@@ -161,6 +173,18 @@ private[core] object MetaDao {
   /** Every object id referenced by any table row of any repository (logical or compacted). */
   def referencedFragmentJson(c: Connection): Vector[(String, Option[String])] =
     Sql.query(c, "SELECT fragments, compacted FROM vc_tables")(r => (r.getString(1), Option(r.getString(2))))
+
+  /** [[referencedFragmentJson]] with each row's repository and image. */
+  def referencedFragmentJsonOf(c: Connection): Vector[(String, String, String, Option[String])] =
+    Sql.query(c, "SELECT repo, image_hash, fragments, compacted FROM vc_tables")(r =>
+      (r.getString(1), r.getString(2), r.getString(3), Option(r.getString(4))))
+
+  /** The objects the table versions of `images` of `repo` name, with their image. */
+  def tableObjectIds(c: Connection, repo: String, images: Seq[String]): Vector[(String, String)] =
+    images.grouped(500).flatMap { g =>
+      Sql.query(c, s"SELECT image_hash, fragments, compacted FROM vc_tables WHERE repo = ? AND image_hash IN (${marks(g)})",
+        repo +: g: _*)(r => (r.getString(1), objectIdsOf(r.getString(2), Option(r.getString(3)))))
+    }.flatMap { case (img, ids) => ids.map(img -> _) }.toVector
 
   def parseFragments(json: String): Seq[Fragment] = fragmentsFromJson(json)
 

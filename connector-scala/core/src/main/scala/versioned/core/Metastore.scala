@@ -149,6 +149,8 @@ object Metastore {
 
 /** Small JDBC helpers shared by the DAOs. */
 object Sql {
+  /** A NULL of an INT column as an argument (a plain null binds as a string, which PostgreSQL refuses there). */
+  case object NullInt
   /** True for a primary-key/unique violation (PostgreSQL SQLSTATE 23505, SQLite SQLITE_CONSTRAINT). */
   def isUniqueViolation(e: java.sql.SQLException): Boolean =
     e.getSQLState == "23505" || e.getErrorCode == 19 || Option(e.getMessage).exists(_.contains("UNIQUE constraint failed"))
@@ -190,6 +192,7 @@ object Sql {
     args.zipWithIndex.foreach {
       case (null, i) => ps.setNull(i + 1, java.sql.Types.VARCHAR)
       case (None, i) => ps.setNull(i + 1, java.sql.Types.VARCHAR)
+      case (Sql.NullInt, i) => ps.setNull(i + 1, java.sql.Types.INTEGER)
       case (Some(v), i) => ps.setObject(i + 1, v)
       case (v: Boolean, i) => ps.setInt(i + 1, if (v) 1 else 0)
       case (v, i) => ps.setObject(i + 1, v)
@@ -198,7 +201,7 @@ object Sql {
 
 /** Schema version and migrations. Version 1 is the first published format (docs/FORMAT.md). */
 object MetastoreSchema {
-  val CurrentVersion = 4
+  val CurrentVersion = 5
 
   private val v1 = Seq(
     """CREATE TABLE vc_meta (key VARCHAR(64) PRIMARY KEY, value VARCHAR(256) NOT NULL)""",
@@ -240,7 +243,7 @@ object MetastoreSchema {
   )
 
   private def migrations(sqlite: Boolean): Seq[(Int, Seq[String])] =
-    Seq(1 -> v1, 2 -> v2, 3 -> GovernanceSchema.v3(sqlite), 4 -> ReflogSchema.v4)
+    Seq(1 -> v1, 2 -> v2, 3 -> GovernanceSchema.v3(sqlite), 4 -> ReflogSchema.v4, 5 -> RetentionSchema.v5)
 
   def migrate(c: Connection, sqlite: Boolean): Unit = {
     val current = currentVersion(c)

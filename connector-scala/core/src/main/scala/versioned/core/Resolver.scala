@@ -11,7 +11,14 @@ final class Resolver(ms: Metastore) {
 
   def resolve(repo: String, rev: Revision): Image = ms.read(c => resolve(c, repo, rev))
 
+  /** The image `rev` names; VERSION_EXPIRED when a retention policy expired it. */
   def resolve(c: Connection, repo: String, rev: Revision): Image = {
+    val img = resolveAny(c, repo, rev)
+    Retention.refuse(c, repo, img.hash)
+    img
+  }
+
+  private def resolveAny(c: Connection, repo: String, rev: Revision): Image = {
     if (!MetaDao.repoExists(c, repo)) throw new RepositoryNotFoundException(repo)
     rev match {
       case Revision.DefaultBranch =>

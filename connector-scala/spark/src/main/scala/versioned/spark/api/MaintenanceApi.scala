@@ -62,7 +62,7 @@ private[spark] object MaintenanceApi {
 
   val CollectedSchema: StructType = StructType(Seq(
     StructField("kind", StringType, nullable = false), StructField("name", StringType, nullable = false),
-    StructField("path", StringType, nullable = false)))
+    StructField("path", StringType, nullable = false), StructField("reason", StringType, nullable = false)))
 
   /**
    * Garbage collection of one repository (`repository` non-null) or of the whole warehouse (null);
@@ -77,7 +77,7 @@ private[spark] object MaintenanceApi {
     val retention = if (olderThanMs < 0) Maintenance.DefaultRetentionMs else olderThanMs
     val done = versioned.spark.session.Jobs.described(spark, s"gc ${repository.getOrElse("(warehouse)")}")(
       e.maintenance.collectGarbage(repository.map(repo), retention, force, dryRun))
-    frame(spark, CollectedSchema, done.map(c => Row(c.kind, c.name, c.path)))
+    frame(spark, CollectedSchema, done.map(c => Row(c.kind, c.name, c.path, c.reason)))
   }
 
   def verify(spark: SparkSession, options: VersionedApi.Opts, repository: String, refs: java.util.List[String]): DataFrame = {

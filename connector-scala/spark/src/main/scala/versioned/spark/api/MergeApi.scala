@@ -13,17 +13,18 @@ private[spark] object MergeApi {
     new Merger(spark, engine(spark, options))
 
   private def opts(spark: SparkSession, strategy: String, fastForward: String, dryRun: Boolean, message: String,
-                   author: String, resolutions: Resolutions, allowUnrelated: Boolean): MergeOptions =
+                   author: String, resolutions: Resolutions, allowUnrelated: Boolean,
+                   squash: Boolean = false): MergeOptions =
     MergeOptions(strategy, fastForward, dryRun, message, ApiSupport.author(spark, author),
-      Option(resolutions).map(_.asScala.toMap).getOrElse(Map.empty), allowUnrelated)
+      Option(resolutions).map(_.asScala.toMap).getOrElse(Map.empty), allowUnrelated, squash)
 
   def merge(spark: SparkSession, options: VersionedApi.Opts, repository: String, source: String, into: String,
             strategy: String, fastForward: String, dryRun: Boolean, message: String, author: String,
-            resolutions: Resolutions, allowUnrelated: Boolean): MergeOutcome = {
+            resolutions: Resolutions, allowUnrelated: Boolean, squash: Boolean): MergeOutcome = {
     val r = repo(repository)
     val target = Option(into).filter(_.nonEmpty).getOrElse(engine(spark, options).defaultBranch(r))
     merger(spark, options).merge(r, nonEmpty(source, "source"), target,
-      opts(spark, strategy, fastForward, dryRun, message, author, resolutions, allowUnrelated))
+      opts(spark, strategy, fastForward, dryRun, message, author, resolutions, allowUnrelated, squash))
   }
 
   /** `parent` (1-based) is required for a merge commit; 0 or less means "not given". */

@@ -80,7 +80,7 @@ private[spark] object RemotesApi {
     val r = repo(repository)
     val (name, b) = (remoteName(remote), branchOr(e, r, branch))
     val opts = MergeOptions(strategy, fastForward, dryRun = false, message, ApiSupport.author(spark, author), Map.empty,
-      allowUnrelated = false) // checked before anything is fetched
+      allowUnrelated = false, squash = false) // checked before anything is fetched
     sync(spark, e).fetch(r, name, download = false)
     val tracking = Ref.remoteBranch(name, b)
     if (!e.remotes.trackingRefs(r, Some(name)).exists(_.fullName == tracking))

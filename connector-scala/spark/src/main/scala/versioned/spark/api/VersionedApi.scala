@@ -84,13 +84,20 @@ object VersionedApi {
   /**
    * Merges revision `source` into branch `into` (null: the default branch). `strategy`: fail | ours |
    * theirs; `fastForward`: auto | never | only; `resolutions` (may be null): per table, rows settling its
-   * conflicts.
+   * conflicts; `squash`: one commit with one parent holding the source's net change.
    */
   def merge(spark: SparkSession, options: Opts, repo: String, source: String, into: String, strategy: String,
             fastForward: String, dryRun: Boolean, message: String, author: String,
-            resolutions: java.util.Map[String, DataFrame], allowUnrelated: Boolean): versioned.spark.merge.MergeOutcome =
+            resolutions: java.util.Map[String, DataFrame], allowUnrelated: Boolean,
+            squash: Boolean): versioned.spark.merge.MergeOutcome =
     MergeApi.merge(spark, options, repo, source, into, strategy, fastForward, dryRun, message, author, resolutions,
-      allowUnrelated)
+      allowUnrelated, squash)
+  /** [[merge]] without squash. */
+  def merge(spark: SparkSession, options: Opts, repo: String, source: String, into: String, strategy: String,
+            fastForward: String, dryRun: Boolean, message: String, author: String,
+            resolutions: java.util.Map[String, DataFrame], allowUnrelated: Boolean): versioned.spark.merge.MergeOutcome =
+    merge(spark, options, repo, source, into, strategy, fastForward, dryRun, message, author, resolutions,
+      allowUnrelated, squash = false)
   /** Applies the change of `commit` (against parent number `parent`, 1-based, 0 = its only parent) onto `onto`. */
   def cherryPick(spark: SparkSession, options: Opts, repo: String, commit: String, onto: String, parent: Int,
                  strategy: String, dryRun: Boolean, message: String, author: String,
@@ -183,7 +190,7 @@ object VersionedApi {
   /**
    * Deletes objects no version needs that nothing used for `olderThanMs` (< 0: the default, a day), and
    * for a whole warehouse (`repo` null) orphan and staging files; below an hour only with `force`. With
-   * `dryRun`, lists what would go. Returns (kind, name, path) rows.
+   * `dryRun`, lists what would go. Returns (kind, name, path, reason) rows.
    */
   def collectGarbage(spark: SparkSession, options: Opts, repo: String, olderThanMs: Long, force: Boolean,
                      dryRun: Boolean): DataFrame =

@@ -13,6 +13,8 @@ import versioned.core.Errors
  * @param resolutions    per table, rows that settle its conflicts (the table's columns, plus an optional
  *                       boolean `_delete` column whose true rows delete their key)
  * @param allowUnrelated merge histories that share no commit (as if the base were empty)
+ * @param squash         one commit with one parent (the target's head) holding the source's net change, its
+ *                       message listing the squashed commits; never a fast-forward
  */
 private[versioned] final case class MergeOptions(
     strategy: Strategy = Strategy.Fail,
@@ -22,6 +24,7 @@ private[versioned] final case class MergeOptions(
     author: String = "",
     resolutions: Map[String, DataFrame] = Map.empty,
     allowUnrelated: Boolean = false,
+    squash: Boolean = false,
     probe: Option[versioned.core.Image => Unit] = None)
 
 private[versioned] object MergeOptions {
@@ -33,7 +36,7 @@ private[versioned] object MergeOptions {
   val DeleteColumn = "_delete"
 
   def apply(strategy: String, fastForward: String, dryRun: Boolean, message: String, author: String,
-            resolutions: Map[String, DataFrame], allowUnrelated: Boolean): MergeOptions = {
+            resolutions: Map[String, DataFrame], allowUnrelated: Boolean, squash: Boolean): MergeOptions = {
     val s = Option(strategy).getOrElse("fail").trim.toLowerCase
     val st = Strategy.all.find(_.name == s).getOrElse(throw Errors.invalidOption(
       s"Unknown merge strategy '$strategy'. Use one of ${Strategy.all.map(_.name).mkString(", ")}."))
@@ -46,6 +49,10 @@ private[versioned] object MergeOptions {
         "or the other. Nothing was committed.")
     if (res.nonEmpty && ff == Only) throw Errors.invalidOption(
       "resolutions need a merge commit and fast_forward='only' refuses one. Nothing was committed.")
-    MergeOptions(st, ff, dryRun, Option(message).filter(_.nonEmpty), Option(author).getOrElse(""), res, allowUnrelated)
+    if (squash && ff == Only) throw Errors.invalidOption(
+      "A squash merge always records one new commit and fast_forward='only' refuses one; pass one or the other. " +
+        "Nothing was committed.")
+    MergeOptions(st, ff, dryRun, Option(message).filter(_.nonEmpty), Option(author).getOrElse(""), res, allowUnrelated,
+      squash)
   }
 }

@@ -43,6 +43,13 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
         s"ancestors (criss-cross merges); using the newest, ${bases.head.take(12)}")
       val base = bases.headOption
       if (base.contains(theirs.hash)) MergeOutcome.done(spark, MergeOutcome.UpToDate, None, base, fastForward = false)
+      else if (opts.squash) {
+        if (mergeCommitOnly) throw new ProtectedRefException(s"Branch '$target' of '$repo' is protected by a rule that " +
+          "requires merges (require_merge): a squash merge records a commit with one parent, not a merge commit, so it " +
+          "is refused. Nothing was committed. Merge without squash, or change the rule.")
+        val message = squashMessage(repo, source, target, ours, theirs, opts.message)
+        threeWay(repo, target, ours, base.map(engine.image(repo, _)), Some(theirs), opts, message, Nil)
+      }
       else if (base.contains(ours.hash) && opts.fastForward != MergeOptions.Never && !mergeCommitOnly) {
         if (opts.dryRun) {
           opts.probe.foreach(_(theirs)) // the image a fast-forward would land is the source's
@@ -64,6 +71,19 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
         threeWay(repo, target, ours, base.map(engine.image(repo, _)), Some(theirs), opts, message, Seq(theirs.hash))
       }
     }
+  }
+
+  /**
+   * A squash merge's message: the given message (default: "squash merge SOURCE into TARGET"), then one line per
+   * squashed commit (reachable from the source, not from the target's head), newest first: short hash, first line.
+   */
+  private def squashMessage(repo: String, source: String, target: String, ours: Image, theirs: Image,
+                            message: Option[String]): String = {
+    val theirsOnly = engine.history.reachable(repo, Seq(theirs.hash)) -- engine.history.reachable(repo, Seq(ours.hash))
+    val squashed = engine.history.logOfImage(repo, theirs.hash, Int.MaxValue).filter(e => theirsOnly(e.image.hash))
+    val lines = squashed.map(e => s"* ${e.image.shortHash} ${e.image.message.linesIterator.nextOption().getOrElse("")}")
+    (message.getOrElse(s"squash merge $source into $target") +: (s"\nSquashed ${squashed.size} commits:" +: lines))
+      .mkString("\n")
   }
 
   /**

@@ -6,9 +6,10 @@ import versioned.core.Engine
 import versioned.spark.api.MaintenanceApi
 
 /**
- * `gc(repository, older_than_seconds => NULL, force => false, dry_run => false)`: deletes the objects
- * of one repository that no version needs; one row (kind, name, path) per object deleted (or, with
- * `dry_run`, that would be). `gc_warehouse` collects the whole warehouse.
+ * `gc(repository, older_than_seconds => NULL, force => false, dry_run => false)`: expires what the repository's
+ * retention policies no longer keep, then deletes the objects of one repository that no version needs; one row
+ * (kind, name, path, reason) per image expired, branch expired or object deleted (or, with `dry_run`, that would be).
+ * `gc_warehouse` collects the whole warehouse.
  */
 private[procedures] class GcProcedure(engine: () => Engine, wholeWarehouse: Boolean) extends MaintenanceProcedure(engine) {
   override def name(): String = if (wholeWarehouse) "gc_warehouse" else "gc"

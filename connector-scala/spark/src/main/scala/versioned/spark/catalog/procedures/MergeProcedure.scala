@@ -7,7 +7,8 @@ import versioned.spark.merge.{MergeOptions, MergeOutcome, Merger}
 
 /**
  * `merge(repository, source, target => NULL, strategy => 'fail', fast_forward => 'auto', dry_run => false,
- * message => NULL, author => NULL, allow_unrelated => false, resolutions => NULL)`: merges `source` into branch `target`
+ * message => NULL, author => NULL, allow_unrelated => false, resolutions => NULL,
+ * squash => false)`: merges `source` into branch `target`
  * (default: the default branch). One row: status, commit, fast_forward, base, conflicts, tables. With
  * conflicts and strategy 'fail' nothing is committed; `merge_conflicts` lists them.
  */
@@ -23,12 +24,13 @@ private[procedures] final class MergeProcedure(engine: () => Engine) extends Mai
     Param("message", required = false, "commit message"),
     Param("author", required = false, "commit author"),
     Param.flag("allow_unrelated", "true to merge histories without a common ancestor"),
-    Param("resolutions", required = false, "map: table -> name of a table or view with its resolved rows", ParamKind.Names))
+    Param("resolutions", required = false, "map: table -> name of a table or view with its resolved rows", ParamKind.Names),
+    Param.flag("squash", "true for one commit with one parent holding the source's net change"))
   override protected def outputType: StructType = MergeOutcome.SummarySchema
   override protected def run(spark: SparkSession, e: Engine, a: Args): DataFrame =
     MergeProcedure.outcome(spark, e, a, MergeOptions(a.opt("strategy").orNull, a.opt("fast_forward").orNull,
       a.flag("dry_run"), a.opt("message").orNull, versioned.spark.api.VersionedApi.authorOf(spark, a.opt("author").orNull),
-      resolutions(spark, a), a.flag("allow_unrelated"))).summary
+      resolutions(spark, a), a.flag("allow_unrelated"), a.flag("squash"))).summary
 }
 
 private[procedures] object MergeProcedure {

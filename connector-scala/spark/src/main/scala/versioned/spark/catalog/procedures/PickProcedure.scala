@@ -29,7 +29,8 @@ private[procedures] final class PickProcedure(engine: () => Engine, revert: Bool
     val branch = a.opt("branch").filter(_.trim.nonEmpty).getOrElse(e.defaultBranch(repo))
     val parent = a.ordinal("parent")
     val opts = MergeOptions(a.opt("strategy").orNull, MergeOptions.Auto, a.flag("dry_run"), a.opt("message").orNull,
-      versioned.spark.api.VersionedApi.authorOf(spark, a.opt("author").orNull), resolutions(spark, a), allowUnrelated = false)
+      versioned.spark.api.VersionedApi.authorOf(spark, a.opt("author").orNull), resolutions(spark, a), allowUnrelated = false,
+      squash = false)
     new Merger(spark, e).pick(repo, a("commit"), branch, parent, revert, opts).summary
   }
 }
