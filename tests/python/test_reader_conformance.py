@@ -356,3 +356,25 @@ def test_lazy_clone_reads_objects_in_place(spark: SparkSession, warehouse: str, 
         open(f, "wb").write(bytes(data))
     with pytest.raises(ObjectCorrupt):
         reader.table("t").to_arrow()
+
+
+def test_verify_finds_a_changed_reflog_entry_as_the_connector_does(spark: SparkSession, warehouse: str) -> None:
+    import sqlite3
+
+    spark.createDataFrame([(1, "a")], "id long, name string").write.versioned("rl.t", primary_key="id")
+    repo = Repository(spark, "rl")
+    repo.create_branch("dev", repo.default_branch)
+    repo.create_tag("v1", "dev")
+    reader = open_warehouse(warehouse).repository("rl")
+
+    def reflog_rows(rows: List[Dict[str, Any]]) -> List[Tuple[Any, ...]]:
+        return sorted((r["object"], r["status"], r["detail"]) for r in rows if r["kind"] == "reflog")
+
+    intact = reflog_rows(reader.verify())
+    assert intact == reflog_rows([r.asDict() for r in repo.verify().collect()])
+    assert [status for _, status, _ in intact] == ["ok"]
+    with sqlite3.connect(os.path.join(warehouse, "metastore.db")) as db:
+        db.execute("UPDATE vc_reflog SET who = 'mallory' WHERE repo = 'rl' AND seq = 2")
+    tampered = reflog_rows(reader.verify())
+    assert tampered == reflog_rows([r.asDict() for r in repo.verify().collect()])
+    assert [(o, s) for o, s, _ in tampered] == [("reflog@{2}", "changed")]

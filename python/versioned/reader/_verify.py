@@ -1,6 +1,7 @@
 """``verify`` without Spark, as the connector's ``Verifier``: every object that the versions reachable from some
 refs need (logical and compacted representations), each whole file read against the checksum recorded when it was
-written. One row per object: ``ok``, ``missing`` or ``corrupt``, and the ``table@image`` versions that need it.
+written. One row per object: ``ok``, ``missing`` or ``corrupt``, and the ``table@image`` versions that need it;
+then the reflog's hash chain (``_reflog``), as the connector's rows for it.
 
 Example::
 
@@ -14,6 +15,7 @@ import json
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from versioned.reader._objects import ObjectRecord, load_objects
+from versioned.reader._reflog import entries, verify_reflog
 from versioned.reader._store import object_file, verify_object
 
 if TYPE_CHECKING:
@@ -81,7 +83,23 @@ def verify_repository(repo: "Repository", refs: Optional[Sequence[str]] = None) 
         shown = by[:_SHOWN_VERSIONS] + ([f"... {len(by) - _SHOWN_VERSIONS} more"] if len(by) > _SHOWN_VERSIONS else [])
         rows.append({"object": oid, "kind": rec.kind if rec else None, "status": status, "detail": detail,
                      "needed_by": shown})
-    return rows
+    return rows + reflog_rows(repo)
+
+
+def reflog_rows(repo: "Repository") -> List[Dict[str, Any]]:
+    """The rows ``verify`` adds for the reflog's hash chain, as the connector's: one ``ok`` row (object ``reflog``)
+    for an intact chain, else one per entry found ``changed``, ``removed`` or ``reordered`` (object ``reflog@{N}``).
+
+    Example::
+
+        reflog_rows(repo)[0]["status"]   # 'ok'
+    """
+    problems = verify_reflog(repo)
+    if not problems:
+        return [{"object": "reflog", "kind": "reflog", "status": OK,
+                 "detail": f"{len(entries(repo))} entries, chain intact", "needed_by": []}]
+    return [{"object": f"reflog@{{{seq}}}", "kind": "reflog", "status": status, "detail": detail, "needed_by": []}
+            for seq, status, detail in problems]
 
 
 def _check(repo: "Repository", rec: ObjectRecord) -> Tuple[str, Optional[str]]:
