@@ -26,12 +26,15 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any, Dict, FrozenSet, List, Optional, Tuple, Type, TypeVar, cast
+from typing import Dict, FrozenSet, Type
 
 from pyspark.errors import AnalysisException as _AnalysisException
-from pyspark.errors import PySparkException
 from pyspark.errors import SparkRuntimeException as _SparkRuntimeException
 from pyspark.errors import UnsupportedOperationException as _UnsupportedOperationException
+
+from versioned._error_base import (DataValidationError, InvalidInputError, NotFoundError, RefStateError,
+                                   VersionedError, sql_state_of)
+from versioned._pyspark_variants import pyspark_kind, with_pyspark_variant
 
 __all__ = [
     "VersionedError",
@@ -85,163 +88,6 @@ __all__ = [
     "pyspark_kind",
     "with_pyspark_variant",
 ]
-
-#: SQLSTATE of each engine error class (``ErrorClass.sqlState`` in the engine): 42xxx user errors, 0A000
-#: unsupported, 58xxx system; an unknown class is XX000.
-_SQL_STATES: Dict[str, str] = {
-    "REPOSITORY_NOT_FOUND": "42P01", "TABLE_NOT_FOUND": "42P01", "REF_NOT_FOUND": "42704",
-    "IMAGE_NOT_FOUND": "42704", "REPOSITORY_EXISTS": "42P07", "TABLE_EXISTS": "42P07", "REF_EXISTS": "42710",
-    "AMBIGUOUS_REF": "42702", "INVALID_NAME": "42602", "INVALID_REVISION": "22023", "INVALID_OPTION": "22023",
-    "IMMUTABLE_REF": "55000", "PROTECTED_REF": "55000", "REF_CONFLICT": "40001", "SCHEMA_MISMATCH": "42804",
-    "NULL_PRIMARY_KEY": "23502", "DUPLICATE_KEY": "23505", "KEY_EXISTS": "23505", "MISSING_KEY_COLUMN": "42703",
-    "MERGE_CARDINALITY_VIOLATION": "21000", "UNSUPPORTED_OPERATION": "0A000", "METASTORE_ERROR": "58030",
-    "STORAGE_ERROR": "58030", "OBJECT_CORRUPT": "XX001", "OBJECT_MISSING": "58030", "WAREHOUSE_MISMATCH": "55000",
-    "MERGE_CONFLICT": "40001", "NO_COMMON_ANCESTOR": "42000", "TRANSACTION_CLOSED": "25000",
-    "REMOTE_NOT_FOUND": "42704", "REMOTE_EXISTS": "42710", "REMOTE_UNREACHABLE": "08001",
-    "REMOTE_HISTORY_REWRITTEN": "55000", "NON_FAST_FORWARD": "55000", "OBJECT_STORE_UNSUPPORTED": "0A000",
-    "STREAM_CHECKPOINT_MISMATCH": "55000",
-    "CHECK_FAILED": "23000", "CHECK_INVALID": "42000", "CHECK_NOT_FOUND": "42704",
-    "VERSION_EXPIRED": "42704",
-}
-_UNKNOWN_SQL_STATE = "XX000"
-
-
-def sql_state_of(error_class: Optional[str]) -> str:
-    """The SQLSTATE of an engine error class (``XX000`` for a class the engine does not list).
-
-    Example::
-
-        >>> sql_state_of("REF_NOT_FOUND")
-        '42704'
-    """
-    return _SQL_STATES.get(error_class or "", _UNKNOWN_SQL_STATE)
-
-
-class VersionedError(PySparkException):
-    """Base of every versioned error: a :class:`pyspark.errors.PySparkException` whose condition is the engine's
-    stable error class.
-
-    Attributes:
-        error_class: the engine's stable error class, e.g. ``"REF_NOT_FOUND"`` (also ``getCondition()``).
-        message: the engine's message, which says what to do next.
-
-    Example::
-
-        try:
-            repo.create_branch("main")
-        except VersionedError as e:
-            print(e.error_class, e.message, e.getSqlState())
-    """
-
-    error_class: Optional[str] = None
-
-    def __init__(self, message: str, error_class: Optional[str] = None) -> None:
-        """An error with the engine's ``message`` (a leading ``[ERROR_CLASS] `` is dropped) and ``error_class``
-        (default: the class's own; unknown engine classes give a plain :class:`VersionedError` with theirs).
-
-        Example::
-
-            e = RefNotFound("[REF_NOT_FOUND] Ref 'nope' not found.")
-            assert e.message == "Ref 'nope' not found." and e.error_class == "REF_NOT_FOUND"
-        """
-        prefix = f"[{error_class or self.error_class}] "
-        self.message: str = message[len(prefix):] if message.startswith(prefix) else message
-        if error_class is not None:
-            self.error_class = error_class
-        # PySparkException's state, set directly: its constructor would look the class up in Spark's own list.
-        self._message = self.message
-        self._errorClass = self.error_class
-        self._messageParameters = {"message": self.message}
-        self._contexts: List[Any] = []
-        self._versioned_sql_state = sql_state_of(self.error_class) if self.error_class else None
-        Exception.__init__(self, f"[{self.error_class}] {self.message}" if self.error_class else self.message)
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else self.message
-
-    def getCondition(self) -> Optional[str]:  # noqa: N802 - PySpark's name
-        """The engine's error class, as Spark's error condition.
-
-        Example::
-
-            >>> error_for_class("REF_NOT_FOUND", "no such ref").getCondition()
-            'REF_NOT_FOUND'
-        """
-        return self.error_class
-
-    def getErrorClass(self) -> Optional[str]:  # noqa: N802 - PySpark's name
-        """The engine's error class (PySpark's older name of :meth:`getCondition`).
-
-        Example::
-
-            >>> error_for_class("REF_NOT_FOUND", "no such ref").getErrorClass()
-            'REF_NOT_FOUND'
-        """
-        return self.error_class
-
-    def getSqlState(self) -> Optional[str]:  # noqa: N802 - PySpark's name
-        """The SQLSTATE of the error class, as the engine reports it.
-
-        Example::
-
-            >>> error_for_class("REF_NOT_FOUND", "no such ref").getSqlState()
-            '42704'
-        """
-        return self._versioned_sql_state
-
-    def getMessageParameters(self) -> Optional[Dict[str, str]]:  # noqa: N802 - PySpark's name
-        """``{"message": <the message>}``, as the engine's exception reports it.
-
-        Example::
-
-            >>> error_for_class("REF_NOT_FOUND", "no such ref").getMessageParameters()
-            {'message': 'no such ref'}
-        """
-        return {"message": self.message}
-
-    def getMessage(self) -> str:  # noqa: N802 - PySpark's name
-        """``[ERROR_CLASS] message``.
-
-        Example::
-
-            >>> error_for_class("REF_NOT_FOUND", "no such ref").getMessage()
-            '[REF_NOT_FOUND] no such ref'
-        """
-        return str(self)
-
-    def getBreakingChangeInfo(self) -> Optional[Dict[str, Any]]:  # noqa: N802 - PySpark's name
-        """None: no versioned error is a breaking change of Spark's.
-
-        Example::
-
-            assert error.getBreakingChangeInfo() is None
-        """
-        return None
-
-
-class NotFoundError(VersionedError, _AnalysisException, LookupError):
-    """A repository, table, ref or image does not exist (an ``AnalysisException``).
-    Example: ``except NotFoundError: ...`` around ``repo.resolve(ref)`` catches a missing repository or ref.
-    """
-
-
-class InvalidInputError(VersionedError, _AnalysisException, ValueError):
-    """An argument, option, name, revision or the data itself is not acceptable (an ``AnalysisException``).
-    Example: ``except InvalidInputError: ...`` catches ``repo.create_branch("a..b")`` and bad options alike.
-    """
-
-
-class DataValidationError(InvalidInputError):
-    """The data of a write breaks a table rule (keys); nothing was committed.
-    Example: ``df.write.versioned("shop.t", primary_key="id")`` with a null ``id``.
-    """
-
-
-class RefStateError(VersionedError, _AnalysisException):
-    """A ref cannot be changed in the requested way (exists, immutable, protected, moved; an ``AnalysisException``).
-    Example: ``except RefStateError: ...`` around ``repo.delete_branch(repo.default_branch)``.
-    """
-
 
 class RepositoryNotFound(NotFoundError):
     """The repository does not exist. Example: ``Repository(spark, "nope").branches()``."""
@@ -618,61 +464,3 @@ def known_error_classes() -> FrozenSet[str]:
         True
     """
     return frozenset(_BY_CLASS)
-
-
-_KINDS: Tuple[type, ...] = (_AnalysisException, _SparkRuntimeException, _UnsupportedOperationException)
-
-
-def pyspark_kind(cls: Type[VersionedError]) -> Optional[str]:
-    """The name of the PySpark exception a versioned error class is (``AnalysisException``,
-    ``SparkRuntimeException``, ``UnsupportedOperationException``), or None for one that is only a
-    ``PySparkException``.
-
-    Example::
-
-        >>> pyspark_kind(RefNotFound)
-        'AnalysisException'
-    """
-    return next((k.__name__ for k in _KINDS if issubclass(cls, k)), None)
-
-
-_VARIANTS: Dict[Tuple[type, type], type] = {}
-_E = TypeVar("_E", bound=VersionedError)
-
-
-def with_pyspark_variant(error: _E, variant: type, original: Optional[BaseException] = None, **state: Any) -> _E:
-    """``error`` as an instance of a class that is both its own class and ``variant`` (a session's own PySpark
-    exception class, e.g. ``pyspark.errors.exceptions.connect.AnalysisException``), so handlers written for
-    either catch it. The PySpark state of ``original`` (the exception PySpark made of the same failure, if any)
-    and ``state`` are kept, so the variant's own methods (stack trace, query context) work; the versioned
-    methods (condition, SQLSTATE, message) win.
-
-    Example::
-
-        from pyspark.errors.exceptions import connect
-        e = with_pyspark_variant(error_for_class("REF_NOT_FOUND", "no such ref"), connect.AnalysisException)
-        assert isinstance(e, RefNotFound) and isinstance(e, connect.AnalysisException)
-    """
-    base = type(error)
-    if isinstance(error, variant):
-        return error
-    made = _VARIANTS.get((base, variant))
-    if made is None:
-        made = type(base.__name__, (base, variant), {"__module__": base.__module__, "__qualname__": base.__qualname__})
-        _VARIANTS[(base, variant)] = made
-    # A class made at run time as a subclass of ``base`` (and of ``variant``): its instances are ``base``'s.
-    cls = cast(Type[_E], made)
-    out = cls.__new__(cls)
-    own = dict(error.__dict__)
-    if original is not None:
-        out.__dict__.update(original.__dict__)
-        if getattr(original, "_contexts", None):
-            own.pop("_contexts", None)  # the query context Spark gave the failure
-        sql_state = getattr(original, "_sql_state", None)
-        if base.error_class is None and error.error_class not in _SQL_STATES and sql_state:
-            own["_versioned_sql_state"] = sql_state
-    out.__dict__.update(state)
-    out.__dict__.update(own)
-    out.args = error.args
-    out.__traceback__ = error.__traceback__
-    return out
