@@ -60,12 +60,17 @@ final class Maintenance(engine: Engine) {
     MetaDao.referencedFragmentJson(c).iterator.flatMap { case (f, comp) => MetaDao.objectIdsOf(f, comp) }.toSet
 
   /**
-   * The retention step (docs/SAFETY.md, "Retention policies"), in one transaction under the generation lock: what the
-   * policies of `repos` expire (images made before `floorMs` only), carried out unless `dryRun`. Returns what it
-   * expired and, per object only expired versions used, why (a dry run then lists those objects as collectable).
+   * The retention step (docs/SAFETY.md, "Retention policies"), in one transaction under the generation lock (a dry
+   * run: one read): what the policies of `repos` expire (images made before `floorMs` only), carried out unless
+   * `dryRun`. Returns what it expired and, per object only expired versions used, why (a dry run then lists those
+   * objects as collectable).
    */
-  private def expire(repos: Seq[String], floorMs: Long, dryRun: Boolean): (Seq[Collected], Map[String, String]) = ms.tx { c =>
-    MetaDao.lockGeneration(c, bump = false)
+  private def expire(repos: Seq[String], floorMs: Long, dryRun: Boolean): (Seq[Collected], Map[String, String]) =
+    if (dryRun) ms.read(expireIn(_, repos, floorMs, dryRun)) // a dry run only reads
+    else ms.tx { c => MetaDao.lockGeneration(c, bump = false); expireIn(c, repos, floorMs, dryRun) }
+
+  private def expireIn(c: java.sql.Connection, repos: Seq[String], floorMs: Long,
+                       dryRun: Boolean): (Seq[Collected], Map[String, String]) = {
     val now = engine.now()
     val plans = repos.map(r => r -> engine.retention.plan(c, r, now, floorMs)).filterNot(_._2.isEmpty)
     val freed = scala.collection.mutable.HashMap.empty[String, String]
