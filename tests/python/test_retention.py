@@ -13,6 +13,7 @@ from pyspark.sql import SparkSession
 from conftest import frame, refs_state, rows_of
 from versioned import InvalidOption, ProtectedRef, RefNotFound, Repository, VersionExpired
 from versioned.cli import EXIT_ERROR, EXIT_OK, app
+from versioned.reader import open_warehouse
 
 SESSIONS = ("classic", "connect")
 
@@ -60,7 +61,8 @@ def test_squash_merge_conflicts_commit_nothing(spark: SparkSession, repo: Reposi
     assert refs_state(repo) == before
 
 
-def test_retention_policy_expires_old_versions_gc_says_why(spark: SparkSession, repo: Repository) -> None:
+def test_retention_policy_expires_old_versions_gc_says_why(spark: SparkSession, repo: Repository,
+                                                            warehouse: str) -> None:
     commits = _feature(spark, repo, commits=3)
     policy = repo.set_retention("feature/*", keep_commits=1)
     assert [tuple(r) for r in policy.collect()] == [("feature/*", None, 1, None)]
@@ -78,6 +80,10 @@ def test_retention_policy_expires_old_versions_gc_says_why(spark: SparkSession, 
         spark.read.versioned("r.t", ref="feature/x~1").collect()
     with pytest.raises(VersionExpired):
         repo.create_branch("old", from_ref=commits[0])
+    reader = open_warehouse(warehouse).repository("r")  # the Spark-free reader says the same
+    with pytest.raises(VersionExpired, match="feature/"):
+        reader.table("t", "feature/x~1")
+    assert len(reader.table("t", "feature/x").to_arrow()) == 6
     assert len(rows_of(spark.read.versioned("r.t", ref="feature/x"))) == 6
     assert repo.log("feature/x").count() == logged  # the expired commits stay in the log
     repo.remove_retention("feature/*")

@@ -224,7 +224,7 @@ class History:
             repo.resolve("main~2"); repo.resolve("v1^2"); repo.resolve("3f1c2d")
         """
         if spec is None:
-            return self.image(self.branch_head(self.default_branch))
+            return self._unexpired(self.image(self.branch_head(self.default_branch)))
         if not spec.strip():
             raise fail("INVALID_REVISION", "An empty revision was given; name a branch, tag, lock or hash.")
         for ch in spec:
@@ -246,7 +246,7 @@ class History:
                     img = self._parent(img, 1, spec)
             else:
                 img = self._parent(img, n, spec)
-        return img
+        return self._unexpired(img)
 
     def as_of(self, timestamp: object, branch: Optional[str] = None) -> Commit:
         """The newest image on ``branch`` (default branch if None) created at or before ``timestamp`` (epoch
@@ -269,6 +269,16 @@ class History:
                 raise fail("IMAGE_NOT_FOUND", f"Branch '{b}' of '{self.repo}' has no commit at or before "
                            f"{_instant(ts)}; its first commit is at {_instant(img.created_ms)}.")
             img = self.image(img.parents[0])
+        return self._unexpired(img)
+
+    def _unexpired(self, img: Commit) -> Commit:
+        """``img``, or ``VERSION_EXPIRED`` when garbage collection expired it under a retention policy (its commit
+        stays in the log, its tables are gone), as the connector's resolver says."""
+        why = self.meta.value("SELECT reason FROM vc_expired WHERE repo = ? AND image_hash = ?", self.repo, img.hash)
+        if why is not None:
+            raise fail("VERSION_EXPIRED", f"Version {img.hash[:12]} of '{self.repo}' was expired by garbage collection: "
+                       f"{why}. Its commit is still in the log, its tables are gone. Read a newer version, or keep more "
+                       "history with the retention policy (procedure set_retention, or the API's set retention).")
         return img
 
     def _parent(self, img: Commit, n: int, spec: str) -> Commit:
