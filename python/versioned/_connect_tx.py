@@ -24,7 +24,7 @@ T = TypeVar("T")
 class SqlTransaction(TransactionHandle):
     """The server-side transaction behind a :class:`~versioned.Transaction` on a Spark Connect session.
     Implements :class:`versioned._ops.TransactionHandle` (the methods are documented there), as
-    :class:`versioned._jvm.JvmTransaction` does over the classic session's JVM handle (same results).
+    :class:`versioned._jvm_tx.JvmTransaction` does over the classic session's JVM handle (same results).
 
     Example::
 

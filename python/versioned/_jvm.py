@@ -1,31 +1,27 @@
 """The only module that talks to the JVM (py4j, ``_jvm``, ``_jdf``, ``_jsparkSession``).
 
-It calls the static facade ``versioned.spark.api.VersionedApi`` and turns Java exceptions into
-:mod:`versioned.errors` exceptions by reading ``getErrorClass()`` anywhere in the cause chain.
+It calls the static facade ``versioned.spark.api.VersionedApi`` (and the other ``versioned.spark.api`` objects);
+every call turns Java exceptions into :mod:`versioned.errors` exceptions (:mod:`versioned._jvm_errors`). The
+transaction handle is :mod:`versioned._jvm_tx`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from py4j.java_collections import JavaList
 from py4j.java_gateway import JavaClass, JavaObject, is_instance_of
-from py4j.protocol import Py4JError, Py4JJavaError
-from pyspark.errors.exceptions.captured import CapturedException, UnknownException, convert_exception
 from pyspark.sql import DataFrame, SparkSession
 
 from versioned._ops import FetchOutcome, MergeOutcome, Ops, PushOutcome, RefKind, TransactionHandle, declare_client
-from versioned.errors import (UnsupportedOperation, VersionedError, error_for_class, known_error_classes, pyspark_kind,
-                              with_pyspark_variant)
+from versioned._jvm_errors import translated_errors
+from versioned.errors import UnsupportedOperation
 
 API_CLASS = "versioned.spark.api.VersionedApi"
 REFS_API_CLASS = "versioned.spark.api.RefsApi"
 GOVERNANCE_API_CLASS = "versioned.spark.api.GovernanceApi"
 RETENTION_API_CLASS = "versioned.spark.api.RetentionApi"
-_EXCEPTION_CLASS = "versioned.core.VersionedException"
-_MAX_CAUSES = 32
 
 
 def _gateway(spark: SparkSession) -> Any:
@@ -58,87 +54,6 @@ def _to_java(arg: Any) -> Any:
     if isinstance(arg, DataFrame):
         return arg._jdf
     return arg
-
-
-def _versioned_cause(spark_gateway: Any, throwable: Any) -> Optional[VersionedError]:
-    """The first versioned error in a Java cause chain, as a Python exception, or None."""
-    t = throwable
-    for _ in range(_MAX_CAUSES):
-        if t is None:
-            return None
-        error_class = None
-        try:
-            error_class = t.getErrorClass()
-        except Py4JError:
-            error_class = None
-        if error_class is not None:
-            known = error_class in known_error_classes()
-            if known or (spark_gateway is not None and is_instance_of(spark_gateway, t, _EXCEPTION_CLASS)):
-                return error_for_class(str(error_class), str(t.getMessage()))
-        try:
-            t = t.getCause()
-        except Py4JError:
-            return None
-    return None
-
-
-def classic_variant(error: VersionedError, throwable: Any, original: Optional[BaseException] = None) -> VersionedError:
-    """``error`` as an instance of the classic session's own PySpark exception of its kind too (e.g.
-    ``pyspark.errors.exceptions.captured.AnalysisException``), keeping the Java ``throwable`` as its origin and
-    the state of ``original``, the exception PySpark made of it (if any).
-
-    Example::
-
-        e = classic_variant(error_for_class("REF_NOT_FOUND", "no such ref"), java_throwable)
-        assert isinstance(e, pyspark.errors.exceptions.captured.AnalysisException)
-    """
-    from pyspark.errors.exceptions import captured
-
-    kind = pyspark_kind(type(error))
-    variant = getattr(captured, kind) if kind else captured.CapturedException
-    state: Dict[str, Any] = {}
-    if original is None or getattr(original, "_origin", None) is None:
-        state["_origin"] = throwable
-    if original is None:
-        state.update(_desc=error.message, _stackTrace="", _cause=None)
-    return with_pyspark_variant(error, variant, original, **state)
-
-
-def _java_throwable(exc: BaseException) -> Any:
-    if isinstance(exc, Py4JJavaError):
-        return exc.java_exception
-    origin = getattr(exc, "_origin", None)
-    return origin if isinstance(origin, JavaObject) else None
-
-
-@contextlib.contextmanager
-def translated_errors() -> Iterator[None]:
-    """Runs a block, raising :mod:`versioned.errors` exceptions for versioned errors from the JVM.
-
-    Other JVM errors are raised as PySpark raises them (e.g. ``AnalysisException``).
-
-    Example::
-
-        with translated_errors():
-            spark.read.format("versioned").option("ref", "nope").load("shop.products")   # raises RefNotFound
-    """
-    try:
-        yield
-    except (Py4JJavaError, CapturedException) as exc:
-        throwable = _java_throwable(exc)
-        if throwable is None:
-            raise
-        from pyspark import SparkContext
-
-        converted = _versioned_cause(SparkContext._gateway, throwable)
-        if converted is not None:
-            original = exc if isinstance(exc, CapturedException) else None
-            raise classic_variant(converted, throwable, original) from None
-        if isinstance(exc, Py4JJavaError):
-            spark_exc = convert_exception(throwable)
-            if not isinstance(spark_exc, UnknownException):
-                raise spark_exc from None
-        raise
 
 
 def call(spark: SparkSession, options: Optional[Mapping[str, str]], method: str, *args: Any,
@@ -212,47 +127,6 @@ def java_list(spark: SparkSession, values: Sequence[str]) -> Any:
     for v in values:
         lst.add(v)
     return lst
-
-
-_translation_installed = False
-
-
-def install_error_translation() -> None:
-    """Makes PySpark raise :mod:`versioned.errors` exceptions for versioned errors from plain DataFrame
-    and ``spark.sql`` calls on classic sessions too (not only from this package's wrappers). Idempotent;
-    :func:`versioned.install` and :func:`versioned.configure_spark_with_versioned` call it.
-
-    PySpark turns JVM exceptions into Python ones in ``pyspark.errors.exceptions.captured``; errors it
-    does not know come out as ``Py4JJavaError`` with the whole Java trace. This wraps that conversion so
-    that an exception whose cause chain holds a versioned error becomes the matching versioned type, which
-    is also the PySpark exception of its kind (``captured.AnalysisException``, ...).
-
-    Example::
-
-        install_error_translation()
-        spark.read.format("versioned").option("ref", "nope").load("shop.products")   # raises RefNotFound
-    """
-    global _translation_installed
-    if _translation_installed:
-        return
-    from pyspark.errors.exceptions import captured
-
-    original = captured.convert_exception
-
-    def convert(e: Py4JJavaError) -> CapturedException:
-        from pyspark import SparkContext
-
-        converted = original(e)
-        try:
-            mapped = _versioned_cause(SparkContext._gateway, e)
-            variant = classic_variant(mapped, e, converted) if mapped is not None else None
-        except Exception:  # never let the translation itself fail a call
-            return converted
-        # The versioned type is also the classic session's exception of its kind (a CapturedException).
-        return variant if isinstance(variant, CapturedException) else converted
-
-    captured.convert_exception = convert
-    _translation_installed = True
 
 
 def call_int(spark: SparkSession, options: Options, method: str, *args: Any) -> int:
@@ -339,71 +213,6 @@ def key_option(primary_key: Optional[Union[str, Sequence[str]]]) -> Optional[str
     if primary_key is None or isinstance(primary_key, str):
         return primary_key
     return ",".join(primary_key)
-
-
-class JvmTransaction(TransactionHandle):
-    """A transaction on a classic session: the JVM ``versioned.spark.api.TransactionHandle`` that
-    ``VersionedApi.beginTransaction`` returned, called through py4j with the error translation of :func:`call`.
-    Implements :class:`versioned._ops.TransactionHandle` (the methods are documented there).
-
-    Example::
-
-        handle = JvmOps(spark, None).begin_transaction("shop", None, "nightly load", None)
-        handle.upsert(df, "orders", None, None)
-        handle.commit()
-    """
-
-    def __init__(self, spark: SparkSession, handle: Any) -> None:
-        """Wraps the JVM handle ``handle`` of a transaction opened on ``spark``.
-
-        Example::
-
-            JvmTransaction(spark, call(spark, None, "beginTransaction", "shop", None, None, None))
-        """
-        self.spark = spark
-        self.handle = handle
-
-    def _call(self, method: str, *args: Any) -> Any:
-        return call_on(self.spark, self.handle, method, *args)
-
-    def branch(self) -> str:
-        return str(self._call("branch"))
-
-    def base(self) -> Optional[str]:
-        return optional_str(self._call("base"))
-
-    def is_open(self) -> bool:
-        return bool(self._call("isOpen"))
-
-    def changed_tables(self) -> List[str]:
-        return [str(t) for t in self._call("changedTables")]
-
-    def committed(self) -> Optional[str]:
-        return optional_str(self._call("committed"))
-
-    def write(self, df: DataFrame, table: str, mode: str, primary_key: Optional[str]) -> None:
-        self._call("write", df, table, mode, primary_key)
-
-    def upsert(self, df: DataFrame, table: str, primary_key: Optional[str], delete_column: Optional[str]) -> None:
-        self._call("upsert", df, table, primary_key, delete_column)
-
-    def delete_where(self, table: str, condition: str) -> int:
-        return int(self._call("deleteWhere", table, condition))
-
-    def read(self, table: str) -> DataFrame:
-        result = self._call("read", table)
-        if not isinstance(result, DataFrame):
-            raise TypeError(f"read returned {type(result).__name__}, not a DataFrame")
-        return result
-
-    def commit(self) -> Optional[str]:
-        return optional_str(self._call("commit"))
-
-    def abort(self) -> None:
-        self._call("abort")
-
-    def close(self) -> None:
-        self._call("close")
 
 
 class JvmOps(Ops):
@@ -502,6 +311,8 @@ class JvmOps(Ops):
 
     def begin_transaction(self, repo: str, branch: Optional[str], message: Optional[str],
                           author: Optional[str]) -> TransactionHandle:
+        from versioned._jvm_tx import JvmTransaction  # it calls back into this module
+
         return JvmTransaction(self.spark, self._call("beginTransaction", repo, branch, message, author))
 
     def merge(self, repo: str, source: str, into: Optional[str], strategy: str, fast_forward: str, dry_run: bool,

@@ -3,7 +3,7 @@ and :class:`TransactionHandle` (an open multi-table transaction).
 
 Two classes implement each, with the same parameter names, types and results:
 
-- on a classic session, :class:`versioned._jvm.JvmOps` and :class:`versioned._jvm.JvmTransaction`: py4j calls
+- on a classic session, :class:`versioned._jvm.JvmOps` and :class:`versioned._jvm_tx.JvmTransaction`: py4j calls
   of the static facade ``versioned.spark.api.VersionedApi`` (and ``RefsApi``) and of the JVM
   ``TransactionHandle``;
 - on a Spark Connect session, :class:`versioned._connect.SqlOps` and

@@ -10,7 +10,7 @@ from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter
 
 from versioned import _args
 from versioned._connect import is_connect
-from versioned._jvm import translated_errors
+from versioned._jvm_errors import translated_errors
 from versioned._ops import declare_client
 from versioned.errors import InvalidOption
 
@@ -155,7 +155,7 @@ def install() -> None:
         spark.read.versioned("demo.numbers").count()
     """
     from versioned._connect import install_error_translation
-    from versioned._jvm import install_error_translation as install_classic_translation
+    from versioned._jvm_errors import install_error_translation as install_classic_translation
 
     for writer, reader in _classes():
         setattr(writer, "versioned", _writer_versioned)

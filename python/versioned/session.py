@@ -70,7 +70,7 @@ def configure_spark_with_versioned(
     """
     if warehouse is not None and not str(warehouse).strip():
         raise InvalidOption("warehouse must not be empty.")
-    from versioned._jvm import install_error_translation
+    from versioned._jvm_errors import install_error_translation
 
     install_error_translation()  # plain DataFrame and SQL calls raise versioned.errors types too
     jar = jar_path()

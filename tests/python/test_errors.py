@@ -10,7 +10,7 @@ import pytest
 
 import versioned
 from versioned import errors
-from versioned._jvm import _versioned_cause
+from versioned._jvm_errors import _versioned_cause
 
 ERRORS_SCALA = os.path.join(os.path.dirname(__file__), "..", "..", "connector-scala", "core", "src", "main",
                             "scala", "versioned", "core", "Errors.scala")

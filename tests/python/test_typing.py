@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Type
 
 import pytest
 
-from versioned import _connect, _connect_tx, _jvm, _ops
+from versioned import _connect, _connect_tx, _jvm, _jvm_tx, _ops
 from conftest import ROOT
 
 
@@ -56,7 +56,7 @@ def _shape(fn: Callable[..., Any]) -> Dict[str, Any]:
 
 @pytest.mark.parametrize("protocol,implementations", [
     (_ops.Ops, [_jvm.JvmOps, _connect.SqlOps]),
-    (_ops.TransactionHandle, [_jvm.JvmTransaction, _connect_tx.SqlTransaction]),
+    (_ops.TransactionHandle, [_jvm_tx.JvmTransaction, _connect_tx.SqlTransaction]),
 ], ids=["Ops", "TransactionHandle"])
 def test_both_transports_implement_the_protocol_exactly(protocol: type, implementations: List[Type[Any]]) -> None:
     members = _members(protocol)
