@@ -29,12 +29,14 @@ import peers_client  # noqa: E402
 from suite import Suite  # noqa: E402
 from wl_commits import CommitWorkloads  # noqa: E402
 from wl_compaction import CompactionWorkloads  # noqa: E402
+from wl_governance import GovernanceWorkloads  # noqa: E402
 from wl_history import HistoryWorkloads  # noqa: E402
 from wl_remotes import RemotesWorkloads  # noqa: E402
 from wl_scans import ScanWorkloads  # noqa: E402
 
 
-class Bench(CommitWorkloads, CompactionWorkloads, ScanWorkloads, HistoryWorkloads, RemotesWorkloads, Suite):
+class Bench(CommitWorkloads, CompactionWorkloads, ScanWorkloads, HistoryWorkloads, RemotesWorkloads,
+            GovernanceWorkloads, Suite):
     """Every workload (the mixins) on one session (Suite)."""
 
     def run(self) -> None:
@@ -45,7 +47,7 @@ class Bench(CommitWorkloads, CompactionWorkloads, ScanWorkloads, HistoryWorkload
                  ("diff", self.diffs),
                  ("history table", self.history),
                  ("refs and log", self.refs_and_log), ("remotes", self.remotes_step),
-                 ("compaction policy", self.compaction_step)]
+                 ("compaction policy", self.compaction_step), ("governance", self.governance)]
         only = set(self.args.only.split(",")) if self.args.only else None
         peers_on = not self.args.no_peers and (not only or "peers" in only)
         # concurrent peers (a host too loaded to run them in turn): started now, collected after our steps
@@ -112,6 +114,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                     help="run the peers at the same time as our steps (only when the host is too loaded to wait; "
                          "the table says so)")
     ap.add_argument("--peers-python", default=None, help="python of the peers' environment (default bench/work/peers-venv)")
+    ap.add_argument("--publish-tables", default="100,1000",
+                    help="comma-separated table counts of the governance step's publish rows (default 100,1000)")
     ap.add_argument("--only", default=None, help="comma-separated step numbers or names (debugging)")
     a = ap.parse_args(argv)
     if a.scale:
@@ -123,6 +127,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
         a.rows = 200_000 if a.quick else 10_000_000
     if a.hist_rows is None:
         a.hist_rows = a.rows
+    a.publish_tables = [int(x) for x in str(a.publish_tables).split(",") if x.strip()]
     if a.hist_commits is None:
         a.hist_commits = 20 if a.quick else 100
     return a

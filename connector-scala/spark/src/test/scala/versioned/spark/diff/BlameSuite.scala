@@ -92,6 +92,20 @@ class BlameSuite extends VersionedTestBase {
     assert(apiBlame() == Map(1 -> c0, 2 -> c1, 3 -> c0, 5 -> c2, 9 -> c2).map { case (k, c) => Seq(k) -> c })
   }
 
+  test("across a tail split of the compacted form (new fragment bounds), each row keeps the commit that changed it") {
+    withConf("spark.versioned.fragment.targetRows" -> "20") {
+      write(data((1 to 20).map(i => i -> "a"): _*), "r.t", "primaryKey" -> "id")
+      val c0 = head
+      val c1 = upsert((100 until 130).map(i => i -> "b"): _*) // above the SNAP's largest key: compaction splits the tail
+      val c2 = upsert(5 -> "c", 200 -> "c")
+      val expected = (1 to 20).map(i => Seq(i) -> (if (i == 5) c2 else c0)) ++ (100 until 130).map(i => Seq(i) -> c1) :+
+        (Seq(200) -> c2)
+      assert(apiBlame() == expected.toMap)
+      val bounds = engine.tableOption("r", c2, "t").get.fragments.map(_.lower)
+      assert(bounds.size > 1, s"the commit after the split has the split's bounds: $bounds")
+    }
+  }
+
   test("blame agrees with an oracle over random upserts and deletes (compaction on)") {
     val rnd = new Random(37)
     write(data((0 until 50).map(i => i -> "v0"): _*), "r.t", "primaryKey" -> "id")
