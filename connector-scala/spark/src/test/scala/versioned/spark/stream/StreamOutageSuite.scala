@@ -1,9 +1,6 @@
 package versioned.spark.stream
 
-import java.nio.file.Files
 import java.util.concurrent.TimeUnit
-import org.apache.spark.sql.Row
-import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.streaming.StreamingQuery
 import versioned.core.{ErrorClass, Revision, VersionedException}
 import versioned.spark.safety.{Faults, FaultyWarehouseSuite}
@@ -16,8 +13,6 @@ import versioned.spark.write.StreamBatches
  * every row exactly once.
  */
 class StreamOutageSuite extends FaultyWarehouseSuite {
-  import StreamingSinkSuite.Rec
-
   private val outage = TimeUnit.SECONDS.toNanos(30)
 
   private def storageError(q: StreamingQuery): VersionedException = {
@@ -29,15 +24,9 @@ class StreamOutageSuite extends FaultyWarehouseSuite {
   }
 
   test("the object store down for 30 s mid-stream: the batch fails typed, the restarted query catches up") {
-    val session = spark; import session.implicits._
-    val in = MemoryStream[Rec](spark, 2)
-    val ckpt = Files.createTempDirectory("versioned-stream-ckpt").toFile.getAbsolutePath
-    def start(): StreamingQuery = in.toDF().writeStream.format("versioned").option("checkpointLocation", ckpt)
-      .option("primaryKey", "id").start("r.t")
-    def batch(from: Int): Seq[Rec] = (from until from + 30).map(i => Rec(i.toLong, s"r$i"))
-
-    val q = start()
-    in.addData(batch(0): _*)
+    val stream = new KeyedStream(spark)
+    val q = stream.start()
+    stream.send(0)
     q.processAllAvailable()
     awaitCompaction()
     val branch = eng.defaultBranch("r")
@@ -46,21 +35,20 @@ class StreamOutageSuite extends FaultyWarehouseSuite {
     Faults.outage()
     val down = System.nanoTime()
     try {
-      in.addData(batch(100): _*)
+      stream.send(100)
       storageError(q)
       q.stop()
       assert(eng.branchHeadOption("r", branch).map(_.hash) == head, "the failed batch moved the branch")
-      val again = start()
+      val again = stream.start()
       try storageError(again) finally again.stop()
       val left = outage - (System.nanoTime() - down)
       if (left > 0) Thread.sleep(TimeUnit.NANOSECONDS.toMillis(left))
     } finally Faults.stopRefusing()
 
-    val restarted = start()
-    try { in.addData(batch(200): _*); restarted.processAllAvailable() } finally restarted.stop()
+    val restarted = stream.start()
+    try { stream.send(200); restarted.processAllAvailable() } finally restarted.stop()
     awaitCompaction()
-    val expected = (batch(0) ++ batch(100) ++ batch(200)).map(r => Row(r.id, r.name))
-    assert(read("r.t").collect().toSeq.sortBy(_.getLong(0)) == expected, "every row exactly once after the outage")
+    assert(read("r.t").collect().toSeq.sortBy(_.getLong(0)) == stream.expected, "every row exactly once after the outage")
     val batches = eng.history.log("r", Revision.Spec(branch)).flatMap(e => StreamBatches.batchOf(e.image.message))
     // the restarted query runs the failed batch 1 again (its offsets were recorded), with or without batch 2's rows
     assert(batches == batches.distinct.sorted.reverse && batches.last == 0L, s"each batch committed once: $batches")
