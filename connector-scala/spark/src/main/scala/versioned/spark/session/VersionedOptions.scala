@@ -67,6 +67,8 @@ object VersionedOptions {
   val ConfCompactionYieldMs: String = Setting.CompactionYieldMs.key
   val ConfCompactionDutyCycle: String = Setting.CompactionDutyCycle.key
   val ConfAuthor: String = Setting.Author.key
+  val ConfUser: String = Setting.User.key
+  val ConfClient: String = Setting.Client.key
   val ConfMaxOverlayRows: String = Setting.MaxOverlayRows.key
   val ConfDiffCacheBytes: String = Setting.DiffCacheBytes.key
   val ConfLocalCommitMaxRows: String = Setting.LocalCommitMaxRows.key
