@@ -94,8 +94,8 @@ class Bridge:
         args = [ident, jvm.scala.Some(branch), mode, none, False, "bench", message, empty]
         req = None
         # later versions append defaulted parameters: Options (expectedHead, deleteColumn), then beforeImages,
-        # allowEmpty, then writeId (an Option)
-        tails: List[List[Any]] = [[], [False], [False, False], [False, False, none]]
+        # allowEmpty, then writeId (an Option), then deferred and stream (Options)
+        tails: List[List[Any]] = [[], [False], [False, False], [False, False, none], [False, False, none, none, none]]
         for extra, tail in ((e, t) for e in range(3) for t in tails):
             try:
                 req = w.WriteRequest(*args, *([none] * extra), *tail)
