@@ -67,17 +67,17 @@ def _opt(v: object) -> Optional[str]:
     return None if v is None else str(v)
 
 
-def verify_reflog(repo: "Repository") -> List[Tuple[int, str, str]]:
+def verify_reflog(repo: "Repository", es: Optional[List[Entry]] = None) -> List[Tuple[int, str, str]]:
     """The chain's problems as ``(seq, status, detail)``, by ``seq``: an entry whose hash is not its fields' is
     changed (reordered when its fields hash right at the place the chain gives it), a gap in ``seq`` or a head past
     the last entry is a removal, an entry whose hash is not the one the next entry (or the head) recorded was changed
-    and re-hashed.
+    and re-hashed. ``es``: the entries when the caller read them already (:func:`entries`).
 
     Example::
 
         [status for _, status, _ in verify_reflog(repo)]   # e.g. ["changed"]
     """
-    es = entries(repo)
+    es = entries(repo) if es is None else es
     heads = repo.meta.rows("SELECT seq, entry_hash FROM vc_reflog_heads WHERE repo = ?", repo.name)
     head = (int(heads[0][0]), str(heads[0][1])) if heads else (0, GENESIS)
     by_prev: Dict[str, Entry] = {}

@@ -94,10 +94,11 @@ def reflog_rows(repo: "Repository") -> List[Dict[str, Any]]:
 
         reflog_rows(repo)[0]["status"]   # 'ok'
     """
-    problems = verify_reflog(repo)
+    es = entries(repo)
+    problems = verify_reflog(repo, es)
     if not problems:
         return [{"object": "reflog", "kind": "reflog", "status": OK,
-                 "detail": f"{len(entries(repo))} entries, chain intact", "needed_by": []}]
+                 "detail": f"{len(es)} entries, chain intact", "needed_by": []}]
     return [{"object": f"reflog@{{{seq}}}", "kind": "reflog", "status": status, "detail": detail, "needed_by": []}
             for seq, status, detail in problems]
 

@@ -37,9 +37,13 @@ final class Reflog(engine: Engine) {
   }
 
   /** The problems of `repo`'s reflog; empty when the chain is intact. */
-  def verify(repo: String): Seq[ReflogProblem] = ms.read { c =>
+  def verify(repo: String): Seq[ReflogProblem] = audit(repo)._2
+
+  /** How many entries `repo`'s reflog has, and its problems (empty when the chain is intact): one read of the log. */
+  def audit(repo: String): (Int, Seq[ReflogProblem]) = ms.read { c =>
     if (!MetaDao.repoExists(c, repo)) throw new RepositoryNotFoundException(repo)
-    Reflog.verify(c, repo)
+    val es = Reflog.entries(c, repo, newestFirst = false)
+    (es.size, Reflog.verify(c, repo, es))
   }
 }
 
@@ -116,8 +120,7 @@ object Reflog {
    * right under the place the chain gives it, reordered); a gap in `seq`, or a head past the last entry, is a
    * removal; an entry whose hash is not the one the next entry (or the head) recorded was changed and re-hashed.
    */
-  private[core] def verify(c: Connection, repo: String): Seq[ReflogProblem] = {
-    val es = entries(c, repo, newestFirst = false)
+  private[core] def verify(c: Connection, repo: String, es: Vector[ReflogEntry]): Seq[ReflogProblem] = {
     val head = Sql.query(c, "SELECT seq, entry_hash FROM vc_reflog_heads WHERE repo = ?", repo)(r => (r.getLong(1), r.getString(2)))
       .headOption.getOrElse((0L, Genesis))
     // where the chain (each entry naming its predecessor's hash) places each entry, from the first on

@@ -51,9 +51,9 @@ private[versioned] object Verifier {
    * The reflog's hash chain (docs/AUDIT.md): one `ok` row for an intact chain, else a row per entry found `changed`,
    * `removed` or `reordered` (object `reflog@{N}`, kind `reflog`).
    */
-  private def reflogRows(engine: Engine, repo: String): Seq[Row] = engine.reflog.verify(repo) match {
-    case Seq() => Seq(Row("reflog", "reflog", Ok, s"${engine.reflog.entries(repo).size} entries, chain intact", Array.empty[String]))
-    case problems => problems.map(p => Row(Reflog.idOf(p.seq), "reflog", p.status, p.detail, Array.empty[String]))
+  private def reflogRows(engine: Engine, repo: String): Seq[Row] = engine.reflog.audit(repo) match {
+    case (n, Seq()) => Seq(Row("reflog", "reflog", Ok, s"$n entries, chain intact", Array.empty[String]))
+    case (_, problems) => problems.map(p => Row(Reflog.idOf(p.seq), "reflog", p.status, p.detail, Array.empty[String]))
   }
 
   private def check(config: WarehouseConfig, conf: org.apache.hadoop.conf.Configuration, id: String,
