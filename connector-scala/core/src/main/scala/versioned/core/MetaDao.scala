@@ -364,6 +364,15 @@ private[core] object MetaDao {
     case Some(_) => ()
   }
 
+  /**
+   * Deletes the row of `pattern` from `table`, a repository's rules kept one per branch pattern (protection rules,
+   * retention policies); raises `notFound` when there is none, RepositoryNotFound when `repo` does not exist.
+   */
+  def deletePatternRule(c: Connection, table: String, repo: String, pattern: String)(notFound: => VersionedException): Unit = {
+    if (!repoExists(c, repo)) throw new RepositoryNotFoundException(repo)
+    if (Sql.update(c, s"DELETE FROM $table WHERE repo = ? AND pattern = ?", repo, pattern) == 0) throw notFound
+  }
+
   /** A change that moves no ref but is audited with them (a protection rule): an entry on `name`, no images. */
   def logChange(c: Connection, repo: String, name: String, cause: Cause): Unit =
     Reflog.append(c, repo, name, None, None, cause)

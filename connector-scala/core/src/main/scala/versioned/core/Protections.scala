@@ -37,10 +37,8 @@ final class Protections(engine: Engine) {
   def unprotect(repo: String, pattern: String): Unit = {
     Names.validate(Names.Repository, repo)
     ms.tx { c =>
-      if (!MetaDao.repoExists(c, repo)) throw new RepositoryNotFoundException(repo)
-      if (Sql.update(c, "DELETE FROM vc_branch_rules WHERE repo = ? AND pattern = ?", repo, pattern) == 0)
-        throw new RefNotFoundException(s"'$repo' has no protection rule '$pattern'. The rules are listed by the " +
-          "procedure protections (or the API's protections).")
+      MetaDao.deletePatternRule(c, "vc_branch_rules", repo, pattern)(new RefNotFoundException(s"'$repo' has no " +
+        s"protection rule '$pattern'. The rules are listed by the procedure protections (or the API's protections)."))
       MetaDao.logChange(c, repo, Protections.RulePrefix + pattern, engine.cause(Cause.Unprotect))
     }
     log.info(s"versioned: unprotect $repo '$pattern'")

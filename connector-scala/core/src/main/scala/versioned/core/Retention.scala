@@ -81,12 +81,9 @@ final class Retention(engine: Engine) {
   /** Removes the policy of `pattern`; REF_NOT_FOUND when there is none. */
   def remove(repo: String, pattern: String): Unit = {
     Names.validate(Names.Repository, repo)
-    ms.tx { c =>
-      if (!MetaDao.repoExists(c, repo)) throw new RepositoryNotFoundException(repo)
-      if (Sql.update(c, "DELETE FROM vc_retention WHERE repo = ? AND pattern = ?", repo, pattern) == 0)
-        throw new RefNotFoundException(s"'$repo' has no retention policy '$pattern'. The policies are listed by the " +
-          "procedure retention (or the API's retention).")
-    }
+    ms.tx(c => MetaDao.deletePatternRule(c, "vc_retention", repo, pattern)(new RefNotFoundException(
+      s"'$repo' has no retention policy '$pattern'. The policies are listed by the procedure retention (or the API's " +
+        "retention).")))
     log.info(s"versioned: remove $repo retention policy '$pattern'")
   }
 
