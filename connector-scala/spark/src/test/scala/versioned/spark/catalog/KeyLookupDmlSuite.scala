@@ -33,12 +33,14 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
   /** The same, with the name of the action that ran each scan (`collect`: a frame collected by the connector itself). */
   private def executionsOf(f: => Any): Seq[(String, Long, Long, Boolean)] = {
     val seen = mutable.ArrayBuffer.empty[(String, Long, Long, Boolean)]
+    var last = -1L
     // only f's executions: a background compaction's scans are not f's (it is awaited first), and the events of
     // executions before f may still be on the asynchronous listener bus (execution ids only grow)
     awaitCompaction()
     val before = spark.range(1).queryExecution.id
     val l = new QueryExecutionListener {
       override def onSuccess(funcName: String, qe: QueryExecution, durationNs: Long): Unit = if (qe.id > before) synchronized {
+        last = last max qe.id
         def scans(p: SparkPlan): Seq[BatchScanExec] = collectWithSubqueries(p) {
           case b: BatchScanExec => Seq(b)
           case i: InMemoryTableScanExec => scans(i.relation.cachedPlan) // cached frames: deleteWhere, row-level commits
@@ -53,11 +55,16 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
       override def onFailure(funcName: String, qe: QueryExecution, exception: Exception): Unit = ()
     }
     spark.listenerManager.register(l)
-    // The listener bus is asynchronous: wait until no more executions arrive (at most 20 s).
+    // The listener bus is asynchronous but ordered: after f, a marker query runs; once the listener has seen it,
+    // it has seen every execution f ran (at most 60 s).
     try {
       f
-      var (n, waited) = (-1, 0)
-      while ((n != seen.size || seen.isEmpty) && waited < 20000) { n = seen.size; Thread.sleep(500); waited += 500 }
+      // a local relation: collected on the driver, no Spark job (jobsOf counts jobs around scansOf)
+      val marker = spark.createDataFrame(java.util.List.of(Row(1)), new StructType().add("marker", IntegerType))
+      marker.collect()
+      val deadline = System.nanoTime() + 60L * 1000 * 1000 * 1000
+      while (synchronized(last) < marker.queryExecution.id && System.nanoTime() < deadline) Thread.sleep(10)
+      assert(synchronized(last) >= marker.queryExecution.id, "the listener never saw the marker query")
     } finally spark.listenerManager.unregister(l)
     synchronized(seen.toSeq)
   }
