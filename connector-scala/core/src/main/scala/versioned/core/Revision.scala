@@ -16,6 +16,24 @@ object Revision {
   final case class AsOf(timestampMs: Long, branch: Option[String]) extends Revision
   case object DefaultBranch extends Revision
 
+  /**
+   * The revision a read asks for with its options `ref`, `image` and `asOf` (each None when not given): at most one
+   * of them, except `asOf` with a branch in `ref`; none is the default branch. An `image` must look like a hash.
+   */
+  def of(ref: Option[String], image: Option[String], asOf: Option[String]): Revision = {
+    if (Seq(image, asOf).count(_.isDefined) > 1 || (image.isDefined && ref.isDefined))
+      throw Errors.invalidOption("Give at most one of 'ref'/'image'/'asOf' (asOf may be combined with a branch in 'ref').")
+    (ref, image, asOf) match {
+      case (_, Some(h), _) =>
+        if (!Hashing.looksLikePrefix(h.toLowerCase)) throw new InvalidInputException(
+          ErrorClass.InvalidRevision, s"Option image='$h' is not an image hash or a prefix of at least 4 hex digits.")
+        Spec(h)
+      case (b, None, Some(ts)) => AsOf(parseTimestamp(ts), b)
+      case (Some(r), None, None) => Spec(r)
+      case _ => DefaultBranch
+    }
+  }
+
   /** Parses ISO-8601 instants, `yyyy-MM-dd[ HH:mm:ss[.SSS]]` (UTC) or epoch milliseconds. */
   def parseTimestamp(s: String): Long = {
     val t = s.trim

@@ -16,6 +16,23 @@ class ResolverSuite extends CoreFixture {
     (cs, d)
   }
 
+  test("a read's options name one revision: ref, image (a hash or prefix), asOf (alone or with a branch), or none") {
+    assert(Revision.of(None, None, None) == Revision.DefaultBranch)
+    assert(Revision.of(Some("dev~2"), None, None) == Revision.Spec("dev~2"))
+    assert(Revision.of(None, Some("ABCD12"), None) == Revision.Spec("ABCD12"))
+    assert(Revision.of(Some("dev"), None, Some("1000")) == Revision.AsOf(1000L, Some("dev")))
+    assert(Revision.of(None, None, Some("1970-01-01T00:00:02Z")) == Revision.AsOf(2000L, None))
+    def refused(cls: String, ref: Option[String], image: Option[String], asOf: Option[String]) = {
+      val e = intercept[VersionedException](Revision.of(ref, image, asOf))
+      assert(e.errorClass == cls, e.getMessage)
+    }
+    refused(ErrorClass.InvalidOption, Some("dev"), Some("abcd"), None)
+    refused(ErrorClass.InvalidOption, None, Some("abcd"), Some("1000"))
+    refused(ErrorClass.InvalidRevision, None, Some("main"), None) // not hex
+    refused(ErrorClass.InvalidRevision, None, Some("abc"), None) // too short a prefix
+    refused(ErrorClass.InvalidRevision, None, None, Some("yesterday"))
+  }
+
   test("branches, tags, locks and qualified names") {
     val (cs, d) = setup()
     val Seq(c1, c2, c3) = cs.map(_.image.hash)

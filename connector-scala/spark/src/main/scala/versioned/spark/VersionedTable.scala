@@ -1,6 +1,6 @@
 package versioned.spark
 
-import versioned.spark.session.{Revisions, Settings, TableHandle, TableIdent, TableSnapshot, VersionedOptions, Warehouses}
+import versioned.spark.session.{Settings, TableHandle, TableIdent, TableSnapshot, VersionedOptions, Warehouses}
 
 import java.util
 import scala.jdk.CollectionConverters._
@@ -153,8 +153,10 @@ private[versioned] object VersionedTable {
                   newSchema: Option[StructType]): VersionedTable = {
     VersionedOptions.validate(options, VersionedOptions.FormatOptions, "the versioned format")
     val o = options.map { case (k, v) => k.toLowerCase -> v }
-    VersionedTable(TableIdent.parse(path), Warehouses.config(spark, options), Revisions.fromOptions(options),
-      o.get(VersionedOptions.Branch.toLowerCase), options, newSchema,
+    def get(key: String) = o.get(key.toLowerCase)
+    import VersionedOptions.{AsOf, Branch, Image, Ref}
+    VersionedTable(TableIdent.parse(path), Warehouses.config(spark, options), Revision.of(get(Ref), get(Image), get(AsOf)),
+      get(Branch), options, newSchema,
       o.get(VersionedOptions.Pinned.toLowerCase).map(read.PinnedRead.request))
   }
 

@@ -106,7 +106,7 @@ private[versioned] object CommitPlanner {
         "could only append copies. Give the table a key (primaryKey on its first write, or ALTER TABLE ... ADD " +
         "PRIMARY KEY), or append without upsert. Nothing was committed.")
     val currentLayout = current.map(TableLayout.of)
-    val onHead = WritePaths.target(current, layout)
+    val onHead = VersionedWriteBuilder.target(current, layout)
     val sameShape = onHead.sameShape
     if (current.isDefined && !sameShape && req.mode != WriteMode.Overwrite) {
       val c = currentLayout.get
@@ -119,7 +119,7 @@ private[versioned] object CommitPlanner {
     val produced = CommitPath.Produced(staged.localRows.isDefined, staged.overwrite.isDefined, staged.snapshot.isDefined,
       keysCheckable = staged.localRows.exists(rows => LocalCommit.keysCheckable(layout, rows.size, base.snapshot.isDefined)))
     val shaped = current.filter(_ => sameShape)
-    val (version, objects) = CommitPath.step(WritePaths.request(req), onHead, produced) match {
+    val (version, objects) = CommitPath.step(VersionedWriteBuilder.request(req), onHead, produced) match {
       // small upserts: changes follow from the data alone, so the driver writes the DIFFs itself; small inserts
       // too, once the driver has looked their keys up in the table
       case CommitPath.LocalAppend =>
