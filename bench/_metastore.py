@@ -15,7 +15,7 @@ import json
 import os
 import sqlite3
 import struct
-from typing import Dict, List, Sequence
+from typing import Any, Dict, List, Sequence
 
 
 def db_path(warehouse: str) -> str:
@@ -151,46 +151,71 @@ def fabricate_history(warehouse: str, repo: str, branch: str, count: int, batch:
     """Appends ``count`` images to ``branch`` that leave every table unchanged. Returns the new head."""
     c = _connect(warehouse)
     try:
-        full = f"heads/{branch}"
-        head, = c.execute("SELECT image_hash FROM vc_refs WHERE repo = ? AND name = ?", (repo, full)).fetchone()
-        created, = c.execute("SELECT created_ms FROM vc_images WHERE repo = ? AND hash = ?", (repo, head)).fetchone()
-        seq, = c.execute("SELECT MAX(seq) FROM vc_images WHERE repo = ?", (repo,)).fetchone()
-        cols = ("name", "schema_json", "primary_key", "hidden_key", "table_hash", "fragments", "compacted")
-        tables = [dict(zip(cols, r)) for r in c.execute(
-            f"SELECT {', '.join(cols)} FROM vc_tables WHERE repo = ? AND image_hash = ?", (repo, head))]
-        table_hashes = {t["name"]: t["table_hash"] for t in tables}
-        author = "bench"
-        start = head
-        cur = head
-        done = 0
-        while done < count:
-            images, rows = [], []
-            for _ in range(min(batch, count - done)):
-                done += 1
-                seq += 1
-                created += 1
-                msg = f"fabricated commit {done}"
-                h = image_hash([cur], author, msg, created, table_hashes)
-                images.append((repo, h, _json([cur]), created, author, msg, seq, "[]"))
-                for t in tables:
-                    rows.append((repo, h, t["name"], t["schema_json"], t["primary_key"], t["hidden_key"],
-                                 t["table_hash"], t["fragments"], None, 0))
-                cur = h
-            c.execute("BEGIN IMMEDIATE")
-            c.executemany("INSERT INTO vc_images (repo, hash, parents, created_ms, author, message, seq, changed_tables)"
-                          " VALUES (?,?,?,?,?,?,?,?)", images)
-            c.executemany("INSERT INTO vc_tables (repo, image_hash, name, schema_json, primary_key, hidden_key,"
-                          " table_hash, fragments, compacted, changed) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
-            c.execute("COMMIT")
-        c.execute("BEGIN IMMEDIATE")
-        moved = c.execute("UPDATE vc_refs SET image_hash = ? WHERE repo = ? AND name = ? AND image_hash = ?",
-                          (cur, repo, full, start)).rowcount
-        c.execute("COMMIT")
-        if moved != 1:
-            raise RuntimeError(f"branch {branch} of {repo} moved while fabricating history")
-        return cur
+        return _fabricate(c, "?", repo, branch, count, batch, begin="BEGIN IMMEDIATE")
     finally:
         c.close()
+
+
+def fabricate_history_postgres(conninfo: str, repo: str, branch: str, count: int, batch: int = 20000) -> str:
+    """The same on a PostgreSQL metastore (``conninfo``: a libpq URI)."""
+    import psycopg
+
+    with psycopg.connect(conninfo, autocommit=True) as c:
+        return _fabricate(c, "%s", repo, branch, count, batch, begin="BEGIN")
+
+
+def _fabricate(c: Any, ph: str, repo: str, branch: str, count: int, batch: int, begin: str) -> str:
+    """Images as the engine writes them (docs/FORMAT.md: parents, seq, image hash, every table linked), in batches of
+    one transaction each, then one compare-and-swap of the branch. No reflog entry: benchmark scaffolding only."""
+    def q(sql: str) -> str:
+        return sql.replace("?", ph)
+
+    def one(sql: str, params: tuple) -> tuple:
+        cur = c.execute(q(sql), params)
+        return tuple(cur.fetchone())
+
+    full = f"heads/{branch}"
+    head, = one("SELECT image_hash FROM vc_refs WHERE repo = ? AND name = ?", (repo, full))
+    created, = one("SELECT created_ms FROM vc_images WHERE repo = ? AND hash = ?", (repo, head))
+    seq, = one("SELECT MAX(seq) FROM vc_images WHERE repo = ?", (repo,))
+    cols = ("name", "schema_json", "primary_key", "hidden_key", "table_hash", "fragments", "compacted")
+    tables = [dict(zip(cols, r)) for r in c.execute(
+        q(f"SELECT {', '.join(cols)} FROM vc_tables WHERE repo = ? AND image_hash = ?"), (repo, head)).fetchall()]
+    table_hashes = {t["name"]: t["table_hash"] for t in tables}
+    author = "bench"
+    start = cur = head
+    done = 0
+
+    def many(sql: str, rows: List[tuple]) -> None:
+        cursor = c.cursor()
+        cursor.executemany(q(sql), rows)
+
+    while done < count:
+        images, rows = [], []
+        for _ in range(min(batch, count - done)):
+            done += 1
+            seq += 1
+            created += 1
+            msg = f"fabricated commit {done}"
+            h = image_hash([cur], author, msg, created, table_hashes)
+            images.append((repo, h, _json([cur]), created, author, msg, seq, "[]"))
+            for t in tables:
+                rows.append((repo, h, t["name"], t["schema_json"], t["primary_key"], t["hidden_key"],
+                             t["table_hash"], t["fragments"], None, 0))
+            cur = h
+        c.execute(begin)
+        many("INSERT INTO vc_images (repo, hash, parents, created_ms, author, message, seq, changed_tables)"
+             " VALUES (?,?,?,?,?,?,?,?)", images)
+        many("INSERT INTO vc_tables (repo, image_hash, name, schema_json, primary_key, hidden_key,"
+             " table_hash, fragments, compacted, changed) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+        c.execute("COMMIT")
+    c.execute(begin)
+    moved = c.execute(q("UPDATE vc_refs SET image_hash = ? WHERE repo = ? AND name = ? AND image_hash = ?"),
+                      (cur, repo, full, start)).rowcount
+    c.execute("COMMIT")
+    if moved != 1:
+        raise RuntimeError(f"branch {branch} of {repo} moved while fabricating history")
+    return str(cur)
 
 
 def sizes(warehouse: str) -> int:

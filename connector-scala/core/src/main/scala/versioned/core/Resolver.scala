@@ -27,13 +27,21 @@ final class Resolver(ms: Metastore) {
       case Revision.Spec(spec) => resolveSpec(c, repo, spec)
       case Revision.AsOf(ts, branch) =>
         val b = branch.getOrElse(MetaDao.defaultBranch(c, repo).get)
-        var img = image(c, repo, branchHead(c, repo, b))
-        while (img.createdMs > ts) {
-          img = img.parents.headOption.map(image(c, repo, _)).getOrElse(
-            throw new ImageNotFoundException(s"Branch '$b' of '$repo' has no commit at or before " +
-              s"${Instant.ofEpochMilli(ts)}; its first commit is at ${Instant.ofEpochMilli(img.createdMs)}."))
+        val head = image(c, repo, branchHead(c, repo, b))
+        if (head.createdMs <= ts) head
+        else {
+          // the first-parent line read in windows of growing size, newest first, as a log reads it
+          val images = new LogWindows(c, ms.isSqlite, graphOnly = false, repo, 256)
+          var img = head
+          while (img.createdMs > ts) {
+            val p = img.parents.headOption.getOrElse(
+              throw new ImageNotFoundException(s"Branch '$b' of '$repo' has no commit at or before " +
+                s"${Instant.ofEpochMilli(ts)}; its first commit is at ${Instant.ofEpochMilli(img.createdMs)}."))
+            val e = images.take(p)
+            img = if (e != null) e.image else image(c, repo, p)
+          }
+          image(c, repo, img.hash)
         }
-        img
     }
   }
 
@@ -55,16 +63,35 @@ final class Resolver(ms: Metastore) {
     Step.findAllMatchIn(steps).foreach { m =>
       val n = if (m.group(2).isEmpty) 1 else m.group(2).toIntOption.getOrElse(throw new InvalidInputException(
         ErrorClass.InvalidRevision, s"Ancestry count in '$spec' is too large."))
-      if (m.group(1) == "~") (1 to n).foreach(_ => img = parent(c, repo, img, 1, spec))
-      else img = parent(c, repo, img, n, spec)
+      img = if (m.group(1) == "~") firstParent(c, repo, img, n, spec) else parent(c, repo, img, n, spec)
     }
     img
   }
 
   private def parent(c: Connection, repo: String, img: Image, n: Int, spec: String): Image =
     if (n == 0) img
-    else img.parents.lift(n - 1).map(image(c, repo, _)).getOrElse(throw new ImageNotFoundException(
-      s"Revision '$spec' goes past the root of the history: image ${img.shortHash} has no parent #$n."))
+    else img.parents.lift(n - 1).map(image(c, repo, _)).getOrElse(throw pastRoot(spec, img.hash, n))
+
+  private def pastRoot(spec: String, hash: String, n: Int) = new ImageNotFoundException(
+    s"Revision '$spec' goes past the root of the history: image ${hash.take(12)} has no parent #$n.")
+
+  /**
+   * The image `n` first parents before `img` (`~n`). A short walk reads one image per step; a long one reads the
+   * history's hashes and parents in windows of growing size, newest first ([[LogWindows]]), so `main~1000` costs a
+   * few queries, not a thousand.
+   */
+  private def firstParent(c: Connection, repo: String, img: Image, n: Int, spec: String): Image =
+    if (n <= Resolver.ShortWalk) (1 to n).foldLeft(img)((i, _) => parent(c, repo, i, 1, spec))
+    else {
+      val images = new LogWindows(c, ms.isSqlite, graphOnly = true, repo, 2L * n + 62)
+      var (hash, parents) = (img.hash, img.parents)
+      (1 to n).foreach { _ =>
+        hash = parents.headOption.getOrElse(throw pastRoot(spec, hash, 1))
+        val e = images.take(hash)
+        parents = if (e != null) e.image.parents else image(c, repo, hash).parents
+      }
+      image(c, repo, hash)
+    }
 
   private def resolveBase(c: Connection, repo: String, base: String, spec: String): String = {
     def ref(full: String) = MetaDao.getRef(c, repo, full).map(_.image)
@@ -93,4 +120,9 @@ final class Resolver(ms: Metastore) {
 
   private def image(c: Connection, repo: String, hash: String): Image =
     MetaDao.getImage(c, repo, hash).getOrElse(throw new ImageNotFoundException(s"Image $hash not found in '$repo'."))
+}
+
+private object Resolver {
+  /** Up to this many `~` steps, the resolver reads one image per step. */
+  val ShortWalk = 16
 }

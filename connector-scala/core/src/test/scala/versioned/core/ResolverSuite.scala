@@ -154,6 +154,26 @@ class ResolverSuite extends CoreFixture {
       Set(merge.hash, d.image.hash) ++ cs.map(_.image.hash))
   }
 
+  test("long ~N walks and AsOf over a long history with another branch interleaved agree with one step at a time") {
+    val first = commitMany("r", "main", 5)
+    engine.refs.createBranch("r", "dev", spec("main~2"))
+    // main and dev commit in turn, so the windows the long walks read hold both lines
+    val mains = first ++ (1 to 40).flatMap { _ => val m = commitOn("r", "main", putFresh("t")); commitOn("r", "dev", putFresh("u")); Seq(m) }
+    val onMain = mains.map(_.image.hash).reverse // newest first
+    for (n <- Seq(0, 1, 16, 17, 30, onMain.size - 1)) {
+      assert(hashOf(s"main~$n") == onMain(n), s"main~$n")
+      assert(hashOf(s"main~$n") == hashOf("main" + "~1" * n), s"main~$n step by step")
+    }
+    assert(hashOf("dev~25") == hashOf("dev" + "~1" * 25))
+    assert(hashOf("main~20^~3") == onMain(24))
+    val past = expectError[ImageNotFoundException](ErrorClass.ImageNotFound)(res(s"main~${onMain.size}"))
+    assert(past.getMessage.contains("past the root") && past.getMessage.contains(onMain.last.take(12)), past.getMessage)
+    for ((c, i) <- mains.zipWithIndex) {
+      assert(engine.resolve("r", Revision.AsOf(c.image.createdMs, None)).hash == c.image.hash, s"asOf commit $i")
+      assert(engine.resolve("r", Revision.AsOf(c.image.createdMs, None)) == res(c.image.hash), "the whole image")
+    }
+  }
+
   test("walking past the root raises ImageNotFoundException") {
     setup()
     for (s <- Seq("main~3", "main~4", "main^^^", "v1~1", "v1^", "main^2", "v1^1", "main~1000000"))
