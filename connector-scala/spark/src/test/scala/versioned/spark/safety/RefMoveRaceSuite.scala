@@ -1,7 +1,5 @@
 package versioned.spark.safety
 
-import java.util.concurrent.{ConcurrentLinkedQueue, Executors, TimeUnit}
-import java.util.concurrent.atomic.AtomicBoolean
 import scala.jdk.CollectionConverters._
 import versioned.core._
 import versioned.spark.VersionedSparkSuite
@@ -26,14 +24,8 @@ class RefMoveRaceSuite extends VersionedSparkSuite {
     engine.retention.set("r", RetentionPolicy("back", keepCommits = Some(1)))
     val acknowledged = new java.util.concurrent.ConcurrentHashMap[String, Map[Int, String]]()
     acknowledged.put(engine.branchHeadOption("r", "hot").get.hash, (1 to 40).map(i => i -> s"v$i").toMap)
-    val failures = new ConcurrentLinkedQueue[Throwable]()
-    val stop = new AtomicBoolean(false)
-    val pool = Executors.newFixedThreadPool(3)
-    def loop(name: String)(body: => Unit): Unit = pool.submit(new Runnable {
-      override def run(): Unit = while (!stop.get()) try body catch {
-        case t: Throwable => failures.add(new RuntimeException(s"$name: $t", t))
-      }
-    })
+    val loops = new RacingLoops(2)
+    import loops.loop
     def expired(t: Throwable): Boolean = Iterator.iterate(t)(_.getCause).takeWhile(_ != null)
       .exists { case v: VersionedException => v.errorClass == ErrorClass.VersionExpired; case _ => false }
     val (landed, refused) = (new java.util.concurrent.atomic.AtomicInteger, new java.util.concurrent.atomic.AtomicInteger)
@@ -69,16 +61,12 @@ class RefMoveRaceSuite extends VersionedSparkSuite {
           case t: Throwable if expired(t) =>
             refused.incrementAndGet()
             val after = engine.refs.all("r").filter(r => !r.fullName.startsWith("heads/hot")).map(r => r.fullName -> r.image)
-            if (after != refsBefore) failures.add(new AssertionError(s"a refused move to ${target.take(12)} moved a ref"))
+            if (after != refsBefore) loops.fail(new AssertionError(s"a refused move to ${target.take(12)} moved a ref"))
         }
       }
     }
-    loop("gc")(engine.maintenance.collectGarbage(Some("r"), 0, force = true, dryRun = false))
-    Thread.sleep(seconds * 1000L)
-    stop.set(true)
-    pool.shutdown()
-    assert(pool.awaitTermination(5, TimeUnit.MINUTES))
-    assert(failures.isEmpty, failures.asScala.map(_.toString).mkString("\n"))
+    val failures = loops.runWithGc(engine, "r", seconds)
+    assert(failures.isEmpty, failures.mkString("\n"))
     awaitCompaction()
     engine.maintenance.collectGarbage(Some("r"), 0, force = true, dryRun = false)
 
