@@ -15,7 +15,7 @@ import json
 import os
 import sqlite3
 import struct
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 def db_path(warehouse: str) -> str:
@@ -39,8 +39,10 @@ def H(*parts: str) -> str:
 
 
 def image_hash(parents: Sequence[str], author: str, message: str, created_ms: int,
-               tables: Dict[str, str]) -> str:
-    return H("image", ",".join(parents), author, message, str(created_ms),
+               tables: Dict[str, str], actor: Optional[Tuple[str, str, str]] = None) -> str:
+    """docs/FORMAT.md, "Hashes": the actor's parts (committer, app id, client) only when the image records one."""
+    who = ("actor", *actor) if actor is not None else ()
+    return H("image", ",".join(parents), author, message, str(created_ms), *who,
              *[f"{n}={h}" for n, h in sorted(tables.items())])
 
 
@@ -137,14 +139,15 @@ def verify_image_hash(warehouse: str, repo: str, image: str) -> bool:
     """Recomputes an engine-written image hash with :func:`image_hash` (checks this writer's hashing)."""
     c = _connect(warehouse)
     try:
-        parents, created, author, message = c.execute(
-            "SELECT parents, created_ms, author, message FROM vc_images WHERE repo = ? AND hash = ?",
-            (repo, image)).fetchone()
+        parents, created, author, message, committer, app_id, client = c.execute(
+            "SELECT parents, created_ms, author, message, committer, app_id, client FROM vc_images "
+            "WHERE repo = ? AND hash = ?", (repo, image)).fetchone()
         tables = dict(c.execute("SELECT name, table_hash FROM vc_tables WHERE repo = ? AND image_hash = ?",
                                 (repo, image)).fetchall())
     finally:
         c.close()
-    return image_hash(json.loads(parents), author, message, int(created), tables) == image
+    actor = None if committer is None else (committer, app_id or "", client or "")
+    return image_hash(json.loads(parents), author, message, int(created), tables, actor) == image
 
 
 def fabricate_history(warehouse: str, repo: str, branch: str, count: int, batch: int = 20000) -> str:

@@ -105,7 +105,8 @@ def log_row(c: Commit) -> Dict[str, Any]:
         log_row(repo.resolve("main"))["hash"]
     """
     return {"hash": c.hash, "parents": list(c.parents), "author": c.author, "message": c.message,
-            "created": c.created, "tables_changed": list(c.tables_changed)}
+            "created": c.created, "tables_changed": list(c.tables_changed), "committer": c.committer,
+            "app_id": c.app_id, "client": c.client}
 
 
 def ref_rows(refs: List[RefInfo]) -> List[Dict[str, Any]]:

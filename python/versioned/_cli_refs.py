@@ -97,7 +97,8 @@ def log(repository: str, ref: Optional[str], graph: bool, oneline: bool, all_ref
     for r in rows:
         r["refs"] = decor.get(r["hash"], [])
     if fmt is not Format.table:
-        emit(rows, ["hash", "parents", "author", "created", "message", "tables_changed", "refs"], fmt)
+        emit(rows, ["hash", "parents", "author", "created", "message", "tables_changed", "refs", "committer", "app_id",
+                    "client"], fmt)
         return
     with _paged(pager) as out:
         _print_log(out, rows, commits, order, graph, oneline)
@@ -157,6 +158,8 @@ def _print_log(out: Console, rows: List[Dict[str, Any]], commits: Dict[str, Dict
         if len(r["parents"]) > 1:
             out.print(f"Merge:  {' '.join(short(p) for p in r['parents'])}")
         out.print(f"Author: {_esc(r['author'])}")
+        if r["committer"] is not None:
+            out.print(f"Committer: {_esc(r['committer'])} ({_esc(r['client'] or '')}, {_esc(r['app_id'] or '')})")
         out.print(f"Date:   {iso_utc(r['created'])}")
         out.print(f"Tables: {', '.join(r['tables_changed']) or '-'}\n")
         out.print(f"    {_esc(r['message'])}\n")

@@ -246,7 +246,8 @@ class Repository(RemotesMixin, GovernanceMixin, RetentionMixin):
     # ---- history
     def log(self, ref: Optional[str] = None, limit: Optional[int] = None) -> DataFrame:
         """History reachable from ``ref`` (default: the default branch), newest first, as a DataFrame with columns
-        hash, parents (array), author, message, created (timestamp), tables_changed (array).
+        hash, parents (array), author, message, created (timestamp), tables_changed (array), and who made each
+        commit: committer, app_id, client (null for commits made before commits carried them; docs/AUDIT.md).
         The DataFrame is pinned to the image ``ref`` points at when ``log`` is called (later commits do not
         change it); rows are read when a query needs them, and ``count()`` reads only the commit graph.
 

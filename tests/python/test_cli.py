@@ -117,9 +117,10 @@ def test_log_oneline_graph_and_all(spark: SparkSession, imported: str) -> None:
     assert any(line.startswith("| *") for line in lines) and "|/" in graph
     assert lines[-1].startswith("* ") and "first load" in lines[-1] and "tag: v1" in lines[-1]
     assert len(as_json("log", "r", "dev", "--limit", "1")) == 1
-    assert ok("log", "r", "-f", "csv").stdout.splitlines()[0] == "hash,parents,author,created,message,tables_changed,refs"
+    assert ok("log", "r", "-f", "csv").stdout.splitlines()[0] == \
+        "hash,parents,author,created,message,tables_changed,refs,committer,app_id,client"
     full = ok("log", "r").stdout
-    assert "Author:" in full and "Tables: t" in full
+    assert "Author:" in full and "Committer: " in full and "Tables: t" in full
 
 
 def test_branch_tag_lock(spark: SparkSession, imported: str) -> None:

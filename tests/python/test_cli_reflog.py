@@ -49,3 +49,22 @@ def test_reflog_lists_moves_as_cli_and_restores_a_branch(spark: SparkSession, tm
     assert refs_state(Repository(spark, "r")) == before and len(as_json("reflog", "r")) == count
     assert run("reflog", "r", "-n", "0").exit_code == EXIT_USAGE
     assert all(o["status"] == "ok" for o in as_json("verify", "r"))
+
+
+def test_log_shows_who_committed_and_retention_changes_are_audited(spark: SparkSession, tmp_path: Any) -> None:
+    csv = tmp_path / "t.csv"
+    csv.write_text("id,name\n1,a\n")
+    assert run("import", str(csv), "r.t", "--key", "id").exit_code == EXIT_OK
+    commits = as_json("log", "r")
+    assert [(c["committer"] is not None, c["client"]) for c in commits] == [(True, "cli")] and commits[0]["app_id"]
+    moves = as_json("reflog", "r")
+    assert (moves[0]["who"], moves[0]["client"]) == (commits[0]["committer"], "cli")
+    long = run("log", "r", "--no-pager")
+    assert long.exit_code == EXIT_OK and f"Committer: {commits[0]['committer']} (cli, " in long.stdout
+    # a retention policy set, then removed: two entries on retention/<pattern>
+    assert run("retention", "r", "feature/*", "--keep-commits", "5").exit_code == EXIT_OK
+    assert run("retention", "r", "feature/*", "--remove").exit_code == EXIT_OK
+    changes = as_json("reflog", "r", "retention/feature/*")
+    assert [(e["operation"], e["client"]) for e in changes] == [("unretain", "cli"), ("retain", "cli")]
+    assert "keep_commits=5" in changes[1]["detail"]
+    assert all(o["status"] == "ok" for o in as_json("verify", "r"))

@@ -18,7 +18,8 @@ SESSIONS = ("classic", "connect")
 
 def test_log_dataframe(repo: Repository) -> None:
     df = repo.log()
-    assert df.columns == ["hash", "parents", "author", "message", "created", "tables_changed"]
+    assert df.columns == ["hash", "parents", "author", "message", "created", "tables_changed", "committer", "app_id",
+                          "client"]
     second, first = df.collect()
     assert second["hash"] == repo.resolve("main") and first["hash"] == repo.resolve("main~1")
     assert second["parents"] == [first["hash"]] and first["parents"] == []

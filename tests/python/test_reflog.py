@@ -104,3 +104,30 @@ def test_verify_reports_an_edited_removed_or_reordered_entry(spark: SparkSession
     with metastore(warehouse) as db:
         db.execute("DELETE FROM vc_reflog WHERE repo = 'r' AND seq = 5")
     assert ("reflog@{5}", "removed") in bad()
+
+
+def test_commits_carry_who_made_them(spark: SparkSession, repo: Repository, warehouse: str) -> None:
+    from versioned.reader import open_warehouse
+
+    spark.conf.set(f"spark.sql.catalog.{CATALOG}", "versioned.spark.catalog.VersionedCatalog")
+    spark.conf.set("spark.versioned.user", "carol")
+    try:
+        frame(spark, [(4, "d")]).write.versioned("r.t", message="by carol", author="ann")
+        spark.sql(f"UPDATE {CATALOG}.r.t SET name = 'B' WHERE id = 2")   # SQL DML
+    finally:
+        spark.conf.unset("spark.versioned.user")
+    connect = "connect" in type(spark).__module__
+    client = "connect" if connect else "python"
+    log = [r.asDict() for r in repo.log(limit=2).collect()]
+    assert [(r["author"], r["committer"], r["client"]) for r in log] == [
+        ("carol", "carol", "connect" if connect else "sql"), ("ann", "carol", client)]
+    assert all(r["app_id"] for r in log)
+    # the reflog entry of each commit names the same actor
+    moves = entries(repo)[:2]
+    assert [(m["new_image"], m["who"], m["client"]) for m in moves] == [
+        (r["hash"], r["committer"], r["client"]) for r in log]
+    # the $log table and the Spark-free reader show the same
+    table = spark.sql(f"SELECT hash, committer, app_id, client FROM {CATALOG}.r.`$log` LIMIT 2").collect()
+    assert [tuple(r) for r in table] == [(r["hash"], r["committer"], r["app_id"], r["client"]) for r in log]
+    commits = open_warehouse(warehouse).repository("r").log(limit=2)
+    assert [(c.hash, c.committer, c.app_id, c.client) for c in commits] == [tuple(r) for r in table]

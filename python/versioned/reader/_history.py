@@ -34,6 +34,7 @@ class Commit:
 
         c = repo.resolve("main")
         print(c.short_hash, c.author, c.created, c.message, c.parents, c.tables_changed)
+        print(c.committer, c.app_id, c.client)   # who committed it (None before metastore schema 6)
     """
 
     hash: str
@@ -43,6 +44,9 @@ class Commit:
     message: str
     seq: int
     tables_changed: Tuple[str, ...]
+    committer: Optional[str] = None
+    app_id: Optional[str] = None
+    client: Optional[str] = None
 
     @property
     def created(self) -> _dt.datetime:
@@ -92,13 +96,18 @@ class RefInfo:
 
 
 _PREFIX = {"branch": "heads/", "tag": "tags/", "lock": "locks/", "remote": "remotes/"}
-_IMAGE_COLS = "hash, parents, created_ms, author, message, seq, changed_tables"
+_IMAGE_COLS = "hash, parents, created_ms, author, message, seq, changed_tables, committer, app_id, client"
+
+
+def _opt(v: object) -> Optional[str]:
+    return None if v is None else str(v)
 
 
 def _commit(row: Tuple[object, ...]) -> Commit:
-    h, parents, created, author, message, seq, changed = row
+    h, parents, created, author, message, seq, changed, committer, app_id, client = row
     return Commit(str(h), tuple(json.loads(str(parents or "[]"))), int(str(created)), str(author or ""),
-                  str(message or ""), int(str(seq)), tuple(json.loads(str(changed or "[]"))))
+                  str(message or ""), int(str(seq)), tuple(json.loads(str(changed or "[]"))), _opt(committer),
+                  _opt(app_id), _opt(client))
 
 
 def parse_timestamp(text: str) -> int:

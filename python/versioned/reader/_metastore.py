@@ -20,7 +20,7 @@ from versioned.reader._errors import fail
 #: The newest metastore schema version this reader knows (the connector's ``Metastore.CurrentVersion``). Version 4
 #: adds the reflog (``vc_reflog``, ``vc_reflog_heads``), version 5 the retention tables ``vc_retention`` and
 #: ``vc_expired``; this reader reads none of them.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 def redact(url: str) -> str:

@@ -37,8 +37,13 @@ object Cause {
   val DefaultBranch = "default-branch"
   val Protect = "protect"
   val Unprotect = "unprotect"
+  /** A retention policy set or replaced (the detail says the policy), and one removed: on `retention/<pattern>`. */
+  val Retain = "retain"
+  val Unretain = "unretain"
   val Push = "push"
   val Fetch = "fetch"
+  /** A pull's move of its local branch (created, fast-forwarded or merged; the detail says which and from where). */
+  val Pull = "pull"
   val Clone = "clone"
   val RemoveRemote = "remove-remote"
   /** Garbage collection deleting a branch a retention policy expired (the detail says which policy). */

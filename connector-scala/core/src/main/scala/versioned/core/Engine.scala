@@ -50,7 +50,25 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
   private[core] def now(): Long = System.currentTimeMillis()
 
   /** Why a ref moves in this thread's operation: `operation` by the current [[Actor]]. */
-  private[core] def cause(operation: String, detail: String = ""): Cause = Cause(operation, actors(), detail)
+  private[core] def cause(operation: String, detail: String = ""): Cause = causeOf(operation, detail, actors())
+
+  private def causeOf(operation: String, detail: String, actor: Actor): Cause = within.get match {
+    case Some((op, what)) => Cause(op, actor, s"$what ($operation)")
+    case None => Cause(operation, actor, detail)
+  }
+
+  private val within = new ThreadLocal[Option[(String, String)]] { override def initialValue(): Option[(String, String)] = None }
+
+  /**
+   * Runs `f` with every ref move it makes in this thread recorded as `operation`, detail `detail` followed by the
+   * move's own operation in parentheses: a pull's moves of its local branch are `pull` (`from remotes/origin/main
+   * (merge)`), whether it creates, fast-forwards or merges it.
+   */
+  def recordedAs[T](operation: String, detail: String)(f: => T): T = {
+    val before = within.get
+    within.set(Some((operation, detail)))
+    try f finally within.set(before)
+  }
 
   override def close(): Unit = metastore.close()
 
@@ -196,7 +214,8 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
     val newObjectCount = updates.values.collect { case TableUpdate.Put(_, objs) => objs.size }.sum
     val (result, rebased, gated) = metastore.tx { c =>
       val fullRef = Ref.branch(branch)
-      val why = cause(if (mergeParents.nonEmpty) Cause.Merge else Cause.Commit)
+      val actor = actors() // who commits: recorded with the image and in the branch's reflog entry
+      val why = causeOf(if (mergeParents.nonEmpty) Cause.Merge else Cause.Commit, "", actor)
       // The generation lock first, then the head: under READ COMMITTED (PostgreSQL) two commits that read the
       // head before either holds the lock would both plan on it, and the second's compare-and-swap would fail
       // with a conflict no re-plan could see. Holding the lock, each statement reads the latest committed head.
@@ -232,8 +251,9 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
       else {
         val created = math.max(now(), parent.map(_.createdMs + 1).getOrElse(0L))
         val parents = (current.toSeq ++ mergeParents).distinct
-        val hash = Hashing.imageHash(parents, author, message, created, nextTables.toSeq.map { case (n, t) => n -> t.hash })
-        val image = Image(repo, hash, parents, created, author, message)
+        val hash = Hashing.imageHash(parents, author, message, created, nextTables.toSeq.map { case (n, t) => n -> t.hash },
+          Some(actor))
+        val image = Image(repo, hash, parents, created, author, message, Some(actor))
         val rows = nextTables.values.toSeq.map(t => ImageTable(hash, t, !parentTables.get(t.name).exists(_.hash == t.hash)))
         val dropped = updates.collect { case (n, TableUpdate.Drop) => n }
         val changed = (rows.filter(_.changed).map(_.table.name) ++ dropped).sorted

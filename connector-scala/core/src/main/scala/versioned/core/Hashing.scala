@@ -33,7 +33,8 @@ object Hashing {
 
   /** Content hash of an image (Wrgl-style): changes whenever data, schema, parents or commit metadata change. */
   def imageHash(parents: Seq[String], author: String, message: String, createdMs: Long,
-                tables: Seq[(String, String)]): String =
+                tables: Seq[(String, String)], actor: Option[Actor] = None): String =
     sha256Hex(Seq("image", parents.mkString(","), author, message, createdMs.toString) ++
+      actor.toSeq.flatMap(a => Seq("actor", a.user, a.appId, a.client)) ++
       tables.sortBy(_._1).map { case (n, h) => s"$n=$h" }: _*)
 }

@@ -27,9 +27,14 @@ private[core] object MetaDao {
   // ---- images
   private def image(repo: String)(rs: ResultSet): Image =
     Image(repo, rs.getString("hash"), Json.readStrings(rs.getString("parents")), rs.getLong("created_ms"),
-      rs.getString("author"), rs.getString("message"))
+      rs.getString("author"), rs.getString("message"), actorOf(rs.getString("committer"), rs.getString("app_id"),
+        rs.getString("client")))
 
-  private val imageCols = "hash, parents, created_ms, author, message"
+  /** A commit's actor from its row's columns: None for an image committed before commits carried one (schema 6). */
+  private[core] def actorOf(committer: String, appId: String, client: String): Option[Actor] =
+    Option(committer).map(Actor(_, Option(appId).getOrElse(""), Option(client).getOrElse("")))
+
+  private val imageCols = "hash, parents, created_ms, author, message, committer, app_id, client"
 
   def getImage(c: Connection, repo: String, hash: String): Option[Image] =
     Sql.query(c, s"SELECT $imageCols FROM vc_images WHERE repo = ? AND hash = ?", repo, hash)(image(repo)).headOption
@@ -81,10 +86,11 @@ private[core] object MetaDao {
 
   /** Image rows (each with its own `seq`) in one JDBC batch: a fetch of many commits is not a statement per image. */
   def insertImages(c: Connection, rows: Seq[ImageRow]): Unit =
-    Sql.batch(c, "INSERT INTO vc_images (repo, hash, parents, created_ms, author, message, seq, changed_tables) " +
-      "VALUES (?,?,?,?,?,?,?,?)", rows.map { r =>
+    Sql.batch(c, "INSERT INTO vc_images (repo, hash, parents, created_ms, author, message, seq, changed_tables, " +
+      "committer, app_id, client) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows.map { r =>
       val img = r.image
-      Seq(img.repo, img.hash, Json.write(img.parents), img.createdMs, img.author, img.message, r.seq, Json.write(r.changedTables))
+      Seq(img.repo, img.hash, Json.write(img.parents), img.createdMs, img.author, img.message, r.seq, Json.write(r.changedTables),
+        img.actor.map(_.user), img.actor.map(_.appId), img.actor.map(_.client))
     })
 
   /** Forgets an image no ref points at (a gated commit whose checks failed): its table rows, then its row. */

@@ -201,7 +201,7 @@ object Sql {
 
 /** Schema version and migrations. Version 1 is the first published format (docs/FORMAT.md). */
 object MetastoreSchema {
-  val CurrentVersion = 5
+  val CurrentVersion = 6
 
   private val v1 = Seq(
     """CREATE TABLE vc_meta (key VARCHAR(64) PRIMARY KEY, value VARCHAR(256) NOT NULL)""",
@@ -242,8 +242,14 @@ object MetastoreSchema {
     "INSERT INTO vc_generation (id, value) VALUES (1, 0)"
   )
 
+  /**
+   * Version 6: commits carry who made them (docs/FORMAT.md, "Images"): the committer (the actor's user), the
+   * application id and the client; null on images committed before (their hashes do not cover them).
+   */
+  private val v6 = Seq("committer", "app_id", "client").map(c => s"ALTER TABLE vc_images ADD COLUMN $c TEXT")
+
   private def migrations(sqlite: Boolean): Seq[(Int, Seq[String])] =
-    Seq(1 -> v1, 2 -> v2, 3 -> GovernanceSchema.v3(sqlite), 4 -> ReflogSchema.v4, 5 -> RetentionSchema.v5)
+    Seq(1 -> v1, 2 -> v2, 3 -> GovernanceSchema.v3(sqlite), 4 -> ReflogSchema.v4, 5 -> RetentionSchema.v5, 6 -> v6)
 
   def migrate(c: Connection, sqlite: Boolean): Unit = {
     val current = currentVersion(c)

@@ -79,7 +79,8 @@ final case class Image(
     parents: Seq[String],
     createdMs: Long,
     author: String,
-    message: String) {
+    message: String,
+    actor: Option[Actor] = None) {
   def shortHash: String = hash.take(12)
 }
 

@@ -21,6 +21,7 @@ final class RefOps(engine: Engine) {
     }
 
   private def create(repo: String, full: String, kind: String, from: Revision, what: String): Ref = ms.tx { c =>
+    pointingBack(c)
     requireRepo(c, repo)
     MetaDao.getRef(c, repo, full).foreach(r => throw new RefExistsException(
       s"$what already exists in '$repo' (at ${r.image.take(12)}). Pick another name" +
@@ -52,8 +53,18 @@ final class RefOps(engine: Engine) {
       s"${e.ref}) names no image. Nothing was created. Pick an entry of a branch, tag or lock."))
     if (MetaDao.getImage(c, repo, image).isEmpty)
       throw new ImageNotFoundException(s"Image ${image.take(12)} of reflog entry ${e.id} is no longer in '$repo'. Nothing was created.")
+    Retention.refuse(c, repo, image) // an image gc expired is VERSION_EXPIRED, as a revision naming it is
     image
   }
+
+  /**
+   * The first step of a transaction that may point a ref at an old image (a reset, a ref created from a revision or
+   * a reflog entry): the generation lock that commits and gc's expiry take too. So the move and an expiry are
+   * serialized also on PostgreSQL (READ COMMITTED): either the expiry committed first, and the move's resolution
+   * (below the lock, reading the latest committed state) sees the image expired (VERSION_EXPIRED, nothing moves), or
+   * the move committed first, and the expiry's plan sees the ref and keeps its image.
+   */
+  private def pointingBack(c: java.sql.Connection): Unit = MetaDao.lockGeneration(c, bump = false)
 
   private def list(repo: String, kind: String): Seq[Ref] = ms.read { c =>
     requireRepo(c, repo)
@@ -121,6 +132,7 @@ final class RefOps(engine: Engine) {
   def resetBranch(repo: String, name: String, to: Revision, expected: Option[String] = None, merge: Boolean = false): Ref = {
     Names.validate(Names.Branch, name)
     val moved = ms.tx { c =>
+      pointingBack(c)
       requireRepo(c, repo)
       val full = Ref.branch(name)
       val cur = MetaDao.getRef(c, repo, full).getOrElse {

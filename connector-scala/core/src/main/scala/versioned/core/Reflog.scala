@@ -5,7 +5,7 @@ import java.sql.{Connection, ResultSet}
 /**
  * One movement of a ref (docs/AUDIT.md): entry `seq` of the repository's reflog. `ref` is the ref's full name
  * (`heads/main`, `tags/v1`, `locks/ns:name`, `remotes/origin/main`), `HEAD` for a default-branch change or
- * `rules/<pattern>` for a protection rule change; `oldImage`/`newImage` are None where the ref did not exist
+ * `rules/<pattern>` for a protection rule change, `retention/<pattern>` for a retention policy change; `oldImage`/`newImage` are None where the ref did not exist
  * before/after. `hash` covers `prevHash` (the previous entry's hash) and every field ([[Reflog.hashOf]]).
  */
 final case class ReflogEntry(repo: String, seq: Long, ref: String, oldImage: Option[String], newImage: Option[String],
@@ -57,7 +57,7 @@ object Reflog {
   val Head = "HEAD"
 
   /** The namespaces a short ref name is looked up in by [[Reflog.entries]]. */
-  val Namespaces: Seq[String] = Seq("heads/", "tags/", "locks/", "remotes/", "rules/")
+  val Namespaces: Seq[String] = Seq("heads/", "tags/", "locks/", "remotes/", "rules/", "retention/")
 
   private val Id = """reflog@\{(\d{1,18})\}""".r
 

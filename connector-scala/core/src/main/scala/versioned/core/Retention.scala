@@ -73,6 +73,7 @@ final class Retention(engine: Engine) {
       Sql.update(c, "INSERT INTO vc_retention (repo, pattern, pattern_regex, keep_days, keep_commits, " +
         "expire_branch_days, created_ms) VALUES (?,?,?,?,?,?,?)", repo, policy.pattern, policy.regex,
         int(policy.keepDays), int(policy.keepCommits), int(policy.expireBranchDays), engine.now())
+      MetaDao.logChange(c, repo, Retention.PolicyPrefix + policy.pattern, engine.cause(Cause.Retain, policy.describe))
     }
     log.info(s"versioned: set $repo ${policy.describe}")
     policy
@@ -81,9 +82,12 @@ final class Retention(engine: Engine) {
   /** Removes the policy of `pattern`; REF_NOT_FOUND when there is none. */
   def remove(repo: String, pattern: String): Unit = {
     Names.validate(Names.Repository, repo)
-    ms.tx(c => MetaDao.deletePatternRule(c, "vc_retention", repo, pattern)(new RefNotFoundException(
-      s"'$repo' has no retention policy '$pattern'. The policies are listed by the procedure retention (or the API's " +
-        "retention).")))
+    ms.tx { c =>
+      MetaDao.deletePatternRule(c, "vc_retention", repo, pattern)(new RefNotFoundException(
+        s"'$repo' has no retention policy '$pattern'. The policies are listed by the procedure retention (or the API's " +
+          "retention)."))
+      MetaDao.logChange(c, repo, Retention.PolicyPrefix + pattern, engine.cause(Cause.Unretain))
+    }
     log.info(s"versioned: remove $repo retention policy '$pattern'")
   }
 
@@ -164,6 +168,9 @@ final class Retention(engine: Engine) {
 }
 
 object Retention {
+  /** The reflog's name of a retention policy change's "ref": `retention/<pattern>`. */
+  val PolicyPrefix = "retention/"
+
   private[core] def policiesOf(c: Connection, repo: String): Vector[RetentionPolicy] = {
     def int(r: java.sql.ResultSet, col: String) = { val v = r.getInt(col); if (r.wasNull()) None else Some(v) }
     Sql.query(c, "SELECT pattern, keep_days, keep_commits, expire_branch_days FROM vc_retention WHERE repo = ? " +

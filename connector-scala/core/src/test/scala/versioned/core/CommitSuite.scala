@@ -43,7 +43,7 @@ class CommitSuite extends CoreFixture {
     assert(engine.tables("r", c.image.hash).map(_.name) == Seq("t"))
   }
 
-  test("the image hash covers data, message, author, parents and time") {
+  test("the image hash covers data, message, author, parents, time and, when recorded, who committed it") {
     val tables = Seq("t" -> Hashing.tableHash(tableVersion("t", Seq(fakeId("1")))))
     val base = Hashing.imageHash(Seq("p"), "a", "m", 1000L, tables)
     assert(base == Hashing.imageHash(Seq("p"), "a", "m", 1000L, tables), "deterministic")
@@ -57,8 +57,13 @@ class CommitSuite extends CoreFixture {
       Hashing.imageHash(Seq("p"), "a", "m", 1001L, tables),
       Hashing.imageHash(Seq("p"), "a", "m", 1000L, Seq("t" -> Hashing.tableHash(tableVersion("t", Seq(fakeId("2")))))),
       Hashing.imageHash(Seq("p"), "a", "m", 1000L, Seq("u" -> tables.head._2)),
-      Hashing.imageHash(Seq("p"), "a", "m", 1000L, Nil))
+      Hashing.imageHash(Seq("p"), "a", "m", 1000L, Nil),
+      Hashing.imageHash(Seq("p"), "a", "m", 1000L, tables, Some(Actor("u", "app", Actor.Python))),
+      Hashing.imageHash(Seq("p"), "a", "m", 1000L, tables, Some(Actor("u", "app", Actor.Sql))),
+      Hashing.imageHash(Seq("p"), "a", "m", 1000L, tables, Some(Actor("v", "app", Actor.Python))))
     assert((base +: others).distinct.size == others.size + 1)
+    // without an actor (an image committed before commits carried one) the hash is what it always was
+    assert(base == Hashing.sha256Hex(Seq("image", "p", "a", "m", "1000") ++ tables.map { case (n, h) => s"$n=$h" }: _*))
     // length-prefixed parts: moving text between fields changes the hash
     assert(Hashing.sha256Hex("ab", "c") != Hashing.sha256Hex("a", "bc"))
   }

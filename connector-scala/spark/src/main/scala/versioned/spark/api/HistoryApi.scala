@@ -18,11 +18,13 @@ object HistoryApi {
     StructField("author", StringType, nullable = false),
     StructField("message", StringType, nullable = false),
     StructField("created", TimestampType, nullable = false),
-    StructField("tables_changed", ArrayType(StringType, containsNull = false), nullable = false)))
+    StructField("tables_changed", ArrayType(StringType, containsNull = false), nullable = false),
+    // who made the commit (docs/AUDIT.md); null for commits made before commits carried it
+    StructField("committer", StringType), StructField("app_id", StringType), StructField("client", StringType)))
 
   /**
    * Images reachable from `ref`, newest first. `limit` < 0 means no limit.
-   * Columns: hash, parents, author, message, created, tables_changed.
+   * Columns: hash, parents, author, message, created, tables_changed, committer, app_id, client.
    */
   def log(spark: SparkSession, options: Opts, repo: String, ref: String, limit: Int): DataFrame =
     LogSource.frame(spark, Warehouses.config(spark, ApiSupport.options(options)), ApiSupport.repo(repo), spec(ref), limit)

@@ -133,6 +133,9 @@ private object PackedRows {
     case "message" => e => UTF8String.fromString(e.image.message)
     case "created" => e => Math.multiplyExact(e.image.createdMs, 1000L) // TimestampType: microseconds since epoch
     case "tables_changed" => e => strings(e.tablesChanged)
+    case "committer" => e => e.image.actor.map(a => UTF8String.fromString(a.user)).orNull
+    case "app_id" => e => e.image.actor.map(a => UTF8String.fromString(a.appId)).orNull
+    case "client" => e => e.image.actor.map(a => UTF8String.fromString(a.client)).orNull
   }
 
   /** The `schema` columns of `entries` in order, cut into partitions of about `maxBytes`. */

@@ -85,8 +85,11 @@ private[spark] object RemotesApi {
     val tracking = Ref.remoteBranch(name, b)
     if (!e.remotes.trackingRefs(r, Some(name)).exists(_.fullName == tracking))
       throw new RefNotFoundException(s"Remote '$name' of '$r' has no branch '$b' to pull.")
-    if (e.branchHeadOption(r, b).isEmpty) e.refs.createBranch(r, b, Revision.Spec(tracking))
-    new Merger(spark, e).merge(r, tracking, b, opts)
+    // the local branch's move is the pull's in the reflog (the fetch above recorded the tracking refs' moves)
+    e.recordedAs(Cause.Pull, s"from $tracking") {
+      if (e.branchHeadOption(r, b).isEmpty) e.refs.createBranch(r, b, Revision.Spec(tracking))
+      new Merger(spark, e).merge(r, tracking, b, opts)
+    }
   }
 
   def push(spark: SparkSession, e: Engine, repository: String, remote: String, branch: String,

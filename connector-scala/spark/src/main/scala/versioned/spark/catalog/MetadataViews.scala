@@ -16,7 +16,8 @@ private[catalog] object MetadataViews {
     StructField("author", str), StructField("message", str), StructField("created", TimestampType, nullable = false))
 
   def schema(t: MetaTarget): StructType = StructType(t.kind match {
-    case MetaKind.Log => imageFields :+ StructField("tables_changed", strings, nullable = false)
+    case MetaKind.Log => (imageFields :+ StructField("tables_changed", strings, nullable = false)) ++
+      Seq(StructField("committer", str), StructField("app_id", str), StructField("client", str))
     case MetaKind.History => imageFields ++ Seq(StructField("table_hash", str), StructField("operation", str, nullable = false))
     case MetaKind.Refs => Seq(StructField("name", str, nullable = false), StructField("kind", str, nullable = false),
       StructField("full_name", str, nullable = false), StructField("image", str, nullable = false),
@@ -55,7 +56,10 @@ private[catalog] object MetadataViews {
 
   private def nonEmptyRows(engine: Engine, t: MetaTarget, rev: Revision): Seq[Row] = t.kind match {
     case MetaKind.Log =>
-      engine.history.log(t.repo, rev).map(e => Row.fromSeq(image(e.image) :+ e.tablesChanged))
+      engine.history.log(t.repo, rev).map { e =>
+        val a = e.image.actor
+        Row.fromSeq((image(e.image) :+ e.tablesChanged) ++ Seq(a.map(_.user).orNull, a.map(_.appId).orNull, a.map(_.client).orNull))
+      }
     case MetaKind.History =>
       val name = t.table.get
       engine.history.log(t.repo, rev).filter(_.tablesChanged.contains(name)).map { e =>

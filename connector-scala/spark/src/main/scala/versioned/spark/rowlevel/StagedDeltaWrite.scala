@@ -7,7 +7,7 @@ import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.types.{BooleanType, ByteType, StructField, StructType}
 import org.apache.spark.storage.StorageLevel
-import versioned.core.CommitResult
+import versioned.core.{Actor, CommitResult}
 import versioned.spark.session.TableHandle
 import versioned.spark.session.{TableSnapshot, VersionedOptions, Warehouses}
 import versioned.spark.read.{KeyLookup, LocalLookup}
@@ -75,7 +75,10 @@ private[rowlevel] final class StagedDeltaWrite(
       Warehouses.localCommitMaxBytes(spark) / tasks)
   }
 
-  override def commit(messages: Array[WriterCommitMessage]): Unit = try {
+  // SQL DML: the commit is the `sql` client's (docs/AUDIT.md), unless the session came through Connect or the CLI
+  override def commit(messages: Array[WriterCommitMessage]): Unit = versioned.spark.session.Identity.as(Actor.Sql)(commitAll(messages))
+
+  private def commitAll(messages: Array[WriterCommitMessage]): Unit = try {
     val spark = SparkSession.active
     val kept = messages.collect { case r: StagedRows => r }.toIndexedSeq
     val stagedRows = messages.collect { case f: StagedFile => f.rows; case r: StagedRows => r.rows.toLong }.sum

@@ -106,12 +106,12 @@ object Setting {
   val Author: Setting[Option[String]] = Setting("spark.versioned.author", Kind.text, None, "`spark.versioned.user`",
     "default commit author")
   val User: Setting[Option[String]] = Setting("spark.versioned.user", Kind.text, None, "Spark's user",
-    "who the reflog records for every ref movement (and the default commit author); with the application id and the client " +
-      "(`docs/AUDIT.md`)")
+    "who the reflog records for every ref movement and every commit its committer (and the default commit author); with the " +
+      "application id and the client (`docs/AUDIT.md`)")
   val Client: Setting[Option[String]] = Setting("spark.versioned.client", Kind.text.copy(expected =
     s"one of ${versioned.core.Actor.Clients.mkString(", ")}", parse = v => Some(Option(v).filter(_.nonEmpty))
       .filter(_.forall(versioned.core.Actor.Clients.contains))), None, "`scala`",
-    "the client the reflog records (set by the Python package and the CLI; SQL procedures record `sql`)")
+    "the client the reflog and commits record (set by the Python package and the CLI; SQL procedures and SQL DML record `sql`)")
 
   /** Every setting, in the README's order. */
   val all: Seq[Setting[_]] = Seq(Warehouse, MetastoreUrl, DefaultBranch, FragmentRows, BackgroundCompaction,

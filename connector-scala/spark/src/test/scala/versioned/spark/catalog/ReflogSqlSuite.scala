@@ -1,6 +1,7 @@
 package versioned.spark.catalog
 
-import versioned.core.{Actor, ErrorClass, Reflog, Sql}
+import versioned.core.{Actor, ErrorClass, Hashing, Reflog, Sql}
+import versioned.spark.api.VersionedApi
 
 /**
  * The reflog through SQL and the session (both metastores): the identity a session records (`spark.versioned.user`,
@@ -35,6 +36,33 @@ class ReflogSqlSuite extends CatalogSuiteBase {
     // the commit's author follows spark.versioned.user when no author is given
     withConf("spark.versioned.user" -> "erin")(sql("INSERT INTO c.r.t VALUES (4, 'd')"))
     assert(sql("SELECT author FROM c.r.`$log` LIMIT 1").head.getString(0) == "erin")
+  }
+
+  test("commits carry their actor: `$log`, the log DataFrame and the image hash; SQL DML commits as sql") {
+    withConf("spark.versioned.user" -> "dora", "spark.versioned.client" -> "python") {
+      keyedTable((1, "a"), (2, "b"))
+      sql("UPDATE c.r.t SET v = 'B' WHERE id = 2") // SQL DML: sql, although the session declared python
+      sql("DELETE FROM c.r.t WHERE id = 1")
+      sql("MERGE INTO c.r.t AS t USING (SELECT 3 AS id, 'c' AS v) AS s ON t.id = s.id " +
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    }
+    val app = spark.sparkContext.applicationId
+    val log = sql("SELECT hash, message, committer, app_id, client FROM c.r.`$log`").collect().toSeq
+    assert(log.map(r => (r.getString(2), r.getString(3), r.getString(4))) == Seq(("dora", app, Actor.Sql),
+      ("dora", app, Actor.Sql), ("dora", app, Actor.Sql), ("dora", app, Actor.Python), ("dora", app, Actor.Python)))
+    // the reflog entry of each commit names the same actor
+    val moves = reflog("SELECT new_image, who, client FROM c.r.`$reflog` ORDER BY seq DESC").take(5)
+    assert(moves.map(r => (r.getString(0), r.getString(1), r.getString(2))) == log.map(r => (r.getString(0), "dora", r.getString(4))))
+    // the log DataFrame has the same columns
+    val df = VersionedApi.log(spark, null, "r", engine.defaultBranch("r"), -1)
+      .select("hash", "committer", "app_id", "client").collect().toSeq
+    assert(df.map(_.toSeq) == log.map(r => Seq(r.get(0), r.get(2), r.get(3), r.get(4))))
+    // the image hash covers the actor; an image without one (made before commits carried it) hashes as it did
+    val head = engine.branchHeadOption("r", engine.defaultBranch("r")).get
+    val tables = engine.tables("r", head.hash).map(t => t.name -> t.hash)
+    assert(head.actor.contains(Actor("dora", app, Actor.Sql)))
+    assert(Hashing.imageHash(head.parents, head.author, head.message, head.createdMs, tables, head.actor) == head.hash)
+    assert(Hashing.imageHash(head.parents, head.author, head.message, head.createdMs, tables, None) != head.hash)
   }
 
   test("a client outside the known ones is INVALID_OPTION and commits nothing") {

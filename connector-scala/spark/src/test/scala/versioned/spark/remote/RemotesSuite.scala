@@ -118,6 +118,42 @@ class RemotesSuite extends VersionedTestBase {
     info(s"${oracle.size} versions equal the oracle in both warehouses")
   }
 
+  test("a pull's reflog: the fetch's tracking-ref moves, then the local branch's move as operation pull") {
+    val o = origin()
+    create(o, (1 to 10).map(i => i -> s"v$i"))
+    cloneOrigin(o)
+    def moves(after: Long) = here.engine.reflog.entries("r").filter(_.seq > after).reverse
+      .map(e => (e.ref, e.operation, if (e.operation == Cause.Fetch) e.detail.take(15) else e.detail, e.oldImage, e.newImage))
+    def last = here.engine.reflog.entries("r", limit = 1).head.seq
+    // a fast-forward
+    var from = last
+    val before = head(here)
+    upsert(o, Seq(1 -> "o1"), "origin 1")
+    assert(pull().status == MergeOutcome.FastForward)
+    assert(moves(from) == Seq(("remotes/origin/main", Cause.Fetch, "remote 'origin'", Some(before), Some(head(o))),
+      ("heads/main", Cause.Pull, "from remotes/origin/main (merge)", Some(before), Some(head(o)))))
+    // a merge commit: its entry is the pull's too, and the commit carries the session's actor
+    upsert(o, Seq(2 -> "o2"), "origin 2")
+    upsert(here, Seq(3 -> "c3"), "clone 3")
+    from = last
+    val ours = head(here)
+    assert(pull().status == MergeOutcome.Merged)
+    val m = moves(from)
+    assert(m.map(e => (e._1, e._2)) == Seq("remotes/origin/main" -> Cause.Fetch, "heads/main" -> Cause.Pull), m)
+    assert(m(1)._3 == "from remotes/origin/main (merge)" && m(1)._4.contains(ours) && m(1)._5.contains(head(here)))
+    assert(here.engine.branchHeadOption("r", "main").get.actor.exists(_.user == spark.sparkContext.sparkUser))
+    // a branch pulled for the first time is created by the pull
+    o.engine.refs.createBranch("r", "dev", Revision.Spec("main"))
+    from = last
+    VersionedApi.pull(spark, null, "r", null, "dev", null, null, null, "tester")
+    assert(moves(from).map(e => (e._1, e._2, e._3)) == Seq(("remotes/origin/dev", Cause.Fetch, "remote 'origin'"),
+      ("heads/dev", Cause.Pull, "from remotes/origin/dev (create)")))
+    // a pull that moves nothing records only what its fetch moved
+    from = last
+    assert(pull().status == MergeOutcome.UpToDate && moves(from).isEmpty)
+    assert(here.engine.reflog.verify("r").isEmpty)
+  }
+
   test("a lazy clone reads only the objects a query needs, in place at the remote") {
     val o = origin(faulty = true)
     create(o, (1 to 150).map(i => i -> s"v$i"))

@@ -1,7 +1,6 @@
 package versioned.spark.safety
 
-import java.util.concurrent.{ConcurrentLinkedQueue, Executors, TimeUnit}
-import java.util.concurrent.atomic.AtomicBoolean
+import java.util.concurrent.ConcurrentLinkedQueue
 import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.Row
 import versioned.core._
@@ -31,14 +30,8 @@ class RetentionRaceSuite extends VersionedSparkSuite {
     }
     val acknowledged = new ConcurrentLinkedQueue[(String, Map[Int, String])]() // image -> its rows
     val tags = new ConcurrentLinkedQueue[String]()
-    val failures = new ConcurrentLinkedQueue[Throwable]()
-    val stop = new AtomicBoolean(false)
-    val pool = Executors.newFixedThreadPool(keep.size + 1)
-    def loop(name: String)(body: => Unit): Unit = pool.submit(new Runnable {
-      override def run(): Unit = while (!stop.get()) try body catch {
-        case t: Throwable => failures.add(new RuntimeException(s"$name: $t", t))
-      }
-    })
+    val loops = new RacingLoops(keep.size)
+    import loops.loop
     keep.zipWithIndex.foreach { case ((branch, _), seed) =>
       val rnd = new scala.util.Random(seed * 7919L + 17)
       var state = base
@@ -58,12 +51,8 @@ class RetentionRaceSuite extends VersionedSparkSuite {
         }
       }
     }
-    loop("gc")(engine.maintenance.collectGarbage(Some("r"), 0, force = true, dryRun = false))
-    Thread.sleep(seconds * 1000L)
-    stop.set(true)
-    pool.shutdown()
-    assert(pool.awaitTermination(5, TimeUnit.MINUTES))
-    assert(failures.isEmpty, failures.asScala.map(_.toString).mkString("\n"))
+    val failures = loops.runWithGc(engine, "r", seconds)
+    assert(failures.isEmpty, failures.mkString("\n"))
     awaitCompaction()
     engine.maintenance.collectGarbage(Some("r"), 0, force = true, dryRun = false)
 

@@ -134,4 +134,25 @@ class RetentionSuite extends CatalogSuiteBase {
     assert(sql("CALL c.system.remove_retention(repository => 'r', pattern => 'x*')").collect().isEmpty)
     assert(policies.isEmpty)
   }
+
+  test("policy changes are audited: set and remove append reflog entries (the chain stays intact); refusals append none") {
+    keyedTable(1 -> "a")
+    def entries: Seq[Row] = sql("SELECT ref, operation, detail, old_image, new_image, client FROM c.r.`$reflog` ORDER BY seq")
+      .collect().toSeq
+    val before = entries
+    sql("CALL c.system.set_retention(repository => 'r', pattern => 'feature/*', keep_commits => 2)")
+    sql("CALL c.system.set_retention(repository => 'r', pattern => 'feature/*', keep_days => 3, keep_commits => 2)")
+    sql("CALL c.system.remove_retention(repository => 'r', pattern => 'feature/*')")
+    val added = entries.drop(before.size)
+    assert(added == Seq(
+      Row("retention/feature/*", "retain", "retention policy 'feature/*' (keep_commits=2)", null, null, "sql"),
+      Row("retention/feature/*", "retain", "retention policy 'feature/*' (keep_days=3, keep_commits=2)", null, null, "sql"),
+      Row("retention/feature/*", "unretain", "", null, null, "sql")), added.mkString("\n"))
+    assert(sql("CALL c.system.reflog(repository => 'r', ref => 'retention/feature/*')").count() == 3)
+    // a refused change (a bad policy, an unknown pattern) appends nothing
+    intercept[Throwable](sql("CALL c.system.set_retention(repository => 'r', pattern => 'x*', keep_days => -1)"))
+    intercept[Throwable](sql("CALL c.system.remove_retention(repository => 'r', pattern => 'x*')"))
+    assert(entries.size == before.size + 3)
+    assert(sql("CALL c.system.verify('r')").collect().filter(_.getString(1) == "reflog").map(_.getString(2)).toSeq == Seq("ok"))
+  }
 }

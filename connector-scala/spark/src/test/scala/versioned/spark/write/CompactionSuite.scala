@@ -29,7 +29,7 @@ class CompactionSuite extends VersionedTestBase {
     val img = e.image
     val tables = engine.tables("r", img.hash)
     tables.foreach(t => assert(t.hash == Hashing.tableHash(t), s"table ${t.name} of ${img.shortHash}: hash changed"))
-    assert(Hashing.imageHash(img.parents, img.author, img.message, img.createdMs, tables.map(t => t.name -> t.hash)) ==
+    assert(Hashing.imageHash(img.parents, img.author, img.message, img.createdMs, tables.map(t => t.name -> t.hash), img.actor) ==
       img.hash, s"image ${img.shortHash} no longer matches its content")
   }
 

@@ -72,7 +72,7 @@ class LocalCommitSuite extends VersionedTestBase {
     val ids = tf.fragments.flatMap(_.objects) ++ tf.effectiveFragments.flatMap(_.objects)
     assert(ef.objects(ids) == ed.objects(ids), s"$step: object metadata differs")
     val tables = ed.tables("r", hd.hash).map(t => t.name -> t.hash)
-    assert(Hashing.imageHash(hf.parents, hd.author, hd.message, hf.createdMs, tables) == hf.hash,
+    assert(Hashing.imageHash(hf.parents, hd.author, hd.message, hf.createdMs, tables, hf.actor) == hf.hash,
       s"$step: the image hashes differ beyond commit time and parents")
     assertReads(read("r.t", at(fast): _*), expected, s"$step: fast path rows")
     assertReads(read("r.t", at(dist): _*), expected, s"$step: distributed path rows")
