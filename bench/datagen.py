@@ -88,22 +88,33 @@ class Stream:
         inv = pow(self.p, -1, self.n)
         return F.pmod(F.pmod(key - F.lit(OFFSET), F.lit(self.n)) * F.lit(inv), F.lit(self.n))
 
-    def _raw(self, spark: SparkSession, first: int, commits: int) -> DataFrame:
-        """Changes of commits first .. first+commits-1: id, version, op (3 upsert, 1 delete)."""
+    def _raw_cols(self, index: Column) -> list:
+        """id, version, op (3 upsert, 1 delete) of the change number ``index`` (commit i has indexes
+        i * c .. (i + 1) * c - 1)."""
         c, u, dl, ins = self.c, self.u, self.dl, self.ins
-        r = spark.range(first * c, (first + commits) * c)
-        i = F.floor(F.col("id") / c).cast("long")
-        j = F.pmod(F.col("id"), F.lit(c))
+        i = F.floor(index / c).cast("long")
+        j = F.pmod(index, F.lit(c))
         key = (F.when(j < u + dl, self.perm(i * (u + dl) + j))
                .otherwise(F.lit(self.n) + i * ins + (j - u - dl)))
         op = F.when((j >= u) & (j < u + dl), F.lit(DELETE)).otherwise(F.lit(UPSERT)).cast("byte")
-        return r.select(key.alias("id"), (i + 1).alias("_ver"), op.alias("_vchange"))
+        return [key.alias("id"), (i + 1).alias("_ver"), op.alias("_vchange")]
+
+    def _raw(self, spark: SparkSession, first: int, commits: int) -> DataFrame:
+        """Changes of commits first .. first+commits-1: id, version, op (3 upsert, 1 delete)."""
+        return spark.range(first * self.c, (first + commits) * self.c).select(*self._raw_cols(F.col("id")))
 
     def changes(self, spark: SparkSession, commit: int, commits: int = 1, with_op: bool = True) -> DataFrame:
         """Changed rows of the given commits in the table's schema; deletes carry only the key.
 
         With ``with_op`` the DIFF layout column ``_vchange`` is included (3 = upsert, 1 = delete)."""
-        raw = self._raw(spark, commit, commits)
+        return self._rows(self._raw(spark, commit, commits), with_op)
+
+    def changes_of(self, df: DataFrame, index: str, with_op: bool = True) -> DataFrame:
+        """The changed rows numbered by ``df``'s column ``index`` (a stream's rows: a rate source's ``value``),
+        as ``changes`` gives them: the same rows for the same numbers, in batch or streaming."""
+        return self._rows(df.select(*self._raw_cols(F.col(index))), with_op)
+
+    def _rows(self, raw: DataFrame, with_op: bool) -> DataFrame:
         is_del = F.col("_vchange") == DELETE
         out = raw.select(F.col("id"), F.col("_ver"), F.col("_vchange"), *values(F.col("id"), F.col("_ver")))
         out = out.select(

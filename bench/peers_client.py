@@ -14,6 +14,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 from common import HERE, fmt_s, log
+from wl_streaming import stream_argv
 
 PEERS = [("delta", "Delta"), ("iceberg-mor", "Iceberg MoR"), ("iceberg-cow", "Iceberg CoW")]
 LABELS = [label for _, label in PEERS]
@@ -55,6 +56,7 @@ def start_peers(suite, concurrent: bool) -> List[Dict[str, Any]]:
                "--work", os.path.join(suite.work, "peers", system), "--out", out]
         if a.peers_steps:
             cmd += ["--steps", a.peers_steps]
+        cmd += stream_argv(a)
         if a.scan_reps:
             cmd += ["--scan-reps", str(a.scan_reps)]
         log(f"peer {label}: {' '.join(cmd[1:])} (log: {os.path.relpath(log_path)})")

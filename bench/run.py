@@ -33,10 +33,11 @@ from wl_governance import GovernanceWorkloads  # noqa: E402
 from wl_history import HistoryWorkloads  # noqa: E402
 from wl_remotes import RemotesWorkloads  # noqa: E402
 from wl_scans import ScanWorkloads  # noqa: E402
+from wl_streaming import StreamingWorkloads, add_stream_args  # noqa: E402
 
 
 class Bench(CommitWorkloads, CompactionWorkloads, ScanWorkloads, HistoryWorkloads, RemotesWorkloads,
-            GovernanceWorkloads, Suite):
+            GovernanceWorkloads, StreamingWorkloads, Suite):
     """Every workload (the mixins) on one session (Suite)."""
 
     def run(self) -> None:
@@ -47,7 +48,8 @@ class Bench(CommitWorkloads, CompactionWorkloads, ScanWorkloads, HistoryWorkload
                  ("diff", self.diffs),
                  ("history table", self.history),
                  ("refs and log", self.refs_and_log), ("remotes", self.remotes_step),
-                 ("compaction policy", self.compaction_step), ("governance", self.governance)]
+                 ("compaction policy", self.compaction_step), ("governance", self.governance),
+                 ("streaming", self.streaming_step)]
         only = set(self.args.only.split(",")) if self.args.only else None
         peers_on = not self.args.no_peers and (not only or "peers" in only)
         # concurrent peers (a host too loaded to run them in turn): started now, collected after our steps
@@ -55,6 +57,8 @@ class Bench(CommitWorkloads, CompactionWorkloads, ScanWorkloads, HistoryWorkload
         self.meta["peers_concurrent"] = bool(running)
         for i, (name, fn) in enumerate(steps):
             if only and str(i) not in only and name not in only:
+                continue
+            if not only and name == "streaming":  # only when asked for: --streaming, or --only streaming
                 continue
             t = time.perf_counter()
             self.run_step(name, fn)
@@ -87,6 +91,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--scale", action="store_true",
                     help="growth run: N = 100,000,000, no peers, the steps " + ",".join(SCALE_STEPS) +
                          " with 3 churn commits (compare with a default run to see how each grows with N)")
+    ap.add_argument("--streaming", action="store_true",
+                    help="the streaming workload only (a stream into the table, ours and the peers'; see "
+                         "--stream-*), results in bench/results/streaming/ unless --results is given")
     ap.add_argument("--k", type=int, default=1000, help="changed rows of the k-row commit (default 1,000)")
     ap.add_argument("--churn-commits", type=int, default=10, help="DIFF commits of 1%% churn before the head scan")
     ap.add_argument("--hist-rows", type=int, default=None,
@@ -103,7 +110,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                     help="more JVM options for our driver, e.g. GC logging (-Xlog:gc*:file=gc.log:time,uptime)")
     ap.add_argument("--shuffle-partitions", type=int, default=200)
     ap.add_argument("--work", default=os.path.join(HERE, "work"), help="scratch directory (deleted first)")
-    ap.add_argument("--results", default=os.path.join(HERE, "results"))
+    ap.add_argument("--results", default=None, help="results directory (default bench/results)")
     ap.add_argument("--no-peers", action="store_true", help="skip Delta Lake and Iceberg (bench/peers/)")
     ap.add_argument("--peers", default=None, help="comma-separated peers to run: delta,iceberg-mor,iceberg-cow (default all)")
     ap.add_argument("--peers-hist-commits", type=int, default=None,
@@ -113,11 +120,19 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--peers-concurrent", action="store_true",
                     help="run the peers at the same time as our steps (only when the host is too loaded to wait; "
                          "the table says so)")
+    ap.add_argument("--peers-stream-batches", type=int, default=None,
+                    help="the peers' micro-batches at a trigger of up to 1,000 rows (default: --stream-batches)")
     ap.add_argument("--peers-python", default=None, help="python of the peers' environment (default bench/work/peers-venv)")
     ap.add_argument("--publish-tables", default="100,1000",
                     help="comma-separated table counts of the governance step's publish rows (default 100,1000)")
     ap.add_argument("--only", default=None, help="comma-separated step numbers or names (debugging)")
+    add_stream_args(ap)
     a = ap.parse_args(argv)
+    if a.streaming:
+        a.only = a.only or "warm-up,streaming,peers"
+        a.peers_steps = a.peers_steps or "streaming"
+        a.results = a.results or os.path.join(HERE, "results", "streaming")
+    a.results = a.results or os.path.join(HERE, "results")
     if a.scale:
         a.rows = a.rows or 100_000_000
         a.no_peers = True

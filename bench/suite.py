@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import datagen as G
 import peers_client
+import wl_streaming
 from common import ROOT, T0, driver_java_options, find_jar, fmt_s, git_head, log, median, force, parquet_bytes, scan_reps, sha256_file, timed
 
 
@@ -233,6 +234,8 @@ class Suite:
                 notes = r["notes"].replace("|", "\\|")
                 lines.append(f"| {r['workload']} | {fmt_s(r['connector_s'])} | {fmt_s(r['parquet_s'])} | {ratio} | "
                              f"{r['target']} | {verdict} | {notes} |")
+        if any(r["id"].startswith("stream_") for r in self.rows):
+            lines += wl_streaming.table(self.rows, peers_client.LABELS)
         fails = [r["workload"] for r in self.rows if r["pass"] is False]
         lines += ["", f"Failing targets: {len(fails)} of {sum(1 for r in self.rows if r['pass'] is not None)}."]
         if m.get("step_s"):

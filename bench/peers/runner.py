@@ -29,6 +29,7 @@ sys.path.insert(0, HERE)
 import datagen as G  # noqa: E402
 from common import T0, driver_java_options, force, log, median, scan_reps, timed  # noqa: E402 - shared with the main benchmark
 import tables as TB  # noqa: E402
+from wl_streaming import add_stream_args  # noqa: E402 - the streaming workload's options, as bench/run.py's
 
 DELTA_PACKAGE = "io.delta:delta-spark_4.1_2.13:4.4.0"
 ICEBERG_PACKAGE = "org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0"
@@ -163,10 +164,11 @@ class Runner:
                  ("diff", W.diffs, ["diff_scattered", "diff_clustered"]),
                  ("history table", W.history, ["initial_load", "storage", "scan_head_100", "time_travel", "overwrite",
                                                "create_branch", "create_tag", "resolve_a_ref", "log"]),
-                 ("remotes", W.remotes, ["clone_lazy"])]
+                 ("remotes", W.remotes, ["clone_lazy"]),
+                 ("streaming", W.streaming, [])]
         only = set(self.args.steps.split(",")) if self.args.steps else None
-        for name, fn, ids in steps:
-            if only is None or name in only or name == "warm-up":
+        for name, fn, ids in steps:  # streaming only when asked for (bench/run.py --streaming)
+            if (only is None and name != "streaming") or (only and name in only) or name == "warm-up":
                 self.run_step(name, lambda: fn(self), ids)
         self.meta["finished"] = True
         self.save()
@@ -186,7 +188,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--driver-memory", default="6g")
     ap.add_argument("--shuffle-partitions", type=int, default=200)
-    ap.add_argument("--steps", default=None, help="comma-separated steps (main table, diff, history table, remotes)")
+    ap.add_argument("--steps", default=None,
+                    help="comma-separated steps (main table, diff, history table, remotes, streaming)")
+    add_stream_args(ap)
     ap.add_argument("--work", required=True, help="scratch directory (deleted first)")
     ap.add_argument("--out", required=True, help="results JSON")
     a = ap.parse_args(argv)

@@ -11,6 +11,7 @@ import os
 from typing import Any, Callable, Dict, List
 
 import datagen as G
+import tables as TB
 from common import force, log, median, timed
 
 F = G.F
@@ -252,3 +253,40 @@ def refs_and_log(R, t, commit_s: float) -> None:
 
 def remotes(R) -> None:
     R.na("clone_lazy", "no clone, push or fetch between repositories (one table in one location)")
+
+
+def streaming(R) -> None:
+    """The streaming workload (bench/wl_streaming.py) with the peer's sinks: its streaming sink's append, and
+    ``foreachBatch`` + MERGE for the upsert batches, on the same rows and batches as ours."""
+    import wl_streaming as S
+    sp, n = R.spark, R.n
+    for kind, size, wanted in S.configs(R.args):
+        b = S.batches_for(n, size, kind, wanted)
+        cs = S.stream_of(n, size, kind)
+        t = R.table(f"{kind}_{size}")
+        t.create(R.layout(G.base(sp, n), n))
+        log(f"streaming: {b} batches of {size:,} ({kind}) into {t.ref}")
+
+        def upsert(df, batch_id, t=t):
+            df.createOrReplaceTempView("peer_stream_changes")  # the batch's own session (a clone of R.spark)
+            df.sparkSession.sql(f"MERGE INTO {t.target(None)} " + TB.MERGE_BODY.format(src="peer_stream_changes"))
+
+        def start(cp: str, t=t, kind=kind, cs=cs, b=b):
+            w = S.source(sp, cs, b, with_op=kind == "upsert").writeStream.option("checkpointLocation", cp)
+            if kind == "upsert":
+                return w.foreachBatch(upsert).start()
+            if R.args.system == "delta":
+                return w.format("delta").start(t.path)
+            return w.format("iceberg").outputMode("append").toTable(t.ref)
+        s = S.stats(S.run_query(sp, start, b, R.args.work, timeout_s=R.args.stream_timeout))
+        path = R.write_expected(cs.expected(sp, b), f"stream-{kind}-{size}", n)
+        wid = f"stream_{kind}_{size}"
+        if size <= 1000:
+            r = R.scan_pair(t.read(), sp.read.parquet(path), R.scan_reps(n))
+            ok = r["ok"]
+            R.add_scan(wid + "_scan", r, f"after {b} stream batches ({kind}); no OPTIMIZE / compaction run")
+        else:
+            ok = G.checksum(t.read()) == G.checksum(sp.read.parquet(path))
+        R.add(wid, s["p50"], None, s["p99"] / s["p50"], ok,
+              S.note(s, kind, size, n) + ("; foreachBatch + MERGE" if kind == "upsert" else "; streaming sink append")
+              + f"; content {'= expected' if ok else 'MISMATCH'}", **s)

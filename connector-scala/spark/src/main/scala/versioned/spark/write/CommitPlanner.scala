@@ -124,7 +124,7 @@ private[versioned] object CommitPlanner {
       // too, once the driver has looked their keys up in the table
       case CommitPath.LocalAppend =>
         LocalCommit.writeDiffs(spark, target, layout, current.get, staged.schema, req.deleteColumn, staged.localRows.get,
-          priors, LocalCommit.inserts(req), base.snapshot)
+          priors, LocalCommit.inserts(req), LocalCommit.lookedUp(req, base.snapshot))
       // computed changes already collected by the caller (a small merge)
       case CommitPath.LocalChanges =>
         LocalCommit.writeChanges(spark, target, layout, current.get, staged.schema, staged.localRows.get, priors)

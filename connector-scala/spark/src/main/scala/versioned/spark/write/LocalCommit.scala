@@ -36,6 +36,15 @@ private[versioned] object LocalCommit {
   /** Whether an append inserts its rows (each key must be new) rather than upserting them. */
   def inserts(req: WriteRequest): Boolean = !req.upsert && req.deleteColumn.isEmpty
 
+  /**
+   * The table a small append looks its keys up in (`existing`, when the driver can read it): always for inserts
+   * (KEY_EXISTS); for upserts and deletes only to tell a write that changes nothing, which is not worth a lookup
+   * when the commit is made anyway (`allowEmpty`: every batch of a streaming query), so that write is blind, as a
+   * large upsert is (unchanged rows give an empty diff).
+   */
+  def lookedUp(req: WriteRequest, existing: Option[() => TableSnapshot]): Option[() => TableSnapshot] =
+    existing.filter(_ => inserts(req) || !req.allowEmpty)
+
   /** The most rows a write's tasks keep in memory for a commit on the driver, of `maxRows` allowed. */
   def maxKeptRows(req: WriteRequest, maxRows: Long): Long =
     if (req.mode != WriteMode.Append) 0L else if (inserts(req)) math.min(maxRows, LocalLookup.MaxKeys.toLong) else maxRows
