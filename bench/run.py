@@ -125,6 +125,15 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--peers-python", default=None, help="python of the peers' environment (default bench/work/peers-venv)")
     ap.add_argument("--publish-tables", default="100,1000",
                     help="comma-separated table counts of the governance step's publish rows (default 100,1000)")
+    ap.add_argument("--publish-metastores", default=None,
+                    help="comma-separated metastores of the publish rows: sqlite,postgresql (default sqlite, and "
+                         "postgresql when --postgres-url is set)")
+    ap.add_argument("--postgres-url", default=os.environ.get("VERSIONED_TEST_POSTGRES_URL") or None,
+                    help="JDBC URL of a PostgreSQL database whose user may create databases (bin/setup-postgres prints "
+                         "one); each PostgreSQL row gets a fresh database (default $VERSIONED_TEST_POSTGRES_URL)")
+    ap.add_argument("--governance-rows", default="gated,publish",
+                    help="comma-separated rows of the governance step: gated (the gated publish), publish (the "
+                         "publish of many tables)")
     ap.add_argument("--only", default=None, help="comma-separated step numbers or names (debugging)")
     add_stream_args(ap)
     a = ap.parse_args(argv)
@@ -143,6 +152,11 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     if a.hist_rows is None:
         a.hist_rows = a.rows
     a.publish_tables = [int(x) for x in str(a.publish_tables).split(",") if x.strip()]
+    a.publish_metastores = [x.strip() for x in (a.publish_metastores or ("sqlite,postgresql" if a.postgres_url else
+                                                                         "sqlite")).split(",") if x.strip()]
+    if "postgresql" in a.publish_metastores and not a.postgres_url:
+        ap.error("--publish-metastores postgresql needs --postgres-url (or $VERSIONED_TEST_POSTGRES_URL)")
+    a.governance_rows = [x.strip() for x in a.governance_rows.split(",") if x.strip()]
     if a.hist_commits is None:
         a.hist_commits = 20 if a.quick else 100
     return a

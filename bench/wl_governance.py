@@ -3,6 +3,9 @@ publish of a branch that changed many tables."""
 
 from __future__ import annotations
 
+import os
+import time
+import urllib.parse
 from typing import Any, List
 
 import datagen as G
@@ -18,8 +21,11 @@ class GovernanceWorkloads:
         if repo is None:
             log("governance: the Python package is not installed, no rows")
             return
-        self.gated_publish(repo)
-        self.many_tables(self.args.publish_tables)
+        if "gated" in self.args.governance_rows:
+            self.gated_publish(repo)
+        if "publish" in self.args.governance_rows:
+            for metastore in self.args.publish_metastores:
+                self.many_tables(self.args.publish_tables, metastore)
 
     def gated_publish(self, repo: Any) -> None:
         """1,000 changed rows (0.6 updates, 0.2 deletes, 0.2 inserts) published into the N-row table with 3 row checks
@@ -65,14 +71,20 @@ class GovernanceWorkloads:
                  f"publish (row checks on the whole table: its head had no passing run) took {fmt_s(first)}",
                  gated_s=gated, plain_s=plain, first_gated_s=first)
 
-    def many_tables(self, counts: List[int]) -> None:
+    def many_tables(self, counts: List[int], metastore: str = "sqlite") -> None:
         """A branch that changed T tables (1 row each) published into a protected main: one merge commit, every table at
-        once. The tables are made in one transaction (one commit), changed on the branch in another."""
+        once. The tables are made in one transaction (one commit), changed on the branch in another; the publish is
+        timed once the background compactions of those commits are done. `metastore`: the embedded SQLite file of a
+        warehouse of its own, or a fresh PostgreSQL database (--postgres-url)."""
         sp = self.spark
         for count in counts:
             name = f"many{count}"
-            repo = self.repo_api(name)
+            warehouse = os.path.join(self.work, f"publish-{metastore}-{count}")
+            url = _fresh_database(self.args.postgres_url, f"bench_publish_{count}_{os.getpid()}") \
+                if metastore == "postgresql" else None
+            repo = self.vpkg.Repository(sp, name, warehouse=warehouse, metastore_url=url)
             one = sp.createDataFrame([(1, "a")], "id BIGINT, v STRING")
+            t0 = time.perf_counter()
             with repo.transaction(message=f"{count} tables") as tx:
                 for i in range(count):
                     tx.write(one, f"t{i}", mode="append", primary_key="id")
@@ -83,9 +95,46 @@ class GovernanceWorkloads:
                 for i in range(count):
                     tx.upsert(changed, f"t{i}")
             repo.protect(main)
+            self.await_compactions()
+            setup = time.perf_counter() - t0
+            load = os.getloadavg()
+            cpu0 = _process_cpu_s(sp)
             t, out = timed(lambda: repo.publish("dev", delete_branch=True))
-            ok = out["status"] == "merged" and len(out["tables"]) == count
-            self.add(f"publish_{count}_tables", f"publish of a branch that changed {count:,} tables (1 row each) into "
-                     f"a protected main", t, None, None, "< 5 s", ok and t < 5.0,
-                     f"one merge commit of {len(out['tables'])} tables (status {out['status']}); the tables were made in "
-                     f"one transaction and changed in another, untimed", tables=count)
+            cpu = _process_cpu_s(sp) - cpu0
+            ok = out["status"] == "merged" and len(out["tables"]) == count and \
+                all(r["action"] == "take" and r["upserts"] == 1 and r["deletes"] == 0 for r in out["tables"])
+            rows = sp.read.format("versioned").option("warehouse", warehouse).options(
+                **({"metastoreUrl": url} if url else {})).load(f"{name}.t{count - 1}").collect()
+            ok = ok and [tuple(r) for r in rows] == [(1, "b")]
+            self.add(f"publish_{count}_tables" + ("" if metastore == "sqlite" else f"_{metastore}"),
+                     f"publish of a branch that changed {count:,} tables (1 row each) into a protected main "
+                     f"({'embedded SQLite' if metastore == 'sqlite' else 'PostgreSQL'} metastore)", t, None, None,
+                     "< 5 s", ok and t < 5.0,
+                     f"one merge commit of {len(out['tables'])} tables (status {out['status']}, each 'take' +1/-0, the "
+                     f"last table read back); driver process CPU {cpu:.2f} s; host load average "
+                     f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1/5/15 min) before the publish; the tables were made "
+                     f"in one transaction and changed in another, untimed ({fmt_s(setup)})",
+                     tables=count, metastore=metastore, cpu_s=cpu, load_avg=list(load), setup_s=setup)
+
+
+def _process_cpu_s(spark: Any) -> float:
+    """CPU time of the driver's JVM so far (every thread, user and system), in seconds, from /proc (Linux)."""
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _fresh_database(admin_url: str, name: str) -> str:
+    """Creates database `name` on the PostgreSQL server of JDBC URL `admin_url` (dropped first if it exists); returns
+    the JDBC URL of the new database, with the same parameters."""
+    import psycopg  # the bench's PostgreSQL rows need it (pip install psycopg)
+
+    parsed = urllib.parse.urlparse(admin_url[len("jdbc:"):])
+    params = dict(urllib.parse.parse_qsl(parsed.query))
+    conninfo = dict(host=parsed.hostname or "localhost", port=parsed.port or 5432,
+                    dbname=parsed.path.lstrip("/") or "postgres", user=params.get("user"), password=params.get("password"))
+    with psycopg.connect(**{k: v for k, v in conninfo.items() if v is not None}, autocommit=True) as c:
+        c.execute(f"DROP DATABASE IF EXISTS {name}")
+        c.execute(f"CREATE DATABASE {name}")
+    return urllib.parse.urlunparse(("jdbc:postgresql", parsed.netloc, "/" + name, "", parsed.query, ""))

@@ -5,7 +5,7 @@ import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types._
 import versioned.core._
 import versioned.spark.session.TableIdent
-import versioned.spark.session.Warehouses
+import versioned.spark.session.{TableSnapshot, Warehouses}
 import versioned.spark.format.TableLayout
 import versioned.spark.format.Columns.col
 
@@ -41,6 +41,40 @@ private[versioned] object DiffSummary {
     names.filterNot(n => a.get(n).exists(x => b.get(n).exists(_.hash == x.hash))).flatMap { n =>
       summarize(spark, location, TableIdent(repo, n), from, to, a.get(n).map(TableLayout.of), b.get(n).map(TableLayout.of))
     }
+  }
+
+  /**
+   * Rows upserted (inserted or updated) and rows deleted between `from` and `to` in each of `tables`, as [[rows]]
+   * counts them (a table whose rows cannot be compared counts none), for many tables at the cost of their change: the
+   * table versions of each image and the records of their objects are read in one metastore query each, and a table
+   * whose diff is small ([[TableDiff.onDriver]]) is counted on the driver; only the others run a job each.
+   */
+  def changeCounts(spark: SparkSession, engine: Engine, repo: String, from: Image, to: Image,
+                   tables: Seq[String]): Map[String, (Long, Long)] = {
+    def versions(i: Image) = engine.tables(repo, i.hash).map(t => t.name -> t).toMap
+    val (a, b) = (versions(from), versions(to))
+    val changed = tables.distinct.filterNot(n => a.get(n).exists(x => b.get(n).exists(_.hash == x.hash)))
+    def ids(v: TableVersion) = (v.fragments ++ v.compacted.toSeq.flatten).flatMap(_.objects)
+    val metas = engine.objects(changed.flatMap(n => (a.get(n) ++ b.get(n)).flatMap(ids)))
+    def snapshot(n: String, i: Image, v: TableVersion) =
+      TableSnapshot(engine.config, repo, n, i, v, ids(v).flatMap(id => metas.get(id).map(id -> _)).toMap)
+    val location = Warehouses.locationOf(engine.config)
+    val readers = Some(new FastDiff.ReaderCache)
+    changed.map { n =>
+      val (la, lb) = (a.get(n).map(TableLayout.of), b.get(n).map(TableLayout.of))
+      val onDriver = for {
+        (x, y) <- a.get(n).zip(b.get(n))
+        shape <- scala.util.Try(DiffShape.of(s"$repo.$n", la, lb)).toOption
+        rows <- TableDiff.onDriver(spark, shape, snapshot(n, from, x), snapshot(n, to, y), readers)
+      } yield {
+        val change = shape.resultSchema.fieldIndex(TableDiff.ChangeColumn)
+        val deletes = rows.count(_.getString(change) == "delete").toLong
+        (rows.size - deletes, deletes)
+      }
+      n -> onDriver.getOrElse(summarize(spark, location, TableIdent(repo, n), from, to, la, lb)
+        .filterNot(r => r.isNullAt(1) || r.isNullAt(2) || r.isNullAt(3))
+        .fold((0L, 0L))(r => (r.getLong(1) + r.getLong(2), r.getLong(3))))
+    }.toMap
   }
 
   /** TABLE_NOT_FOUND (INVALID_NAME for a malformed name) unless `from` or `to` has table `t`. */

@@ -26,12 +26,34 @@ private[versioned] object FastDiff {
    * and the frame holds them; otherwise it is computed by Spark tasks when it is used.
    */
   def frame(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, shape: DiffShape, fast: Seq[DiffPlan.Fast],
-            metas: Map[String, ObjectMeta]): DataFrame = {
+            metas: Map[String, ObjectMeta]): DataFrame =
+    onDriver(spark, config, layout, shape, fast, metas) match {
+      case Some(rows) => spark.createDataFrame(scala.jdk.CollectionConverters.SeqHasAsJava(rows).asJava, shape.resultSchema)
+      case None => run(spark, config, layout, shape.resultSchema, fast, fast, metas)(FragmentDiff.rows)
+    }
+
+  /** The diff rows of `fast` computed now, on the driver, when the DIFF rows both sides added are at most `localCommitMaxRows`. */
+  def onDriver(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, shape: DiffShape, fast: Seq[DiffPlan.Fast],
+               metas: Map[String, ObjectMeta], cache: Option[ReaderCache] = None): Option[Seq[org.apache.spark.sql.Row]] = {
     val bound = fast.flatMap(f => f.extraFrom ++ f.extraTo).map(id => metas(id).rowCount).sum
-    if (bound <= versioned.spark.session.Settings.of(spark).localCommitMaxRows)
-      spark.createDataFrame(scala.jdk.CollectionConverters.SeqHasAsJava(
-        runOnDriver(spark, config, layout, shape.resultSchema, fast, fast, metas)(FragmentDiff.rows)).asJava, shape.resultSchema)
-    else run(spark, config, layout, shape.resultSchema, fast, fast, metas)(FragmentDiff.rows)
+    Option.when(bound <= versioned.spark.session.Settings.of(spark).localCommitMaxRows)(
+      runOnDriver(spark, config, layout, shape.resultSchema, fast, fast, metas, cache)(FragmentDiff.rows))
+  }
+
+  /**
+   * The Parquet readers of a batch of diffs on the driver (many tables of a merge), each built once per shape and
+   * reused: building one copies the Hadoop configuration and broadcasts it, which costs more than a small diff. In a
+   * batch, a fragment whose prefix objects each hold at most one page is looked up without a [[KeyFilter]] (it could
+   * skip nothing a read of that page costs), so small tables of one layout share their readers.
+   */
+  final class ReaderCache {
+    private val built = scala.collection.mutable.Map.empty[(StructType, StructType, Seq[Filter], Boolean), ObjectFiles.Reader]
+    def apply(data: StructType, read: StructType, fs: Seq[Filter], batch: Boolean)(build: => ObjectFiles.Reader): ObjectFiles.Reader =
+      synchronized(built.getOrElseUpdate((data, read, fs, batch), build))
+    private var conf: Option[org.apache.spark.broadcast.Broadcast[org.apache.spark.util.SerializableConfiguration]] = None
+    /** The readers' verifying configuration, as broadcast (compared with the session's once per batch). */
+    def configuration(sc: org.apache.spark.SparkContext): org.apache.spark.broadcast.Broadcast[org.apache.spark.util.SerializableConfiguration] =
+      synchronized { if (conf.isEmpty) conf = Some(ObjectFiles.verifyingBroadcast(sc)); conf.get }
   }
 
   /**
@@ -53,16 +75,17 @@ private[versioned] object FastDiff {
    * diff known to be small, whose job would cost more to schedule than its work.
    */
   def runOnDriver(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, schema: StructType,
-                  fast: Seq[DiffPlan.Fast], lookedUp: Seq[DiffPlan.Fast], metas: Map[String, ObjectMeta])(
+                  fast: Seq[DiffPlan.Fast], lookedUp: Seq[DiffPlan.Fast], metas: Map[String, ObjectMeta],
+                  cache: Option[ReaderCache] = None)(
       rows: (FragmentDiffReaders, FragmentTask) => Iterator[org.apache.spark.sql.Row]): Seq[org.apache.spark.sql.Row] = {
-    val (readers, tasks) = prepare(spark, config, layout, schema, fast, lookedUp, metas)
+    val (readers, tasks) = prepare(spark, config, layout, schema, fast, lookedUp, metas, cache)
     versioned.spark.session.Jobs.onDriver(tasks)(t => rows(readers, t).toVector).flatten
   }
 
   /** The readers and the per-fragment tasks of a diff. */
   private def prepare(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, schema: StructType,
-                      fast: Seq[DiffPlan.Fast], lookedUp: Seq[DiffPlan.Fast],
-                      metas: Map[String, ObjectMeta]): (FragmentDiffReaders, Seq[FragmentTask]) = {
+                      fast: Seq[DiffPlan.Fast], lookedUp: Seq[DiffPlan.Fast], metas: Map[String, ObjectMeta],
+                      cache: Option[ReaderCache] = None): (FragmentDiffReaders, Seq[FragmentTask]) = {
     def file(id: String) = ObjectFile.of(config, metas(id))
     // before-images are only read from the DIFFs of a layout that can hold them
     def recorded(prefix: Seq[String], extra: Seq[String]) = PriorImages.supported(layout) && this.recorded(prefix, extra, metas)
@@ -76,11 +99,12 @@ private[versioned] object FastDiff {
     val looking = fast.zip(tasks).filter { case (_, t) => (t.prefixSnap.isDefined || t.prefixDiffs.nonEmpty) &&
       !(t.recordedFrom && t.recordedTo) }.map(_._1)
     val lookingIds = looking.map(_.index).toSet
-    val filter = if (looking.isEmpty) None else KeyFilter(layout, lookedUp.filter(f => f.prefix.nonEmpty && lookingIds(f.index)), metas, file,
-      reader(spark, layout.diffSchema, StructType(Seq(layout.keyFields.head)), Nil, batch = false), ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration))
     val prefixes = looking.flatMap(_.prefix).map(metas)
+    val onePage = cache.isDefined && prefixes.forall(_.rowCount <= versioned.core.format.ObjectShape.PageRows)
+    val filter = if (looking.isEmpty || onePage) None else KeyFilter(layout, lookedUp.filter(f => f.prefix.nonEmpty && lookingIds(f.index)), metas, file,
+      reader(spark, layout.diffSchema, StructType(Seq(layout.keyFields.head)), Nil, batch = false), ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration))
     val readers = this.readers(spark, layout, schema, filter, diffLookup = prefixes.exists(_.kind == ObjectKind.Diff),
-      snapLookup = prefixes.exists(_.kind == ObjectKind.Snap))
+      snapLookup = prefixes.exists(_.kind == ObjectKind.Snap), cache)
     (readers, tasks)
   }
 
@@ -107,7 +131,9 @@ private[versioned] object FastDiff {
    * keys looked up) pushed down to Parquet.
    */
   def readers(spark: SparkSession, layout: TableLayout, schema: StructType, filter: Option[Filter], diffLookup: Boolean,
-              snapLookup: Boolean): FragmentDiffReaders = {
+              snapLookup: Boolean, cache: Option[ReaderCache] = None): FragmentDiffReaders = {
+    def reader(data: StructType, read: StructType, fs: Seq[Filter], batch: Boolean) =
+      cache.fold(this.reader(spark, data, read, fs, batch))(_.apply(data, read, fs, batch)(this.reader(spark, data, read, fs, batch)))
     val nonKey = layout.nonKeyColumns
     val rowSchema = layout.keyFirst(nonKey)
     val diffRead = layout.diffRead(nonKey)
@@ -122,10 +148,10 @@ private[versioned] object FastDiff {
       rowSchema, layout.keyColumns.size,
       layout.keyColumns.indices.filterNot(i => layout.keyColumns(i) == VersionedOptions.DupColumn),
       diffWhole, if (withPriors) diffRead.length + 1 else -1,
-      reader(spark, diffData, diffWhole, Nil, batch = false),
-      Option.when(diffLookup)(reader(spark, layout.diffSchema, diffRead, filter.toSeq, batch = false)),
-      Option.when(snapLookup)(reader(spark, layout.physicalSchema, rowSchema, filter.toSeq, snapBatches)),
+      reader(diffData, diffWhole, Nil, batch = false),
+      Option.when(diffLookup)(reader(layout.diffSchema, diffRead, filter.toSeq, batch = false)),
+      Option.when(snapLookup)(reader(layout.physicalSchema, rowSchema, filter.toSeq, snapBatches)),
       snapBatches, schema,
-      ObjectFiles.verifyingBroadcast(spark.sparkContext))
+      cache.fold(ObjectFiles.verifyingBroadcast(spark.sparkContext))(_.configuration(spark.sparkContext)))
   }
 }

@@ -55,6 +55,24 @@ private[versioned] object TableDiff {
       PinnedRead.snapshot(spark, location, s, only, logical))
   }
 
+  /**
+   * The diff of two versions of one table (of `shape`) computed now, on the driver, when the metastore alone says it
+   * is small: equal versions (no rows), or every changed fragment diffed from the DIFFs both sides appended to a
+   * common prefix, at most `localCommitMaxRows` rows of them ([[FastDiff.onDriver]]; `cache`: the readers of a batch of
+   * diffs). Otherwise None ([[diff]] plans it).
+   */
+  def onDriver(spark: SparkSession, shape: DiffShape, a: TableSnapshot, b: TableSnapshot,
+               cache: Option[FastDiff.ReaderCache] = None): Option[Seq[Row]] =
+    if (!shape.exact) None
+    else if (a.version.hash.nonEmpty && a.version.hash == b.version.hash) Some(Nil)
+    else DiffPlan.plan(a.version, b.version, a.objects ++ b.objects) match {
+      case p: DiffPlan.ByFragment if p.slow.isEmpty && FastDiff.supports(shape) =>
+        val rows = if (p.fast.isEmpty) Some(Nil) else FastDiff.onDriver(spark, a.config, b.layout, shape, p.fast, a.objects ++ b.objects, cache)
+        rows.foreach(_ => fastFragments.addAndGet(p.fast.size))
+        rows
+      case _ => None
+    }
+
   /** The diff of two snapshots (not both absent); `read` reads a snapshot, some of its fragments, a representation. */
   private def of(spark: SparkSession, table: String, a: Option[TableSnapshot], b: Option[TableSnapshot], fastPath: Boolean)(
       readAs: (TableSnapshot, Option[Seq[Int]], Boolean) => DataFrame): DataFrame = {

@@ -161,8 +161,12 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
           case r: TablePlan.Rows if r.target.isEmpty =>
             (if (r.local) Some(LocalCommit.collect(r.changes)) else LocalCommit.collectSmall(r.changes, maxLocal))
               .map(r.table -> _) }.flatten.toMap
+        val takes = held.collect { case TablePlan.Take(t, _) => t }
+        // every table taken whole is counted at once (most on the driver: a publish of many tables is pointer moves)
+        val takenCounts = theirs.filter(_ => takes.nonEmpty).fold(Map.empty[String, (Long, Long)])(to =>
+          versioned.spark.diff.DiffSummary.changeCounts(spark, engine, repo, ours, to, takes))
         (held.map {
-          case TablePlan.Take(t, u) => taken(repo, ours, theirs, t, u)
+          case TablePlan.Take(t, u) => taken(repo, ours, theirs, t, u, takenCounts)
           case p => TableStat.of(p, local.get(p.table))
         }, local)
       }
@@ -220,14 +224,13 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
 
   /**
    * What taking a table whole does to the branch: its rows inserted and updated (upserts) and deleted between
-   * ours' version and the one taken, as the diff summary counts them; a drop deletes every row.
+   * ours' version and the one taken (`counts`, as the diff summary counts them); a drop deletes every row.
    */
-  private def taken(repo: String, ours: Image, theirs: Option[Image], table: String, update: TableUpdate): TableStat = {
+  private def taken(repo: String, ours: Image, theirs: Option[Image], table: String, update: TableUpdate,
+                    counts: Map[String, (Long, Long)]): TableStat = {
     val action = if (update == TableUpdate.Drop) "drop" else "take"
     theirs match {
-      case Some(to) => versioned.spark.diff.DiffSummary.rows(spark, engine, repo, ours, to, Some(table)).headOption
-        .filterNot(r => r.isNullAt(1) || r.isNullAt(2) || r.isNullAt(3))
-        .fold(TableStat(table, action, 0, 0))(r => TableStat(table, action, r.getLong(1) + r.getLong(2), r.getLong(3)))
+      case Some(_) => counts.get(table).fold(TableStat(table, action, 0, 0)) { case (u, d) => TableStat(table, action, u, d) }
       case None => // every table is dropped (the revert of a root commit)
         TableStat(table, action, 0, versioned.spark.read.PinnedRead.table(spark, location, TableIdent(repo, table),
           ours.hash).count())

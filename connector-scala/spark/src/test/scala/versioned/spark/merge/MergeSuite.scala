@@ -202,6 +202,30 @@ class MergeSuite extends MergeTestBase {
       r.stats)
   }
 
+  test("a merge taking many tables whole counts them on the driver (no Spark job), as the diff summary does") {
+    // each table changed on the source only (a pointer move per table): an update and an insert, a delete; an
+    // upsert of the values it had and a delete of a key it lacks change nothing (no new version), one is left as it was
+    val tables = Seq("t0", "t1", "t2", "t3", "t4")
+    tables.foreach(t => seed((1 to 4).map(i => Row(i, s"$t-$i", i)), s"r.$t"))
+    engine.refs.createBranch("r", "dev", Revision("main"))
+    upsert(Seq(Row(1, "dev", 1), Row(9, "new", 9)), "r.t0", branch = "dev")
+    upsert(Nil, "r.t1", branch = "dev", deletes = Seq(2))
+    upsert(Seq(Row(3, "t2-3", 3)), "r.t2", branch = "dev")
+    upsert(Nil, "r.t3", branch = "dev", deletes = Seq(42))
+    engine.refs.createBranch("r", "tasks", Revision("main"))
+    val expected = Seq(TableStat("t0", "take", 2, 0), TableStat("t1", "take", 0, 1))
+    var o: MergeOutcome = null
+    assert(jobsOf { o = merge("dev", ff = "never") } == 0)
+    assert(o.status == MergeOutcome.Merged && o.stats == expected, o.stats)
+    val summary = versioned.spark.api.VersionedApi.diffSummary(spark, null, "r", o.base.get, o.commit).collect()
+      .map(r => r.getString(0) -> (r.getLong(1) + r.getLong(2), r.getLong(3))).toMap
+    assert(o.stats.filter(_.changes > 0).map(s => s.table -> (s.upserts, s.deletes)).toMap == summary, summary)
+    tables.foreach(t => assert(at("main", s"r.$t").toSet == at("dev", s"r.$t").toSet, t))
+    // over localCommitMaxRows each table's diff is counted by a Spark job: the same counts
+    val d = withConf("spark.versioned.write.localCommitMaxRows" -> "0")(merge("dev", into = "tasks", ff = "never"))
+    assert(d.status == MergeOutcome.Merged && d.stats == expected, d.stats)
+  }
+
   test("a table whose key is not its first column merges (the changes follow the table's column order)") {
     val s = new org.apache.spark.sql.types.StructType().add("v", org.apache.spark.sql.types.StringType)
       .add("id", IntegerType, nullable = false)
