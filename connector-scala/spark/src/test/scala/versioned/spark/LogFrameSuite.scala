@@ -20,7 +20,8 @@ class LogFrameSuite extends VersionedTestBase with AdaptiveSparkPlanHelper {
   }
 
   private def expected(ref: String): Seq[Row] = engine.history.log("r", Revision.Spec(ref)).map { (e: LogEntry) =>
-    Row(e.image.hash, e.image.parents, e.image.author, e.image.message, new Timestamp(e.image.createdMs), e.tablesChanged)
+    Row(e.image.hash, e.image.parents, e.image.author, e.image.message, new Timestamp(e.image.createdMs), e.tablesChanged,
+      e.image.actor.map(_.user).orNull, e.image.actor.map(_.appId).orNull, e.image.actor.map(_.client).orNull)
   }
 
   /** A history of a few real writes on two branches, then `n` commits that change no table. */
