@@ -45,11 +45,13 @@ class Bridge:
         self._engines: Dict[str, Any] = {}
 
     # ---- engine
-    def engine(self, warehouse: str) -> Any:
+    def engine(self, warehouse: str, metastore_url: Optional[str] = None) -> Any:
+        """The engine of ``warehouse``: its embedded metastore, or the one at ``metastore_url`` (given on first use)."""
         if warehouse not in self._engines:
             core = self.jvm.versioned.core
-            self._engines[warehouse] = core.Engine.apply(core.WarehouseConfig.embedded(warehouse),
-                                                         self.spark._jsc.hadoopConfiguration())
+            config = (core.WarehouseConfig(warehouse, metastore_url, "main") if metastore_url
+                      else core.WarehouseConfig.embedded(warehouse))
+            self._engines[warehouse] = core.Engine.apply(config, self.spark._jsc.hadoopConfiguration())
         return self._engines[warehouse]
 
     def spec(self, s: str) -> Any:

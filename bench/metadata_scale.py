@@ -251,10 +251,7 @@ def main() -> int:
             jdbc, conninfo, drop = postgres_database(args.postgres_url)
         try:
             run = Run(spark, kind, os.path.join(scratch, "wh"), jdbc, conninfo)
-            if jdbc:  # the bridge's engines are embedded ones: give it this metastore's
-                core = spark._jvm.versioned.core
-                bridge._engines[run.wh] = core.Engine.apply(core.WarehouseConfig(run.wh, jdbc, "main"),
-                                                            spark._jsc.hadoopConfiguration())
+            bridge.engine(run.wh, jdbc)  # the bridge's engine of this warehouse, on this run's metastore
             steps = [("history", lambda: run.history(args.commits)), ("branches", lambda: run.branches(args.branches, bridge)),
                      ("tables", lambda: run.tables(args.tables)),
                      ("writers", lambda: run.writers(args.writers, args.writer_seconds, bridge))]

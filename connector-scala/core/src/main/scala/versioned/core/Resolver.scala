@@ -37,8 +37,7 @@ final class Resolver(ms: Metastore) {
             val p = img.parents.headOption.getOrElse(
               throw new ImageNotFoundException(s"Branch '$b' of '$repo' has no commit at or before " +
                 s"${Instant.ofEpochMilli(ts)}; its first commit is at ${Instant.ofEpochMilli(img.createdMs)}."))
-            val e = images.take(p)
-            img = if (e != null) e.image else image(c, repo, p)
+            img = read(c, repo, images, p)
           }
           image(c, repo, img.hash)
         }
@@ -87,11 +86,14 @@ final class Resolver(ms: Metastore) {
       var (hash, parents) = (img.hash, img.parents)
       (1 to n).foreach { _ =>
         hash = parents.headOption.getOrElse(throw pastRoot(spec, hash, 1))
-        val e = images.take(hash)
-        parents = if (e != null) e.image.parents else image(c, repo, hash).parents
+        parents = read(c, repo, images, hash).parents
       }
       image(c, repo, hash)
     }
+
+  /** Image `hash` from the windows a walk reads, else on its own (an image the windows do not hold). */
+  private def read(c: Connection, repo: String, images: LogWindows, hash: String): Image =
+    Option(images.take(hash)).map(_.image).getOrElse(image(c, repo, hash))
 
   private def resolveBase(c: Connection, repo: String, base: String, spec: String): String = {
     def ref(full: String) = MetaDao.getRef(c, repo, full).map(_.image)

@@ -157,7 +157,7 @@ private[versioned] object VersionedTable {
     import VersionedOptions.{AsOf, Branch, Image, Ref}
     VersionedTable(TableIdent.parse(path), Warehouses.config(spark, options), Revision.of(get(Ref), get(Image), get(AsOf)),
       get(Branch), options, newSchema,
-      o.get(VersionedOptions.Pinned.toLowerCase).map(read.PinnedRead.request))
+      get(VersionedOptions.Pinned).map(read.PinnedRead.request))
   }
 
   /** Spark's time-travel option keys (`versionAsOf`, `timestampAsOf` unless reconfigured). */
