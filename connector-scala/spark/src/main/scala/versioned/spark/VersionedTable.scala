@@ -117,7 +117,7 @@ private[versioned] final case class VersionedTable(
    */
   override def metadataColumns(): Array[MetadataColumn] = snapshot.map { s =>
     if (s.layout.hidden) Array[MetadataColumn](RowIdScanBuilder.column(s.layout))
-    else rowlevel.BeforeValuesScanBuilder.column(s.layout).toArray
+    else read.BeforeValuesScan.column(s.layout).toArray
   }.getOrElse(Array.empty)
 
   /**
@@ -134,8 +134,7 @@ private[versioned] final case class VersionedTable(
     Settings.of(spark).checkedForReads()
     val s = requireSnapshot
     if (s.layout.hidden && !includeHidden) new RowIdScanBuilder(s, schema())
-    else if (s.layout.hidden) new VersionedScanBuilder(s, schema())
-    else new rowlevel.BeforeValuesScanBuilder(s, schema())
+    else new VersionedScanBuilder(s, schema())
   }
 
   override def newRowLevelOperationBuilder(info: RowLevelOperationInfo): RowLevelOperationBuilder =

@@ -16,7 +16,7 @@ private[versioned] final case class FragmentPartition(index: Int, snap: Option[O
 
 /**
  * One Spark input partition: consecutive fragments (in key order), read one after the other. Small
- * fragments share a task the way Spark packs small files ([[ScanPartitioning]]). `keys`: the values of
+ * fragments share a task the way Spark packs small files ([[VersionedScan.groups]]). `keys`: the values of
  * the scan's key lookup, sorted, when its readers keep only their rows ([[LookupReaders]]).
  */
 private[versioned] final case class FragmentGroup(fragments: Seq[FragmentPartition], keys: Option[Array[Long]] = None)

@@ -6,11 +6,13 @@ import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.read._
 import org.apache.spark.sql.execution.datasources.FileFormat
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
-import org.apache.spark.sql.sources.Filter
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.network.util.JavaUtils
+import org.apache.spark.sql.sources._
+import org.apache.spark.sql.types.{DataType, StructType}
 import versioned.core.{Fragment, ObjectKind, ObjectMeta}
 import versioned.spark.session.TableSnapshot
-import versioned.spark.format.Values
+import versioned.spark.format.{SparkKeys, Values}
+import VersionedScan.Pruning
 
 import java.util.OptionalLong
 
@@ -141,7 +143,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
   private def file(m: ObjectMeta) = ObjectFile.of(snapshot.config, m)
 
   /**
-   * Input partitions: consecutive fragments packed like small files ([[ScanPartitioning]]) by the bytes they read
+   * Input partitions: consecutive fragments packed like small files ([[VersionedScan.groups]]) by the bytes they read
    * (with a key lookup, about the share of their pages that hold its keys), except in
    * scans restricted to some fragments (rewrites), which keep one partition per fragment.
    */
@@ -149,7 +151,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     if (snapshot.onlyFragments.isDefined) partitions.map(p => FragmentGroup(Seq(p)): InputPartition)
     else {
       val keys = lookupKeys
-      ScanPartitioning.groups(SparkSession.active, partitions.toSeq.map(_.readBytes))
+      VersionedScan.groups(SparkSession.active, partitions.toSeq.map(_.readBytes))
         .map(r => FragmentGroup(r.map(partitions), keys): InputPartition).toArray
     }
 
@@ -221,7 +223,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     val format = new ParquetFileFormat()
     // Each reader broadcasts its own copy of the Hadoop configuration: build only the ones this scan's partitions use.
     def reader(schema: StructType, read: StructType, fs: Seq[Filter], batch: Boolean) = format.buildReaderWithPartitionValues(
-      spark, schema, new StructType(), read, fs.filter(Pruning.safeForParquet), Map(FileFormat.OPTION_RETURNING_BATCH -> batch.toString),
+      spark, schema, new StructType(), read, fs.filter(VersionedScan.safeForParquet), Map(FileFormat.OPTION_RETURNING_BATCH -> batch.toString),
       ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration))
     FragmentReaders(
       shape.columnar,
@@ -248,4 +250,113 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
       override def numRows(): OptionalLong = OptionalLong.of(rows)
     }
   }
+}
+
+/**
+ * The scan's planning rules: which fragments and objects statistics let it skip ([[VersionedScan.Pruning]]) and how
+ * the fragments left are packed into input partitions ([[VersionedScan.groups]]).
+ */
+private[versioned] object VersionedScan {
+  /**
+   * Decides from metastore statistics alone whether an object or a fragment may hold rows matching
+   * filters. Always conservative: `true` unless the statistics prove that nothing can match.
+   */
+  final class Pruning(schema: StructType) {
+    /** Per-column inclusive bounds (lower, upper), canonical values, either side open; None = unknown. */
+    type Bounds = String => Option[(Option[Any], Option[Any])]
+
+    private def typeOf(col: String): Option[DataType] = schema.fields.find(_.name == col).map(_.dataType)
+
+    /** The order of one column's canonical values: the key order ([[versioned.core.format.KeyOrder]]), so pruning and the writer agree. */
+    private final class Order(dt: DataType) {
+      def le(a: Option[Any], b: Option[Any]): Boolean = a.isEmpty || b.isEmpty || SparkKeys.compareCanonical(dt, a.get, b.get) <= 0
+      def lt(a: Option[Any], b: Option[Any]): Boolean = a.isEmpty || b.isEmpty || SparkKeys.compareCanonical(dt, a.get, b.get) < 0
+    }
+
+    def mayMatch(f: Filter, bounds: Bounds): Boolean = {
+      def cmp(col: String, v: Any)(ok: (Order, Option[Any], Option[Any], Option[Any]) => Boolean): Boolean =
+        (for { dt <- typeOf(col); b <- bounds(col); cv <- Values.fromFilter(v, dt) } yield ok(new Order(dt), b._1, b._2, Some(cv)))
+          .getOrElse(true)
+      f match {
+        case And(l, r) => mayMatch(l, bounds) && mayMatch(r, bounds)
+        case Or(l, r) => mayMatch(l, bounds) || mayMatch(r, bounds)
+        case EqualTo(c, v) => cmp(c, v)((o, lo, hi, x) => o.le(lo, x) && o.le(x, hi))
+        case EqualNullSafe(c, v) if v != null => cmp(c, v)((o, lo, hi, x) => o.le(lo, x) && o.le(x, hi))
+        case In(c, vs) => vs.isEmpty || vs.exists(v => mayMatch(EqualTo(c, v), bounds))
+        case LessThan(c, v) => cmp(c, v)((o, lo, _, x) => o.lt(lo, x))
+        case LessThanOrEqual(c, v) => cmp(c, v)((o, lo, _, x) => o.le(lo, x))
+        case GreaterThan(c, v) => cmp(c, v)((o, _, hi, x) => o.lt(x, hi))
+        case GreaterThanOrEqual(c, v) => cmp(c, v)((o, _, hi, x) => o.le(x, hi))
+        case _ => true
+      }
+    }
+
+    /** Bounds from an object's min/max statistics. */
+    def objectBounds(min: Map[String, Any], max: Map[String, Any]): Bounds = col =>
+      for { dt <- typeOf(col); lo <- min.get(col); hi <- max.get(col) if lo != null && hi != null }
+        yield (Some(Values.fromJson(lo, dt)), Some(Values.fromJson(hi, dt)))
+
+    /** Bounds of a fragment's key range on its first key column: [lower, upper] (inclusive, conservative). */
+    def fragmentBounds(firstKey: String, lower: Option[Seq[Any]], upper: Option[Seq[Any]]): Bounds = col =>
+      if (col != firstKey) None
+      else typeOf(col).map(dt => (lower.flatMap(l => Option(l.head)).map(Values.fromJson(_, dt)), upper.flatMap(u => Option(u.head)).map(Values.fromJson(_, dt))))
+  }
+    /**
+     * Whether Parquet's own row-group and page statistics may evaluate `f`. Parquet compares floating-point
+     * statistics with `Double.compare`, so -0.0 and 0.0 differ there: a comparison with a floating-point
+     * zero can skip row groups holding matching rows (plain Parquet reads in Spark 4.3 lose them). Such
+     * filters are left to [[Pruning]] (key order, -0.0 = 0.0) and to Spark after the scan.
+     */
+    def safeForParquet(f: Filter): Boolean = {
+      def zero(v: Any): Boolean = v match {
+        case d: java.lang.Double => d.doubleValue() == 0.0
+        case x: java.lang.Float => x.floatValue() == 0.0f
+        case _ => false
+      }
+      f match {
+        case And(l, r) => safeForParquet(l) && safeForParquet(r)
+        case Or(l, r) => safeForParquet(l) && safeForParquet(r)
+        case Not(c) => safeForParquet(c)
+        case EqualTo(_, v) => !zero(v)
+        case EqualNullSafe(_, v) => !zero(v)
+        case LessThan(_, v) => !zero(v)
+        case LessThanOrEqual(_, v) => !zero(v)
+        case GreaterThan(_, v) => !zero(v)
+        case GreaterThanOrEqual(_, v) => !zero(v)
+        case In(_, vs) => !vs.exists(zero)
+        case _ => true
+      }
+    }
+
+  /**
+   * Packs a scan's fragments into input partitions. Every task has a fixed cost (scheduling, task
+   * deserialization, reader setup), so small fragments share a task, sized like Spark's own packing of
+   * small files (`spark.sql.files.maxPartitionBytes`, `spark.sql.files.openCostInBytes` per fragment,
+   * `spark.sql.files.minPartitionNum` or the default parallelism). Groups are consecutive fragments of
+   * about equal weight, and their number is a multiple of the parallelism, so the cores finish together.
+   * A fragment is never split.
+   */
+    /** Groups of `weights` indices (consecutive, in order). */
+    def groups(weights: Seq[Long], maxBytes: Long, openCost: Long, parallelism: Int): Seq[Range] = {
+      val n = weights.size
+      val w = weights.map(_ + openCost)
+      val total = w.sum.toDouble
+      if (n <= 1 || total <= 0) return if (n == 0) Nil else Seq(0 until n)
+      val p = math.max(1, parallelism)
+      val split = math.min(maxBytes.toDouble, math.max(openCost.toDouble, total / p))
+      val needed = math.max(1, math.ceil(total / split).toInt)
+      val g = math.min(n, if (needed == 1) 1 else ((needed + p - 1) / p) * p)
+      // Fragment i joins the group its weight's midpoint falls in.
+      val cum = w.scanLeft(0L)(_ + _)
+      val of = (0 until n).map(i => math.min(g - 1, ((cum(i) + w(i) / 2.0) * g / total).toInt))
+      (0 until n).groupBy(of).toSeq.sortBy(_._1).map { case (_, is) => is.min to is.max }
+    }
+
+    def groups(spark: SparkSession, weights: Seq[Long]): Seq[Range] = {
+      def bytes(key: String, default: String) = JavaUtils.byteStringAsBytes(spark.conf.getOption(key).getOrElse(default))
+      val parallelism = spark.conf.getOption("spark.sql.files.minPartitionNum")
+        .orElse(spark.conf.getOption("spark.sql.leafNodeDefaultParallelism")).map(_.toInt)
+        .getOrElse(spark.sparkContext.defaultParallelism)
+      groups(weights, bytes("spark.sql.files.maxPartitionBytes", "128m"), bytes("spark.sql.files.openCostInBytes", "4m"), parallelism)
+    }
 }

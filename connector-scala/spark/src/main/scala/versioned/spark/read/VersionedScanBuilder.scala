@@ -5,12 +5,15 @@ import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownF
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.StructType
 import versioned.spark.session.TableSnapshot
+import versioned.spark.session.VersionedOptions.BeforeColumn
 
 /**
  * Column pruning and filter pushdown. Filters are used to prune fragments and objects and to skip Parquet row
  * groups and pages. Spark evaluates every filter again after the merge, which keeps results correct under DIFFs
  * (see [[VersionedScan]]), except the filters the scan applies exactly itself ([[exact]]). `rowsOnly` builds scans
- * that never read columnar batches.
+ * that never read columnar batches. A keyed table's scan may be asked for the metadata column `_vbefore` (the row's
+ * non-key columns as read, for UPDATE and MERGE): it then reads every non-key column and wraps the scan in a
+ * [[BeforeValuesScan]]; otherwise it is exactly the plain scan.
  */
 private[versioned] final class VersionedScanBuilder(snapshot: TableSnapshot, tableSchema: StructType,
                                                     rowsOnly: Boolean = false)
@@ -24,10 +27,12 @@ private[versioned] final class VersionedScanBuilder(snapshot: TableSnapshot, tab
 
   override def pruneColumns(requiredSchema: StructType): Unit = required = requiredSchema
 
+  /** Filters on `_vbefore` are Spark's; of the others, those the scan does not apply exactly. */
   override def pushFilters(fs: Array[Filter]): Array[Filter] = {
-    filters = fs
-    applied = exact(fs)
-    fs.filterNot(applied.contains)
+    val (before, others) = fs.partition(_.references.exists(_.startsWith(BeforeColumn)))
+    filters = others
+    applied = exact(others)
+    before ++ others.filterNot(applied.contains)
   }
 
   /**
@@ -47,9 +52,17 @@ private[versioned] final class VersionedScanBuilder(snapshot: TableSnapshot, tab
   /** Each partition stops after `n` merged rows; Spark still applies the limit (partially pushed). */
   override def pushLimit(n: Int): Boolean = { limit = Some(n); true }
 
-  /** The scan; it reads the first key column whenever it applies key filters itself, even if Spark pruned it. */
+  /**
+   * The scan; it reads the first key column whenever it applies key filters itself, even if Spark pruned it, and
+   * every non-key column when `_vbefore` is requested.
+   */
   override def build(): Scan = {
-    val key = KeyLookup.keyField(layout).filter(f => applied.nonEmpty && !required.fieldNames.contains(f.name))
-    new VersionedScan(snapshot, key.fold(required)(f => required.add(tableSchema(f.name))), filters.toSeq, limit, rowsOnly)
+    val before = required.fieldNames.contains(BeforeColumn)
+    val user = required.fields.filterNot(_.name == BeforeColumn)
+    val values = if (before) layout.nonKeyColumns.filterNot(user.map(_.name).contains).map(tableSchema(_)) else Nil
+    val read = StructType(user ++ values)
+    val key = KeyLookup.keyField(layout).filter(f => applied.nonEmpty && !read.fieldNames.contains(f.name))
+    val scan = new VersionedScan(snapshot, key.fold(read)(f => read.add(tableSchema(f.name))), filters.toSeq, limit, rowsOnly)
+    if (before) new BeforeValuesScan(scan, required, layout) else scan
   }
 }

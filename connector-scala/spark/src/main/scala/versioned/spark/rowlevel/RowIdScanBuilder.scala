@@ -1,7 +1,7 @@
 package versioned.spark.rowlevel
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, CreateNamedStruct, Expression, Literal, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, CreateNamedStruct, Expression, Literal}
 import org.apache.spark.sql.connector.catalog.MetadataColumn
 import org.apache.spark.sql.connector.read._
 import org.apache.spark.sql.sources.Filter
@@ -9,7 +9,7 @@ import org.apache.spark.sql.types.{DataType, StructType}
 import versioned.spark.session.TableSnapshot
 import versioned.spark.format.TableLayout
 import versioned.spark.session.VersionedOptions.RowIdColumn
-import versioned.spark.read.VersionedScanBuilder
+import versioned.spark.read.{ProjectingReaderFactory, VersionedScanBuilder}
 
 /**
  * Scans of key-less tables. Such a table's row identity is the whole row plus the hidden `_vdup`
@@ -87,19 +87,5 @@ private[rowlevel] final class RowIdScan(inner: Scan, output: StructType, layout:
       else ref(f.name)
     }
     new ProjectingReaderFactory(inner.toBatch.createReaderFactory(), exprs)
-  }
-}
-
-/** Rows of an inner reader factory, projected by `exprs` (bound to the inner rows). */
-private[rowlevel] final class ProjectingReaderFactory(inner: PartitionReaderFactory, exprs: Seq[Expression])
-  extends PartitionReaderFactory {
-  override def createReader(partition: InputPartition): PartitionReader[InternalRow] = {
-    val reader = inner.createReader(partition)
-    val project = UnsafeProjection.create(exprs)
-    new PartitionReader[InternalRow] {
-      override def next(): Boolean = reader.next()
-      override def get(): InternalRow = project(reader.get())
-      override def close(): Unit = reader.close()
-    }
   }
 }

@@ -40,7 +40,7 @@ private[rowlevel] final class VersionedDeltaOperation(
    */
   override def requiredMetadataAttributes(): Array[NamedReference] =
     if (cmd == RowLevelOperation.Command.DELETE) Array.empty
-    else BeforeValuesScanBuilder.column(snapshot.layout).map(c => Expressions.column(c.name()): NamedReference).toArray
+    else versioned.spark.read.BeforeValuesScan.column(snapshot.layout).map(c => Expressions.column(c.name()): NamedReference).toArray
 
   override def newWriteBuilder(info: LogicalWriteInfo): DeltaWriteBuilder = new DeltaWriteBuilder {
     override def build(): StagedDeltaWrite = new StagedDeltaWrite(table, snapshot, cmd, info)

@@ -103,7 +103,7 @@ class KeyLookupFilterSuite extends AnyFunSuite {
     assert(FragmentPartition(0, Some(f), Nil, readShare = 0.1).readBytes == (10L << 20))
     // ten 100 MB fragments: four tasks for a full scan, two for a lookup reading a tenth of each (on 2 cores)
     val MB = 1L << 20
-    assert(ScanPartitioning.groups(Seq.fill(10)(100 * MB), 128 * MB, 4 * MB, 2).size == 10)
-    assert(ScanPartitioning.groups(Seq.fill(10)(10 * MB), 128 * MB, 4 * MB, 2).size == 2)
+    assert(VersionedScan.groups(Seq.fill(10)(100 * MB), 128 * MB, 4 * MB, 2).size == 10)
+    assert(VersionedScan.groups(Seq.fill(10)(10 * MB), 128 * MB, 4 * MB, 2).size == 2)
   }
 }

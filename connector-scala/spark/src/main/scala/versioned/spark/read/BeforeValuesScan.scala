@@ -1,4 +1,4 @@
-package versioned.spark.rowlevel
+package versioned.spark.read
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, CreateNamedStruct, Expression, Literal}
@@ -11,16 +11,17 @@ import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarArray, ColumnarBatch, ColumnarMap}
 import org.apache.spark.unsafe.types.UTF8String
-import versioned.spark.session.TableSnapshot
 import versioned.spark.format.TableLayout
 import versioned.spark.session.VersionedOptions.BeforeColumn
-import versioned.spark.read.{VersionedScan, VersionedScanBuilder}
 
 /**
  * Adds `_vbefore` to the rows or batches of a versioned scan that reads every non-key column; runtime
- * filters, statistics and metrics are the inner scan's.
+ * filters, statistics and metrics are the inner scan's. Keyed tables expose `_vbefore`, the struct of a row's
+ * non-key columns as read: UPDATE and MERGE require it ([[versioned.spark.rowlevel.VersionedDeltaOperation]]), so
+ * the commit has the old values of the rows they change (to drop updates that change nothing) without looking them
+ * up again. [[VersionedScanBuilder]] builds this scan only when `_vbefore` is requested.
  */
-private[rowlevel] final class BeforeValuesScan(inner: VersionedScan, output: StructType, layout: TableLayout)
+private[read] final class BeforeValuesScan(inner: VersionedScan, output: StructType, layout: TableLayout)
   extends Scan with Batch with SupportsReportStatistics with SupportsRuntimeV2Filtering {
   private val read = inner.readSchema()
   /** For each output column, its ordinal in the inner rows, or (for `_vbefore`) the ordinals of its fields. */
@@ -48,7 +49,7 @@ private[rowlevel] final class BeforeValuesScan(inner: VersionedScan, output: Str
   }
 }
 
-private[rowlevel] final class BeforeValuesReaderFactory(inner: PartitionReaderFactory, exprs: Seq[Expression],
+private[read] final class BeforeValuesReaderFactory(inner: PartitionReaderFactory, exprs: Seq[Expression],
                                                         sources: Array[Either[Int, Array[Int]]], output: StructType)
   extends PartitionReaderFactory {
 
@@ -77,7 +78,7 @@ private[rowlevel] final class BeforeValuesReaderFactory(inner: PartitionReaderFa
 }
 
 /** A non-null struct vector whose fields are other vectors of the same batch (owned by that batch). */
-private[rowlevel] final class StructView(dt: StructType, children: Array[ColumnVector]) extends ColumnVector(dt) {
+private[read] final class StructView(dt: StructType, children: Array[ColumnVector]) extends ColumnVector(dt) {
   private def unsupported = throw new UnsupportedOperationException("a struct vector has only fields")
   override def close(): Unit = ()
   override def hasNull: Boolean = false
@@ -96,4 +97,20 @@ private[rowlevel] final class StructView(dt: StructType, children: Array[ColumnV
   override def getDecimal(rowId: Int, precision: Int, scale: Int): Decimal = unsupported
   override def getUTF8String(rowId: Int): UTF8String = unsupported
   override def getBinary(rowId: Int): Array[Byte] = unsupported
+}
+
+private[versioned] object BeforeValuesScan {
+  /** The struct type of `_vbefore`; None for a table without non-key columns (there is nothing to carry). */
+  def beforeType(layout: TableLayout): Option[StructType] =
+    Option.when(!layout.hidden && layout.nonKeyColumns.nonEmpty)(StructType(layout.nonKeyColumns.map(layout.schema(_))))
+
+  /** The `_vbefore` metadata column of a keyed table with non-key columns. */
+  def column(layout: TableLayout): Option[MetadataColumn] = beforeType(layout).map { t =>
+    new MetadataColumn {
+      override def name(): String = BeforeColumn
+      override def dataType(): DataType = t
+      override def isNullable: Boolean = true
+      override def comment(): String = "the row's non-key columns as read (old values for UPDATE and MERGE)"
+    }
+  }
 }
