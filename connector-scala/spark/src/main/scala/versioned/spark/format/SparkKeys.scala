@@ -37,6 +37,10 @@ private[versioned] object SparkKeys {
   /** Two canonical values of type `dt` in the key order. */
   def compareCanonical(dt: DataType, a: Any, b: Any): Int = KeyOrder.compareCanonical(keyTypeOf(dt), a, b)
 
+  /** A key row's (key columns only, internal values) external values, as errors name them. */
+  def external(types: Seq[DataType])(key: InternalRow): Seq[Any] =
+    types.indices.map(i => org.apache.spark.sql.catalyst.CatalystTypeConverters.convertToScala(key.get(i, types(i)), types(i)))
+
   /** The driver-side router over `frags`: key rows (key columns only, internal values) to fragment indexes. */
   def router(frags: Seq[Fragment], types: Seq[DataType]): FragmentRouter[InternalRow] =
     FragmentRouter.of(frags.map(_.lower), order(types))(Values.internalRow(_, types))

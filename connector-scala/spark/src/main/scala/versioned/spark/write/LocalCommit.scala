@@ -1,6 +1,6 @@
 package versioned.spark.write
 
-import versioned.core.format.WriteMode
+import versioned.core.format.{KeyRules, WriteMode}
 
 import versioned.spark.format.SparkKeys
 
@@ -17,7 +17,7 @@ import versioned.spark.read.{KeyLookup, LocalLookup}
 
 /**
  * Small upserts and inserts committed by the driver without Spark jobs. The rows the write tasks kept in memory
- * are checked by [[Validation.sortedKeys]] (the rule and errors of [[Validation.check]]), inserts also against
+ * are checked by the kernel's `KeyRules.checkSorted` (the rule and errors of [[Validation.check]]), inserts also against
  * the table (a key lookup on the driver, [[LocalLookup]]: the rule and error of [[ChangeSets.append]]), turned into
  * DIFF rows by the expressions of [[ChangeSets.byKey]] (or of [[ChangeSets.append]]), sorted by key, routed with [[Routing.local]] and
  * written by [[ObjectRuns]], as executors do: the same data gives the same objects (ids, files,
@@ -121,8 +121,7 @@ private[versioned] object LocalCommit {
       val types = layout.keyTypes
       val present = stored(keyed, layout, snapshot)
       keyed.find(k => present.containsKey(k._1)).foreach { case (k, _) =>
-        throw ChangeSets.keyExists(layout.primaryKey, types.indices.map(i =>
-          org.apache.spark.sql.catalyst.CatalystTypeConverters.convertToScala(k.get(i, types(i)), types(i))))
+        throw ChangeSets.keyExists(layout.primaryKey, SparkKeys.external(types)(k))
       }
     }
 
@@ -196,7 +195,7 @@ private[versioned] object LocalCommit {
   }
 
   /**
-   * (key, row) pairs in key order; with `validate`, checked by [[Validation.sortedKeys]] (computed changes
+   * (key, row) pairs in key order; with `validate`, checked by the kernel's `KeyRules.checkSorted` (computed changes
    * are one row per key already, and key-less tables allow nulls).
    */
   private def sortedByKey(rows: IndexedSeq[InternalRow], schema: StructType, layout: TableLayout,
@@ -210,7 +209,7 @@ private[versioned] object LocalCommit {
       val key: InternalRow = new GenericInternalRow(ordinals.indices.map(i => r.get(ordinals(i), types(i))).toArray)
       (key, r)
     }.sorted(byKey)
-    if (validate) Validation.sortedKeys(keyed, keys, layout.keyTypes, cmp)
+    if (validate) KeyRules.checkSorted(keyed.map(_._1), cmp, keys, None)(SparkKeys.external(layout.keyTypes))
     keyed
   }
 

@@ -1,10 +1,9 @@
 package versioned.spark.write
 
 import versioned.spark.format.SparkKeys
-import versioned.core.format.KeyOrder
 
 import org.apache.spark.sql.DataFrame
-import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types.DataType
 import versioned.spark.format.Columns.col
@@ -15,7 +14,7 @@ import versioned.spark.format.TableLayout
 /**
  * The rule every write's rows obey before anything is written: no null primary key, no key twice.
  * Checked where the rows are: distributed for writes and row-level operations ([[keys]]), on the
- * driver for small writes ([[sortedKeys]]), with the same errors. `operation` names a row-level
+ * driver for small writes ([[LocalCommit]], by the kernel's `KeyRules.checkSorted`), with the same errors. `operation` names a row-level
  * operation (`UPDATE`, `MERGE`) in the messages; plain writes leave it out.
  */
 private[versioned] object Validation {
@@ -30,15 +29,6 @@ private[versioned] object Validation {
     if (bad.nonEmpty && bad.head.getAs[Boolean]("_vnull")) throw nullKey(keys, operation)
     if (bad.nonEmpty) throw duplicateKey(keys, bad.head.getLong(keys.size), keys.indices.map(bad.head.get), operation)
   }
-
-  /**
-   * The same rule over `(key, row)` pairs held on the driver and sorted by key with `cmp`
-   * ([[KeyRules.checkSorted]]).
-   */
-  def sortedKeys(keyed: IndexedSeq[(InternalRow, InternalRow)], keys: Seq[String], types: Seq[DataType],
-                 cmp: KeyOrder[InternalRow]): Unit =
-    KeyRules.checkSorted(keyed.map(_._1), cmp, keys, None)(k =>
-      types.indices.map(c => CatalystTypeConverters.convertToScala(k.get(c, types(c)), types(c))))
 
   /**
    * The same rule checked in one pass over rows that arrive sorted by key (the write tasks of a new
