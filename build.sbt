@@ -8,6 +8,33 @@ ThisBuild / version := "0.1.0"
 ThisBuild / scalacOptions ++= Seq("-deprecation", "-feature", "-release", "17")
 ThisBuild / Test / fork := true
 ThisBuild / Test / parallelExecution := false
+// Suites run one at a time inside a test JVM; the connector's suites are split between two test JVMs that run side by
+// side (much of a suite's time is waiting: listener buses, leases, injected outages, timeouts), and core's JVM can
+// run beside one of them. Each test warehouse has its own directory (and, on PostgreSQL, its own database).
+Global / concurrentRestrictions := Seq(
+  Tags.limitAll(math.max(2, java.lang.Runtime.getRuntime.availableProcessors)),
+  Tags.limit(Tags.ForkedTestGroup, 2),
+  Tags.exclusiveGroup(Tags.Clean))
+
+// Seconds each long suite took in CI (bin/test, SQLite); others count 5. The split only balances the two JVMs.
+val suiteSeconds: Map[String, Double] = Map(
+  "safety.FaultInjectionSuite" -> 76, "merge.MergeOracleSuite" -> 59, "stream.StreamCrashSuite" -> 56,
+  "RandomizedOracleSuite" -> 49, "diff.DiffPropertySuite" -> 46, "ParallelWritersSuite" -> 39,
+  "catalog.ChangelogSuite" -> 35, "stream.StreamMetastoreOutageSuite" -> 32, "stream.StreamOutageSuite" -> 31,
+  "catalog.KeyLookupDmlSuite" -> 31, "catalog.RandomizedDmlSuite" -> 27, "safety.GcRaceSuite" -> 25,
+  "write.LocalCommitSuite" -> 24, "catalog.DdlSuite" -> 21, "write.BackgroundCompactionSuite" -> 20,
+  "merge.MergeSchemaSuite" -> 18, "safety.RetentionRaceSuite" -> 17, "catalog.KeylessDmlSuite" -> 16,
+  "ConcurrencySuite" -> 16, "merge.MergeSuite" -> 15, "catalog.DmlSuite" -> 15, "safety.RefMoveRaceSuite" -> 14,
+  "write.CompactionSuite" -> 14, "read.PruningSuite" -> 13, "diff.BeforeImagesSuite" -> 13)
+
+/** The suites in two groups of about equal time (longest first, each to the lighter group), each in its own JVM. */
+def splitSuites(tests: Seq[TestDefinition], opts: ForkOptions): Seq[Tests.Group] = {
+  val weight = (t: TestDefinition) => suiteSeconds.getOrElse(t.name.stripPrefix("versioned.spark."), 5.0)
+  val groups = tests.sortBy(t => (-weight(t), t.name)).foldLeft(Vector(Vector.empty[TestDefinition], Vector.empty[TestDefinition])) {
+    (gs, t) => val i = if (gs(0).map(weight).sum <= gs(1).map(weight).sum) 0 else 1; gs.updated(i, gs(i) :+ t)
+  }
+  groups.zipWithIndex.filter(_._1.nonEmpty).map { case (ts, i) => Tests.Group(s"spark-${i + 1}", ts, Tests.SubProcess(opts)) }
+}
 
 lazy val sparkJarsDir: File = {
   val fromEnv = sys.env.get("SPARK_JARS_DIR").map(file)
@@ -72,6 +99,7 @@ lazy val spark = (project in file("connector-scala/spark"))
       "org.scalatestplus" %% "scalacheck-1-18" % "3.2.19.0" % Test
     ),
     Test / javaOptions ++= testJavaOptions,
+    Test / testGrouping := splitSuites((Test / definedTests).value, (Test / forkOptions).value),
     assembly / assemblyJarName := "versioned-spark-assembly.jar",
     // Unmanaged jars are Spark's own runtime: never bundle them, nor the Scala library.
     assembly / assemblyExcludedJars := (assembly / fullClasspath).value.filter { a =>
