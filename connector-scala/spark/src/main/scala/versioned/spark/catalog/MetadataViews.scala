@@ -11,13 +11,11 @@ private[catalog] object MetadataViews {
   private val strings = ArrayType(StringType, containsNull = false)
   private def ts(ms: Long) = new Timestamp(ms)
 
-  private val imageFields = Seq(
-    StructField("hash", str, nullable = false), StructField("parents", strings, nullable = false),
-    StructField("author", str), StructField("message", str), StructField("created", TimestampType, nullable = false))
+  /** The columns of an image, as the log declares them (`HistoryApi.LogSchema`: one declaration for `$log` and `log`). */
+  private val imageFields = versioned.spark.api.HistoryApi.LogSchema.fields.toSeq.take(5)
 
   def schema(t: MetaTarget): StructType = StructType(t.kind match {
-    case MetaKind.Log => (imageFields :+ StructField("tables_changed", strings, nullable = false)) ++
-      Seq(StructField("committer", str), StructField("app_id", str), StructField("client", str))
+    case MetaKind.Log => versioned.spark.api.HistoryApi.LogSchema.fields.toSeq
     case MetaKind.History => imageFields ++ Seq(StructField("table_hash", str), StructField("operation", str, nullable = false))
     case MetaKind.Refs => Seq(StructField("name", str, nullable = false), StructField("kind", str, nullable = false),
       StructField("full_name", str, nullable = false), StructField("image", str, nullable = false),
