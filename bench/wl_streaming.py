@@ -193,7 +193,6 @@ class StreamingWorkloads:
                      "p99 ≤ 2× p50; p50 < 0.3 s at N = 10M" if goal else "— (rows/s vs the peers)", passed,
                      note(s, kind, size, n) + f"; content {'= expected' if ok else 'MISMATCH'}", ok=ok, **s)
 
-
     def _stream_start(self, table: str, kind: str, cs: G.Stream, b: int) -> Callable[[str], Any]:
         """The function that starts our sink's query of ``b`` batches of ``cs`` into ``table``, given a checkpoint."""
         def start(cp: str):
