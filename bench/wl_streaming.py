@@ -94,7 +94,8 @@ def stats(progs: List[Dict[str, Any]]) -> Dict[str, Any]:
     return {"rows": rows, "wall_s": wall, "rows_per_s": rows / wall if wall > 0 else None,
             "p50": pct(trig, 0.5), "p99": pct(trig, 0.99), "max": max(trig),
             "add_p50": pct(add, 0.5), "add_p99": pct(add, 0.99), "batches": len(progs),
-            "first_batch_s": progs[0]["durationMs"]["triggerExecution"] / 1000, "trigger_s": trig, "add_s": add}
+            "first_batch_s": progs[0]["durationMs"]["triggerExecution"] / 1000, "trigger_s": trig, "add_s": add,
+            "start_ts": [_ts(p) for p in progs[1:]]}
 
 
 def note(s: Dict[str, Any], kind: str, size: int, n: int) -> str:
@@ -161,6 +162,12 @@ class StreamingWorkloads:
                       timeout_s=self.args.stream_timeout)
         self.await_compactions()
         self.set_fragment_rows(n)
+        try:  # each compaction's INFO line in the run's log, to set against the batches' start times (start_ts)
+            jvm = sp.sparkContext._jvm
+            jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+                "versioned.spark.write.Compactor$", jvm.org.apache.logging.log4j.Level.INFO)
+        except Exception as e:  # noqa: BLE001
+            log(f"compaction log lines not enabled: {e}")
         for kind, size, wanted in configs(self.args):
             b = batches_for(n, size, kind, wanted)
             cs = stream_of(n, size, kind)
