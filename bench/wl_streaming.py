@@ -94,7 +94,8 @@ def stats(progs: List[Dict[str, Any]]) -> Dict[str, Any]:
     return {"rows": rows, "wall_s": wall, "rows_per_s": rows / wall if wall > 0 else None,
             "p50": pct(trig, 0.5), "p99": pct(trig, 0.99), "max": max(trig),
             "add_p50": pct(add, 0.5), "add_p99": pct(add, 0.99), "batches": len(progs),
-            "first_batch_s": progs[0]["durationMs"]["triggerExecution"] / 1000, "trigger_s": trig, "add_s": add}
+            "first_batch_s": progs[0]["durationMs"]["triggerExecution"] / 1000, "trigger_s": trig, "add_s": add,
+            "start_ts": [_ts(p) for p in progs[1:]]}
 
 
 def note(s: Dict[str, Any], kind: str, size: int, n: int) -> str:
@@ -112,6 +113,19 @@ def configs(args) -> List[tuple]:
     return out
 
 
+WARM_ROWS = 200_000  # rows of the warm-up streams' tables
+
+
+def warmup_configs(args) -> List[tuple]:
+    """(kind, trigger size, batches) of the untimed warm-up streams, one per configuration, on a table of
+    ``WARM_ROWS`` rows: ``--stream-warmup-batches`` at a trigger of up to 1,000 rows, 3 at larger ones (0: none).
+    The first micro-batches of a process run before the JIT has compiled the micro-batch path (the sink's and
+    Spark's own: source, planning, checkpoint) and take 2-3 times as long as the rest; the timed streams measure
+    the steady state, as the other workloads do after the warm-up step."""
+    w = args.stream_warmup_batches
+    return [(kind, size, w if size <= 1000 else min(w, 3)) for kind, size, _ in configs(args) if w > 0]
+
+
 def add_stream_args(ap) -> None:
     """The streaming workload's options, the same in bench/run.py and the peers' runner."""
     ap.add_argument("--stream-triggers", default="1000,100000", help="rows per micro-batch (default 1000,100000)")
@@ -120,6 +134,9 @@ def add_stream_args(ap) -> None:
                     help="micro-batches at a trigger of up to 1,000 rows (default 1,000)")
     ap.add_argument("--stream-large-batches", type=int, default=10,
                     help="micro-batches at larger triggers (default 10; an upsert stream is capped at N / updates)")
+    ap.add_argument("--stream-warmup-batches", type=int, default=50,
+                    help="untimed micro-batches per configuration before the timed streams, on a small table "
+                         "(default 50 at a trigger of up to 1,000 rows, 3 at larger ones; 0: none)")
     ap.add_argument("--stream-timeout", type=float, default=3600, help="seconds per streaming query before it fails")
 
 
@@ -128,14 +145,29 @@ def stream_argv(args) -> List[str]:
     batches = args.peers_stream_batches or args.stream_batches
     return ["--stream-triggers", str(args.stream_triggers), "--stream-kinds", str(args.stream_kinds),
             "--stream-batches", str(batches), "--stream-large-batches", str(args.stream_large_batches),
-            "--stream-timeout", str(args.stream_timeout)]
+            "--stream-timeout", str(args.stream_timeout), "--stream-warmup-batches", str(args.stream_warmup_batches)]
 
 
 class StreamingWorkloads:
     def streaming_step(self) -> None:
         """Each configuration on a table of its own: N rows loaded, then the stream into it with the sink."""
         sp, n = self.spark, self.n
+        for kind, size, wanted in warmup_configs(self.args):  # untimed (warmup_configs)
+            b = batches_for(WARM_ROWS, size, kind, wanted)
+            table = f"warm.stream_{kind}_{size}"
+            self.set_fragment_rows(WARM_ROWS)
+            self.write_versioned(G.base(sp, WARM_ROWS), table, pk="id", message="load")
+            log(f"streaming warm-up: {b} batches of {size:,} ({kind}) into {table}")
+            run_query(sp, self._stream_start(table, kind, stream_of(WARM_ROWS, size, kind), b), b, self.work,
+                      timeout_s=self.args.stream_timeout)
+        self.await_compactions()
         self.set_fragment_rows(n)
+        try:  # each compaction's INFO line in the run's log, to set against the batches' start times (start_ts)
+            jvm = sp.sparkContext._jvm
+            jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+                "versioned.spark.write.Compactor$", jvm.org.apache.logging.log4j.Level.INFO)
+        except Exception as e:  # noqa: BLE001
+            log(f"compaction log lines not enabled: {e}")
         for kind, size, wanted in configs(self.args):
             b = batches_for(n, size, kind, wanted)
             cs = stream_of(n, size, kind)
@@ -144,11 +176,8 @@ class StreamingWorkloads:
             self.await_compactions()
             log(f"streaming: {b} batches of {size:,} ({kind}) into {table}")
 
-            def start(cp: str, table=table, kind=kind, cs=cs, b=b):
-                w = (source(sp, cs, b, with_op=False).writeStream.format("versioned")
-                     .option("checkpointLocation", cp).option("upsert", str(kind == "upsert").lower()))
-                return w.start(table)
-            s = stats(run_query(sp, start, b, self.work, timeout_s=self.args.stream_timeout))
+            s = stats(run_query(sp, self._stream_start(table, kind, cs, b), b, self.work,
+                                timeout_s=self.args.stream_timeout))
             self.await_compactions()
             path = os.path.join(self.pq, f"stream-{kind}-{size}")
             self.write_expected(cs.expected(sp, b), path, n)
@@ -170,6 +199,14 @@ class StreamingWorkloads:
                      s["p50"], None, s["p99"] / s["p50"],
                      "p99 ≤ 2× p50; p50 < 0.3 s at N = 10M" if goal else "— (rows/s vs the peers)", passed,
                      note(s, kind, size, n) + f"; content {'= expected' if ok else 'MISMATCH'}", ok=ok, **s)
+
+    def _stream_start(self, table: str, kind: str, cs: G.Stream, b: int) -> Callable[[str], Any]:
+        """The function that starts our sink's query of ``b`` batches of ``cs`` into ``table``, given a checkpoint."""
+        def start(cp: str):
+            w = (source(self.spark, cs, b, with_op=False).writeStream.format("versioned")
+                 .option("checkpointLocation", cp).option("upsert", str(kind == "upsert").lower()))
+            return w.start(table)
+        return start
 
 
 METRICS = [("sustained rows/s", "rows_per_s", True), ("batch p50", "p50", False), ("batch p99", "p99", False),

@@ -260,25 +260,35 @@ def streaming(R) -> None:
     ``foreachBatch`` + MERGE for the upsert batches, on the same rows and batches as ours."""
     import wl_streaming as S
     sp, n = R.spark, R.n
-    for kind, size, wanted in S.configs(R.args):
-        b = S.batches_for(n, size, kind, wanted)
-        cs = S.stream_of(n, size, kind)
-        t = R.table(f"{kind}_{size}")
-        t.create(R.layout(G.base(sp, n), n))
-        log(f"streaming: {b} batches of {size:,} ({kind}) into {t.ref}")
 
-        def upsert(df, batch_id, t=t):
+    def starter(t, kind: str, cs, b: int):
+        def upsert(df, batch_id):
             df.createOrReplaceTempView("peer_stream_changes")  # the batch's own session (a clone of R.spark)
             df.sparkSession.sql(f"MERGE INTO {t.target(None)} " + TB.MERGE_BODY.format(src="peer_stream_changes"))
 
-        def start(cp: str, t=t, kind=kind, cs=cs, b=b):
+        def start(cp: str):
             w = S.source(sp, cs, b, with_op=kind == "upsert").writeStream.option("checkpointLocation", cp)
             if kind == "upsert":
                 return w.foreachBatch(upsert).start()
             if R.args.system == "delta":
                 return w.format("delta").start(t.path)
             return w.format("iceberg").outputMode("append").toTable(t.ref)
-        s = S.stats(S.run_query(sp, start, b, R.args.work, timeout_s=R.args.stream_timeout))
+        return start
+
+    for kind, size, wanted in S.warmup_configs(R.args):  # untimed, as ours (S.warmup_configs)
+        b = S.batches_for(S.WARM_ROWS, size, kind, wanted)
+        t = R.table(f"warm_{kind}_{size}")
+        t.create(R.layout(G.base(sp, S.WARM_ROWS), S.WARM_ROWS))
+        log(f"streaming warm-up: {b} batches of {size:,} ({kind}) into {t.ref}")
+        S.run_query(sp, starter(t, kind, S.stream_of(S.WARM_ROWS, size, kind), b), b, R.args.work,
+                    timeout_s=R.args.stream_timeout)
+    for kind, size, wanted in S.configs(R.args):
+        b = S.batches_for(n, size, kind, wanted)
+        cs = S.stream_of(n, size, kind)
+        t = R.table(f"{kind}_{size}")
+        t.create(R.layout(G.base(sp, n), n))
+        log(f"streaming: {b} batches of {size:,} ({kind}) into {t.ref}")
+        s = S.stats(S.run_query(sp, starter(t, kind, cs, b), b, R.args.work, timeout_s=R.args.stream_timeout))
         path = R.write_expected(cs.expected(sp, b), f"stream-{kind}-{size}", n)
         wid = f"stream_{kind}_{size}"
         if size <= 1000:

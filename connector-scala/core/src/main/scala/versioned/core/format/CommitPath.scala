@@ -41,7 +41,7 @@ object CommitPath {
 
   /**
    * What the tasks of a write handed to the driver: rows kept in memory (`localRows`), and whether the driver
-   * can look those rows' keys up in the committed table (`keysCheckable`: few rows, a key that takes lookups),
+   * can check those rows' keys against the committed table (`keysCheckable`: few keys to look up, a key that takes lookups),
    * DIFFs over the head (`overwriteDiffs`), SNAP objects (`snapshotObjects`).
    */
   final case class Produced(localRows: Boolean, overwriteDiffs: Boolean, snapshotObjects: Boolean,

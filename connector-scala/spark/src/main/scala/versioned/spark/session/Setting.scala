@@ -95,7 +95,8 @@ object Setting {
       "use `spark.sql.parquet.compression.codec` like plain Parquet")
   val LocalCommitMaxRows: Setting[Long] = Setting("spark.versioned.write.localCommitMaxRows", Kind.longAtLeast(0), 100000L,
     "100000", "an upsert (write option `upsert`, with or without `deleteColumn`) of at most this many rows into an existing " +
-      "keyed table, and an insert of at most 10,000 of them, is validated and written by the driver, with no Spark job " +
+      "keyed table, and an insert of as many whose keys need at most 10,000 lookups (keys outside every stored object's " +
+      "key range need none), is validated and written by the driver, with no Spark job " +
       "after the write itself; so are the changes of a DELETE/UPDATE/MERGE or `delete_where` of at most this many rows; " +
       "0 turns it off")
   val LocalCommitMaxBytes: Setting[Long] = Setting("spark.versioned.write.localCommitMaxBytes", Kind.bytes, 64L << 20, "64m",

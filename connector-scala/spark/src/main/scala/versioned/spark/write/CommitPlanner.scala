@@ -116,15 +116,17 @@ private[versioned] object CommitPlanner {
     }
     // where the objects of before-images' chains are found (write option beforeImages)
     val priors: LocalCommit.Priors = Option.when(req.beforeImages)(ids => Warehouses.engine(spark, req.locationOptions).objects(ids))
+    // the committed version, loaded once (the inserts' key check reads it twice)
+    val snapshot = base.snapshot.map { load => lazy val s = load(); () => s }
     val produced = CommitPath.Produced(staged.localRows.isDefined, staged.overwrite.isDefined, staged.snapshot.isDefined,
-      keysCheckable = staged.localRows.exists(rows => LocalCommit.keysCheckable(layout, rows.size, base.snapshot.isDefined)))
+      keysCheckable = staged.localRows.exists(rows => LocalCommit.keysCheckable(layout, staged.schema, rows, snapshot)))
     val shaped = current.filter(_ => sameShape)
     val (version, objects) = CommitPath.step(VersionedWriteBuilder.request(req), onHead, produced) match {
       // small upserts: changes follow from the data alone, so the driver writes the DIFFs itself; small inserts
       // too, once the driver has looked their keys up in the table
       case CommitPath.LocalAppend =>
         LocalCommit.writeDiffs(spark, target, layout, current.get, staged.schema, req.deleteColumn, staged.localRows.get,
-          priors, LocalCommit.inserts(req), LocalCommit.lookedUp(req, base.snapshot))
+          priors, LocalCommit.inserts(req), LocalCommit.lookedUp(req, snapshot))
       // computed changes already collected by the caller (a small merge)
       case CommitPath.LocalChanges =>
         LocalCommit.writeChanges(spark, target, layout, current.get, staged.schema, staged.localRows.get, priors)

@@ -26,12 +26,27 @@ import versioned.spark.read.{KeyLookup, LocalLookup}
 private[versioned] object LocalCommit {
 
   /**
-   * Whether the driver can look the keys of `rows` rows up in the table (the kernel's `CommitPath.Produced.keysCheckable`,
-   * which lets small inserts commit on the driver): at most [[LocalLookup.MaxKeys]] rows, the table's version is
-   * committed (`lookup`), and its first key column takes lookups.
+   * Whether the driver can look the keys of `rows` rows up in the table: at most [[LocalLookup.MaxKeys]] rows, the
+   * table's version is committed (`lookup`), and its first key column takes lookups.
    */
-  def keysCheckable(layout: TableLayout, rows: Int, lookup: Boolean): Boolean =
+  def lookupFits(layout: TableLayout, rows: Int, lookup: Boolean): Boolean =
     !layout.hidden && lookup && rows <= LocalLookup.MaxKeys && KeyLookup.supports(layout.keyFields.head.dataType)
+
+  /**
+   * Whether the driver can check that the keys of an insert's `rows` (in `schema`) are new (the kernel's
+   * `CommitPath.Produced.keysCheckable`, which lets inserts commit on the driver): the table's version is
+   * committed (`existing`), its first key column takes lookups, and at most [[LocalLookup.MaxKeys]] of the keys
+   * need a lookup: those that an object of the table may hold by its statistics ([[StoredKeyRanges]]; a key
+   * outside every object's range is new without one, as every key of a stream of ascending ids is).
+   */
+  def keysCheckable(layout: TableLayout, schema: StructType, rows: IndexedSeq[InternalRow],
+                    existing: Option[() => TableSnapshot]): Boolean =
+    lookupFits(layout, rows.size, existing.isDefined) || (lookupFits(layout, 0, existing.isDefined) && {
+      val ranges = StoredKeyRanges.of(existing.get())
+      val (o, dt) = (schema.fieldIndex(layout.keyColumns.head), layout.keyFields.head.dataType)
+      rows.iterator.filter(r => r.isNullAt(o) || ranges.mayHold(Values.fromInternal(r, o, dt))).take(LocalLookup.MaxKeys + 1)
+        .size <= LocalLookup.MaxKeys
+    })
 
   /** Whether an append inserts its rows (each key must be new) rather than upserting them. */
   def inserts(req: WriteRequest): Boolean = !req.upsert && req.deleteColumn.isEmpty
@@ -45,9 +60,13 @@ private[versioned] object LocalCommit {
   def lookedUp(req: WriteRequest, existing: Option[() => TableSnapshot]): Option[() => TableSnapshot] =
     existing.filter(_ => inserts(req) || !req.allowEmpty)
 
-  /** The most rows a write's tasks keep in memory for a commit on the driver, of `maxRows` allowed. */
+  /**
+   * The most rows a write's tasks keep in memory for a commit on the driver, of `maxRows` allowed: inserts too,
+   * as their keys are checked by their fragments' key ranges first ([[keysCheckable]]; an insert whose keys
+   * need too many lookups is staged by the driver and planned with Spark jobs).
+   */
   def maxKeptRows(req: WriteRequest, maxRows: Long): Long =
-    if (req.mode != WriteMode.Append) 0L else if (inserts(req)) math.min(maxRows, LocalLookup.MaxKeys.toLong) else maxRows
+    if (req.mode != WriteMode.Append) 0L else maxRows
 
   /**
    * Where a commit finds the metadata of stored objects, when its DIFFs record before-images
@@ -68,10 +87,10 @@ private[versioned] object LocalCommit {
                  rows: IndexedSeq[InternalRow], priors: Priors, inserts: Boolean,
                  existing: Option[() => TableSnapshot] = None): (TableVersion, Seq[ObjectMeta]) = {
     val sorted = sortedByKey(rows, schema, layout)
-    val present = existing.filter(_ => cur.effectiveFragments.nonEmpty && keysCheckable(layout, rows.size, lookup = true))
-    present.foreach(s => if (inserts) requireNew(sorted, layout, s()))
+    val stored = existing.filter(_ => cur.effectiveFragments.nonEmpty)
+    if (inserts) stored.foreach(s => requireNew(sorted, layout, s()))
     // best effort: an upsert is a blind write, so a table it cannot read now (a damaged object) never fails it
-    val unchanged = !inserts && present.exists(s =>
+    val unchanged = !inserts && stored.filter(_ => lookupFits(layout, rows.size, lookup = true)).exists(s =>
       scala.util.Try(!changesAny(sorted, schema, deleteColumn, layout, s())).getOrElse(false))
     if (sorted.isEmpty || unchanged) (cur, Nil)
     else write(spark, target, layout, cur, sorted, diffRows(spark, schema, layout, deleteColumn, inserts), priors)
@@ -116,14 +135,19 @@ private[versioned] object LocalCommit {
     }
 
   /** KEY_EXISTS (as [[ChangeSets.append]] raises it) for the first of the `keyed` rows whose key `snapshot` holds. */
-  private def requireNew(keyed: IndexedSeq[(InternalRow, InternalRow)], layout: TableLayout, snapshot: TableSnapshot): Unit =
-    if (keyed.nonEmpty) {
+  private def requireNew(keyed: IndexedSeq[(InternalRow, InternalRow)], layout: TableLayout, snapshot: TableSnapshot): Unit = {
+    // only keys that an object of the table may hold by its statistics are looked up
+    val ranges = StoredKeyRanges.of(snapshot)
+    val dt = layout.keyFields.head.dataType
+    val candidates = keyed.filter(k => k._1.isNullAt(0) || ranges.mayHold(Values.fromInternal(k._1, 0, dt)))
+    if (candidates.nonEmpty) {
       val types = layout.keyTypes
-      val present = stored(keyed, layout, snapshot)
-      keyed.find(k => present.containsKey(k._1)).foreach { case (k, _) =>
+      val present = stored(candidates, layout, snapshot)
+      candidates.find(k => present.containsKey(k._1)).foreach { case (k, _) =>
         throw ChangeSets.keyExists(layout.primaryKey, SparkKeys.external(types)(k))
       }
     }
+  }
 
   /** The same for DIFF rows already computed (`WriteMode.Changes`): `rows` hold the DIFF columns in `schema`'s order. */
   def writeChanges(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
