@@ -48,6 +48,21 @@ def hot_frames(jfr: str, top: int = 25) -> Dict[str, Any]:
     return {"samples": len(events), "top_frames": tops.most_common(top), "connector_frames": ours.most_common(top)}
 
 
+def append_notes(results_dir: str) -> None:
+    """Appends the host's load average (before and after) and, when profiled, the hottest frames to results.md."""
+    meta = json.load(open(os.path.join(results_dir, "results.json")))["meta"]
+    lines = ["", f"Load average (1 min) before the run {meta.get('loadavg_1m_before')}, after it "
+             f"{meta.get('loadavg_1m_after')} (`uptime` after: {meta.get('uptime_after')}); table "
+             f"{'reused from a previous run (--keep)' if meta.get('table_reused') else 'built by this run'}."]
+    prof = meta.get("profile")
+    if prof:
+        lines += ["", f"JFR execution samples of the timed blame runs (all threads of the driver, local mode): "
+                  f"{prof['samples']}; hottest top frames:", ""]
+        lines += [f"    {c:6d} {f}" for f, c in prof["top_frames"][:12]]
+    with open(os.path.join(results_dir, "results.md"), "a") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def main(argv: Optional[list] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=10_000_000)
@@ -101,6 +116,7 @@ def main(argv: Optional[list] = None) -> int:
     s.meta["uptime_after"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     s.save()
     s.spark.stop()
+    append_notes(s.results_dir)
     print(s.markdown())
     return 0
 
