@@ -41,9 +41,10 @@ class Suite:
         """The Spark master: ``--master`` (a cluster URL), else ``local[--cores]``."""
         return self.args.master or f"local[{self.args.cores}]"
 
-    def start(self) -> None:
+    def start(self, keep: bool = False) -> None:
+        """Starts the session on a fresh ``--work`` directory (``keep``: on the one a previous run left)."""
         os.makedirs(self.work, exist_ok=True)
-        for name in os.listdir(self.work):  # everything but the peers' environment (bin/bench creates it once)
+        for name in [] if keep else os.listdir(self.work):  # all but the peers' environment (bin/bench makes it once)
             if name != "peers-venv":
                 p = os.path.join(self.work, name)
                 shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)

@@ -39,6 +39,15 @@ private[core] object MetaDao {
   def getImage(c: Connection, repo: String, hash: String): Option[Image] =
     Sql.query(c, s"SELECT $imageCols FROM vc_images WHERE repo = ? AND hash = ?", repo, hash)(image(repo)).headOption
 
+  /**
+   * Image `hash` and, when garbage collection expired it, why ([[Retention]]): one query, the image joined with
+   * `vc_expired`, so a resolution learns both in one round trip.
+   */
+  def getImageExpiry(c: Connection, repo: String, hash: String): Option[(Image, Option[String])] =
+    Sql.query(c, s"SELECT ${imageCols.split(", ").map("i." + _).mkString(", ")}, e.reason AS expired_reason " +
+      "FROM vc_images i LEFT JOIN vc_expired e ON e.repo = i.repo AND e.image_hash = i.hash WHERE i.repo = ? AND i.hash = ?",
+      repo, hash)(r => (image(repo)(r), Option(r.getString("expired_reason")))).headOption
+
   /** Hashes starting with `prefix` (hex only), at most `limit`. */
   def imagesByPrefix(c: Connection, repo: String, prefix: String, limit: Int): Vector[String] =
     Sql.query(c, "SELECT hash FROM vc_images WHERE repo = ? AND hash >= ? AND hash < ? ORDER BY hash",

@@ -151,6 +151,9 @@ object Metastore {
 object Sql {
   /** A NULL of an INT column as an argument (a plain null binds as a string, which PostgreSQL refuses there). */
   case object NullInt
+  /** Whether `c` is a connection to an embedded SQLite metastore (else PostgreSQL). */
+  def isSqlite(c: Connection): Boolean = c.getMetaData.getURL.startsWith("jdbc:sqlite:")
+
   /** True for a primary-key/unique violation (PostgreSQL SQLSTATE 23505, SQLite SQLITE_CONSTRAINT). */
   def isUniqueViolation(e: java.sql.SQLException): Boolean =
     e.getSQLState == "23505" || e.getErrorCode == 19 || Option(e.getMessage).exists(_.contains("UNIQUE constraint failed"))

@@ -78,24 +78,33 @@ object Reflog {
       e.newImage.getOrElse(""), e.operation, e.who, e.appId, e.client, e.detail, e.atMs.toString)
 
   /**
-   * Appends the entry of a ref movement in the caller's transaction: locks the repository's chain head row (so
-   * appends of a repository never interleave), links the entry to the head and moves the head to it.
+   * Appends the entry of a ref movement in the caller's transaction: reads the repository's chain head row,
+   * locked (so appends of a repository never interleave), then moves the head to the new entry and inserts it.
+   * Two statements on PostgreSQL (the locking read, then one statement writing both rows); on SQLite, whose
+   * transactions take the write lock when they begin, the read and the two writes run in process. A repository
+   * whose reflog has no head row yet (one made before the reflog) gets it first.
    */
   private[core] def append(c: Connection, repo: String, ref: String, old: Option[String], next: Option[String],
                            cause: Cause): ReflogEntry = {
-    Sql.update(c, "INSERT INTO vc_reflog_heads (repo, seq, entry_hash) VALUES (?, 0, ?) ON CONFLICT (repo) DO NOTHING",
-      repo, Genesis)
-    Sql.update(c, "UPDATE vc_reflog_heads SET seq = seq + 1 WHERE repo = ?", repo)
-    val (seq, prev) = Sql.query(c, "SELECT seq, entry_hash FROM vc_reflog_heads WHERE repo = ?", repo)(r =>
-      (r.getLong(1), r.getString(2))).head
+    val sqlite = Sql.isSqlite(c)
+    val lock = if (sqlite) "" else " FOR UPDATE"
+    def tail() = Sql.query(c, s"SELECT seq, entry_hash FROM vc_reflog_heads WHERE repo = ?$lock", repo)(r =>
+      (r.getLong(1), r.getString(2))).headOption
+    val (last, prev) = tail().getOrElse {
+      Sql.update(c, "INSERT INTO vc_reflog_heads (repo, seq, entry_hash) VALUES (?, 0, ?) ON CONFLICT (repo) DO NOTHING",
+        repo, Genesis)
+      tail().get
+    }
     val a = cause.actor
-    val draft = ReflogEntry(repo, seq, ref, old, next, cause.operation, a.user, a.appId, a.client, cause.detail,
+    val draft = ReflogEntry(repo, last + 1, ref, old, next, cause.operation, a.user, a.appId, a.client, cause.detail,
       System.currentTimeMillis(), prev, "")
     val e = draft.copy(hash = hashOf(draft))
-    Sql.update(c, "INSERT INTO vc_reflog (repo, seq, ref, old_image, new_image, operation, who, app_id, client, detail, " +
-      "at_ms, prev_hash, entry_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", repo, seq, ref, old, next, e.operation, e.who,
-      e.appId, e.client, e.detail, e.atMs, prev, e.hash)
-    Sql.update(c, "UPDATE vc_reflog_heads SET entry_hash = ? WHERE repo = ?", e.hash, repo)
+    val head = "UPDATE vc_reflog_heads SET seq = ?, entry_hash = ? WHERE repo = ?"
+    val insert = "INSERT INTO vc_reflog (repo, seq, ref, old_image, new_image, operation, who, app_id, client, detail, " +
+      "at_ms, prev_hash, entry_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    val entryArgs = Seq(repo, e.seq, ref, old, next, e.operation, e.who, e.appId, e.client, e.detail, e.atMs, prev, e.hash)
+    if (sqlite) { Sql.update(c, head, e.seq, e.hash, repo); Sql.update(c, insert, entryArgs: _*) }
+    else Sql.update(c, s"WITH h AS ($head) $insert", (Seq(e.seq, e.hash, repo) ++ entryArgs): _*)
     e
   }
 

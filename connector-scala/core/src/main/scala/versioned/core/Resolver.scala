@@ -11,24 +11,28 @@ final class Resolver(ms: Metastore) {
 
   def resolve(repo: String, rev: Revision): Image = ms.read(c => resolve(c, repo, rev))
 
-  /** The image `rev` names; VERSION_EXPIRED when a retention policy expired it. */
+  /**
+   * The image `rev` names; VERSION_EXPIRED when a retention policy expired it. The resolution ends in one query,
+   * the image joined with the expired images ([[MetaDao.getImageExpiry]]), not an image read and an expiry lookup.
+   */
   def resolve(c: Connection, repo: String, rev: Revision): Image = {
-    val img = resolveAny(c, repo, rev)
-    Retention.refuse(c, repo, img.hash)
+    val hash = resolveHash(c, repo, rev)
+    val (img, expired) = MetaDao.getImageExpiry(c, repo, hash).getOrElse(throw notFound(repo, hash))
+    Retention.refuse(repo, hash, expired)
     img
   }
 
-  private def resolveAny(c: Connection, repo: String, rev: Revision): Image = {
+  /** The hash of the image `rev` names (not read yet, nor checked for expiry). */
+  private def resolveHash(c: Connection, repo: String, rev: Revision): String = {
     if (!MetaDao.repoExists(c, repo)) throw new RepositoryNotFoundException(repo)
     rev match {
       case Revision.DefaultBranch =>
-        val b = MetaDao.defaultBranch(c, repo).get
-        image(c, repo, branchHead(c, repo, b))
+        branchHead(c, repo, MetaDao.defaultBranch(c, repo).get)
       case Revision.Spec(spec) => resolveSpec(c, repo, spec)
       case Revision.AsOf(ts, branch) =>
         val b = branch.getOrElse(MetaDao.defaultBranch(c, repo).get)
         val head = image(c, repo, branchHead(c, repo, b))
-        if (head.createdMs <= ts) head
+        if (head.createdMs <= ts) head.hash
         else {
           // the first-parent line read in windows of growing size, newest first, as a log reads it
           val images = new LogWindows(c, ms.isSqlite, graphOnly = false, repo, 256)
@@ -39,7 +43,7 @@ final class Resolver(ms: Metastore) {
                 s"${Instant.ofEpochMilli(ts)}; its first commit is at ${Instant.ofEpochMilli(img.createdMs)}."))
             img = read(c, repo, images, p)
           }
-          image(c, repo, img.hash)
+          img.hash
         }
     }
   }
@@ -50,7 +54,7 @@ final class Resolver(ms: Metastore) {
         s"List the branches (metadata table $$refs, or the API's branches), or create it first (procedure create_branch, " +
         "or the API's create branch)."))
 
-  private def resolveSpec(c: Connection, repo: String, spec: String): Image = {
+  private def resolveSpec(c: Connection, repo: String, spec: String): String = {
     if (spec == null || spec.trim.isEmpty)
       throw new InvalidInputException(ErrorClass.InvalidRevision, "An empty revision was given; name a branch, tag, lock or hash.")
     spec.find(ch => Character.isISOControl(ch) && !ch.isWhitespace).foreach { ch =>
@@ -58,37 +62,38 @@ final class Resolver(ms: Metastore) {
         f"holds a control character (U+${ch.toInt}%04X); ref names never do. Remove it.")
     }
     val Ancestry(base, steps) = spec.trim
-    var img = image(c, repo, resolveBase(c, repo, base, spec))
-    Step.findAllMatchIn(steps).foreach { m =>
+    val baseHash = resolveBase(c, repo, base, spec)
+    // each step reads the image it starts from; the last step's target is only named (resolve reads it)
+    Step.findAllMatchIn(steps).foldLeft(baseHash) { (hash, m) =>
       val n = if (m.group(2).isEmpty) 1 else m.group(2).toIntOption.getOrElse(throw new InvalidInputException(
         ErrorClass.InvalidRevision, s"Ancestry count in '$spec' is too large."))
-      img = if (m.group(1) == "~") firstParent(c, repo, img, n, spec) else parent(c, repo, img, n, spec)
+      if (m.group(1) == "~") firstParent(c, repo, hash, n, spec) else parent(image(c, repo, hash), n, spec)
     }
-    img
   }
 
-  private def parent(c: Connection, repo: String, img: Image, n: Int, spec: String): Image =
-    if (n == 0) img
-    else img.parents.lift(n - 1).map(image(c, repo, _)).getOrElse(throw pastRoot(spec, img.hash, n))
+  private def parent(img: Image, n: Int, spec: String): String =
+    if (n == 0) img.hash
+    else img.parents.lift(n - 1).getOrElse(throw pastRoot(spec, img.hash, n))
 
   private def pastRoot(spec: String, hash: String, n: Int) = new ImageNotFoundException(
     s"Revision '$spec' goes past the root of the history: image ${hash.take(12)} has no parent #$n.")
 
   /**
-   * The image `n` first parents before `img` (`~n`). A short walk reads one image per step; a long one reads the
-   * history's hashes and parents in windows of growing size, newest first ([[LogWindows]]), so `main~1000` costs a
-   * few queries, not a thousand.
+   * The hash of the image `n` first parents before `from` (`~n`). A short walk reads one image per step; a long one
+   * reads the history's hashes and parents in windows of growing size, newest first ([[LogWindows]]), so `main~1000`
+   * costs a few queries, not a thousand.
    */
-  private def firstParent(c: Connection, repo: String, img: Image, n: Int, spec: String): Image =
-    if (n <= Resolver.ShortWalk) (1 to n).foldLeft(img)((i, _) => parent(c, repo, i, 1, spec))
+  private def firstParent(c: Connection, repo: String, from: String, n: Int, spec: String): String =
+    if (n <= Resolver.ShortWalk) (1 to n).foldLeft(from)((h, _) => parent(image(c, repo, h), 1, spec))
     else {
       val images = new LogWindows(c, ms.isSqlite, graphOnly = true, repo, 2L * n + 62)
+      val img = image(c, repo, from)
       var (hash, parents) = (img.hash, img.parents)
-      (1 to n).foreach { _ =>
+      (1 to n).foreach { i =>
         hash = parents.headOption.getOrElse(throw pastRoot(spec, hash, 1))
-        parents = read(c, repo, images, hash).parents
+        if (i < n) parents = read(c, repo, images, hash).parents
       }
-      image(c, repo, hash)
+      hash
     }
 
   /** Image `hash` from the windows a walk reads, else on its own (an image the windows do not hold). */
@@ -121,7 +126,9 @@ final class Resolver(ms: Metastore) {
   }
 
   private def image(c: Connection, repo: String, hash: String): Image =
-    MetaDao.getImage(c, repo, hash).getOrElse(throw new ImageNotFoundException(s"Image $hash not found in '$repo'."))
+    MetaDao.getImage(c, repo, hash).getOrElse(throw notFound(repo, hash))
+
+  private def notFound(repo: String, hash: String) = new ImageNotFoundException(s"Image $hash not found in '$repo'.")
 }
 
 private object Resolver {

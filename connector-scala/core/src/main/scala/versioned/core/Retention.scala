@@ -190,7 +190,10 @@ object Retention {
     Sql.query(c, "SELECT reason FROM vc_expired WHERE repo = ? AND image_hash = ?", repo, image)(_.getString(1)).headOption
 
   /** Raises [[VersionExpiredException]] when `image` of `repo` was expired. */
-  private[core] def refuse(c: Connection, repo: String, image: String): Unit = expiry(c, repo, image).foreach { why =>
+  private[core] def refuse(c: Connection, repo: String, image: String): Unit = refuse(repo, image, expiry(c, repo, image))
+
+  /** Raises [[VersionExpiredException]] when `expired` (why `image` of `repo` was expired, if it was) is defined. */
+  private[core] def refuse(repo: String, image: String, expired: Option[String]): Unit = expired.foreach { why =>
     throw new VersionExpiredException(image, why, s"Version ${image.take(12)} of '$repo' was expired by garbage " +
       s"collection: $why. Its commit is still in the log, its tables are gone. Read a newer version, or keep more " +
       "history with the retention policy (procedure set_retention, or the API's set retention).")

@@ -147,4 +147,15 @@ class ReflogSuite extends CoreFixture {
     commitOn("r", "main", putFresh("t"))
     assert(entries.map(_.seq) == Seq(1L) && engine.reflog.verify("r").isEmpty)
   }
+
+  test("a repository whose reflog has no head row yet (made before the reflog) gets one at its next move") {
+    commitOn("r", "main", putFresh("t"))
+    sql("DELETE FROM vc_reflog WHERE repo = ?", "r")
+    sql("DELETE FROM vc_reflog_heads WHERE repo = ?", "r")
+    commitOn("r", "main", putFresh("t"))
+    engine.refs.createBranch("r", "dev", Revision.DefaultBranch)
+    assert(entries.map(e => (e.seq, e.ref, e.operation)) == Seq((2L, "heads/dev", "create"), (1L, "heads/main", "commit")))
+    assert(entries.last.prevHash == Reflog.Genesis && entries.head.prevHash == entries.last.hash)
+    assert(engine.reflog.verify("r").isEmpty)
+  }
 }

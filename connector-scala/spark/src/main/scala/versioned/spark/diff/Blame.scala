@@ -63,9 +63,18 @@ private[versioned] object Blame {
     StructType(identityColumns(l).map(l.schema(_)) ++ CommitFields)
   }
 
+  /**
+   * At most this many DIFF rows (from the metastore's row counts) make the newest change of each key a broadcast
+   * table: the revision's keys are then probed in one scan, never shuffled.
+   */
+  val BroadcastRows = 2000000L
+
   /** The walked commits, newest first; the changes found; whether every row is attributed without a base. */
   private final case class Walk(commits: Vector[SeqImage], diffs: Vector[(Long, ObjectMeta)], rewritten: Vector[Int],
-                                complete: Boolean)
+                                complete: Boolean) {
+    /** Whether the changes are few enough to broadcast: only DIFF rows, at most [[BroadcastRows]]. */
+    def small: Boolean = rewritten.isEmpty && diffs.iterator.map(_._2.rowCount).sum <= BroadcastRows
+  }
 
   /** The blame of `ident` at `rev`: a DataFrame of [[schema]]; `TABLE_NOT_FOUND` when the table is not there. */
   def frame(spark: SparkSession, engine: Engine, location: Map[String, String], ident: TableIdent, rev: Revision): DataFrame =
@@ -86,7 +95,7 @@ private[versioned] object Blame {
         case Some(c) =>
           val newest = c.filter(!col(Deleted)).groupBy(keys.map(col): _*).agg(min(col(Ord)).as(Ord))
             .select(keys.map(k => col(k).as(s"_vb_$k")) :+ col(Ord): _*)
-          current.join(newest, keys.map(k => col(k) <=> col(s"_vb_$k")).reduce(_ && _), "left")
+          current.join(if (w.small) broadcast(newest) else newest, keys.map(k => col(k) <=> col(s"_vb_$k")).reduce(_ && _), "left")
             .withColumn(Index, coalesce(floor(col(Ord) / Slots).cast(IntegerType), lit(base)))
       }
       val commitRows = w.commits.zipWithIndex.map { case (c, i) =>
@@ -113,6 +122,13 @@ private[versioned] object Blame {
     var anyRewrite = false
     var nextCheck = 1
     var complete = false
+    // each version's objects, read once: a commit's parent is the next step's commit
+    val metas = scala.collection.mutable.HashMap.empty[String, ObjectMeta]
+    def metasOf(ts: Seq[TableVersion]): Map[String, ObjectMeta] = {
+      val ids = ts.flatMap(t => (t.fragments ++ t.compacted.toSeq.flatten).flatMap(_.objects)).distinct
+      metas ++= engine.objects(ids.filterNot(metas.contains))
+      ids.flatMap(id => metas.get(id).map(id -> _)).toMap
+    }
     var done = false
     while (!done) {
       walked.incrementAndGet()
@@ -122,11 +138,11 @@ private[versioned] object Blame {
         case Some((p, pt)) if keyed(pt, layout) || sameLayout(pt, layout) =>
           var base = false
           if (pt.fragments != curTable.fragments) {
-            val metas = engine.objects((Seq(pt, curTable).flatMap(t => (t.fragments ++ t.compacted.toSeq.flatten).flatMap(_.objects))).distinct)
-            val (chains, rewrote) = ChangeFeed.matchFragments(pt, curTable, metas)
+            val known = metasOf(Seq(pt, curTable))
+            val (chains, rewrote) = ChangeFeed.matchFragments(pt, curTable, known)
             if (!rewrote) chains.foreach(_.zipWithIndex.foreach { case (id, pos) =>
-              diffs += ((i * Slots + (Slots - 1 - pos), metas(id)))
-              diffRows += metas(id).rowCount
+              diffs += ((i * Slots + (Slots - 1 - pos), known(id)))
+              diffRows += known(id).rowCount
             })
             else if (sameLayout(pt, layout)) { rewritten += i; anyRewrite = true }
             else base = true // a rewrite that also changed the columns: this commit changed every row it kept
