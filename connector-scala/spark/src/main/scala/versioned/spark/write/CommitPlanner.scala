@@ -117,7 +117,8 @@ private[versioned] object CommitPlanner {
     // where the objects of before-images' chains are found (write option beforeImages)
     val priors: LocalCommit.Priors = Option.when(req.beforeImages)(ids => Warehouses.engine(spark, req.locationOptions).objects(ids))
     val produced = CommitPath.Produced(staged.localRows.isDefined, staged.overwrite.isDefined, staged.snapshot.isDefined,
-      keysCheckable = staged.localRows.exists(rows => LocalCommit.keysCheckable(layout, rows.size, base.snapshot.isDefined)))
+      keysCheckable = staged.localRows.exists(rows => LocalCommit.keysCheckable(layout, rows.size, base.snapshot.isDefined)),
+      oneFragment = staged.localRows.exists(_.size <= Warehouses.fragmentRows(spark)))
     val shaped = current.filter(_ => sameShape)
     val (version, objects) = CommitPath.step(VersionedWriteBuilder.request(req), onHead, produced) match {
       // small upserts: changes follow from the data alone, so the driver writes the DIFFs itself; small inserts
@@ -125,6 +126,9 @@ private[versioned] object CommitPlanner {
       case CommitPath.LocalAppend =>
         LocalCommit.writeDiffs(spark, target, layout, current.get, staged.schema, req.deleteColumn, staged.localRows.get,
           priors, LocalCommit.inserts(req), LocalCommit.lookedUp(req, base.snapshot))
+      // a new SNAP of a few keyed rows (a transaction's first write of a table): the driver writes it, no job
+      case CommitPath.LocalSnapshot =>
+        LocalCommit.writeSnapshot(spark, target, layout, staged.schema, staged.localRows.get, req.ident.table)
       // computed changes already collected by the caller (a small merge)
       case CommitPath.LocalChanges =>
         LocalCommit.writeChanges(spark, target, layout, current.get, staged.schema, staged.localRows.get, priors)
