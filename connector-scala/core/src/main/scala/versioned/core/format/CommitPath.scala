@@ -33,19 +33,24 @@ object CommitPath {
   def dependsOnTable(r: Request): Boolean =
     !(r.deleteColumn || r.expectedHead || r.inTransaction || r.mode == WriteMode.Changes)
 
+  /** Whether the write makes a new SNAP of keyed data: a new table, or a new shape by overwrite, with a key given. */
+  def newSnapshot(r: Request, t: Target): Boolean =
+    r.keyGiven && r.mode != WriteMode.Changes && (!t.exists || (r.mode == WriteMode.Overwrite && !t.sameShape))
+
   def write(r: Request, t: Target): Write =
     if (!dependsOnTable(r)) Staged
-    else if (r.keyGiven && (!t.exists || (r.mode == WriteMode.Overwrite && !t.sameShape))) OnePassSnapshot
+    else if (newSnapshot(r, t)) OnePassSnapshot
     else if (r.mode == WriteMode.Overwrite && t.exists && t.keyed && t.sameShape) OnePassOverwrite
     else Staged
 
   /**
    * What the tasks of a write handed to the driver: rows kept in memory (`localRows`), and whether the driver
    * can check those rows' keys against the committed table (`keysCheckable`: few keys to look up, a key that takes lookups),
-   * DIFFs over the head (`overwriteDiffs`), SNAP objects (`snapshotObjects`).
+   * DIFFs over the head (`overwriteDiffs`), SNAP objects (`snapshotObjects`), and whether rows kept in memory fit
+   * one fragment of a new SNAP (`oneFragment`).
    */
   final case class Produced(localRows: Boolean, overwriteDiffs: Boolean, snapshotObjects: Boolean,
-                            keysCheckable: Boolean = false)
+                            keysCheckable: Boolean = false, oneFragment: Boolean = false)
 
   /** How the driver commits. */
   sealed trait Step
@@ -54,6 +59,11 @@ object CommitPath {
    * follow from its rows; an insert's once the driver has looked its keys up in the table (each must be new).
    */
   case object LocalAppend extends Step
+  /**
+   * A new SNAP of keyed rows on the driver that fit one fragment (a new table, or a new shape by overwrite, of a
+   * write whose tasks staged: a transaction's, or one that expects a head): the driver validates, sorts and writes it.
+   */
+  case object LocalSnapshot extends Step
   /** Computed changes already on the driver: the driver writes them. */
   case object LocalChanges extends Step
   /** Computed changes as a distributed frame: counted, then written by the driver or by jobs. */
@@ -69,6 +79,7 @@ object CommitPath {
     val onShape = t.exists && t.sameShape
     if (p.localRows && onShape && r.mode == WriteMode.Append && t.keyed && (r.upsert || p.keysCheckable)) LocalAppend
     else if (p.localRows && onShape && r.mode == WriteMode.Changes) LocalChanges
+    else if (p.localRows && p.oneFragment && newSnapshot(r, t) && !r.deleteColumn) LocalSnapshot
     else if (p.localRows) Distributed
     else if (onShape && r.mode == WriteMode.Changes) ComputedChanges
     else if (onShape && p.overwriteDiffs && r.mode == WriteMode.Overwrite) TaskDiffs

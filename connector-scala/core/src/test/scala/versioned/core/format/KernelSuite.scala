@@ -204,5 +204,12 @@ class KernelSuite extends AnyFunSuite {
     assert(step(req(WriteMode.Overwrite), other, Produced(false, overwriteDiffs = true, false)) == Distributed)
     assert(step(req(), none, Produced(false, false, snapshotObjects = true)) == TaskSnapshot)
     assert(step(req(), same, Produced(false, false, false)) == Distributed)
+    // rows on the driver that fit one fragment of a new SNAP (a transaction's first write of a table): the driver
+    val fits = local.copy(oneFragment = true)
+    assert(step(req(tx = true), none, fits) == LocalSnapshot && step(req(WriteMode.Overwrite, tx = true), other, fits) == LocalSnapshot)
+    assert(step(req(tx = true), none, local) == Distributed) // more rows than a fragment holds
+    assert(step(req(key = false, tx = true), none, fits) == Distributed) // key-less rows are numbered by a job
+    assert(step(req(delete = true, tx = true), none, fits) == Distributed)
+    assert(step(req(tx = true), other, fits) == Distributed && step(req(upsert = true, tx = true), same, fits) == LocalAppend)
   }
 }

@@ -119,7 +119,8 @@ private[versioned] object CommitPlanner {
     // the committed version, loaded once (the inserts' key check reads it twice)
     val snapshot = base.snapshot.map { load => lazy val s = load(); () => s }
     val produced = CommitPath.Produced(staged.localRows.isDefined, staged.overwrite.isDefined, staged.snapshot.isDefined,
-      keysCheckable = staged.localRows.exists(rows => LocalCommit.keysCheckable(layout, staged.schema, rows, snapshot)))
+      keysCheckable = staged.localRows.exists(rows => LocalCommit.keysCheckable(layout, staged.schema, rows, snapshot)),
+      oneFragment = staged.localRows.exists(_.size <= Warehouses.fragmentRows(spark)))
     val shaped = current.filter(_ => sameShape)
     val (version, objects) = CommitPath.step(VersionedWriteBuilder.request(req), onHead, produced) match {
       // small upserts: changes follow from the data alone, so the driver writes the DIFFs itself; small inserts
@@ -127,6 +128,9 @@ private[versioned] object CommitPlanner {
       case CommitPath.LocalAppend =>
         LocalCommit.writeDiffs(spark, target, layout, current.get, staged.schema, req.deleteColumn, staged.localRows.get,
           priors, LocalCommit.inserts(req), LocalCommit.lookedUp(req, snapshot))
+      // a new SNAP of a few keyed rows (a transaction's first write of a table): the driver writes it, no job
+      case CommitPath.LocalSnapshot =>
+        LocalCommit.writeSnapshot(spark, target, layout, staged.schema, staged.localRows.get, req.ident.table)
       // computed changes already collected by the caller (a small merge)
       case CommitPath.LocalChanges =>
         LocalCommit.writeChanges(spark, target, layout, current.get, staged.schema, staged.localRows.get, priors)

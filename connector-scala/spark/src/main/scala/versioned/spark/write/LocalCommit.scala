@@ -9,7 +9,7 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, GenericInternalRow, UnsafeProjection}
 import org.apache.spark.sql.types.StructType
-import versioned.core.{ObjectKind, ObjectMeta, TableVersion}
+import versioned.core.{Fragment, ObjectKind, ObjectMeta, TableVersion}
 import versioned.spark.format.{SparkKeys, TableLayout, Values}
 import versioned.spark.session.TableSnapshot
 import versioned.spark.diff.PriorImages
@@ -147,6 +147,25 @@ private[versioned] object LocalCommit {
         throw ChangeSets.keyExists(layout.primaryKey, SparkKeys.external(types)(k))
       }
     }
+  }
+
+  /**
+   * A new SNAP of `rows` (in `schema`, keyed by `layout`, at most one fragment's worth) written by the driver: the
+   * rows validated ([[Validation.sortedKeys]]) and sorted by key, in one object, as [[CommitPlanner.writeSnapshot]]
+   * writes them with jobs (one fragment: the same object). No rows: a table with no fragment, as there.
+   */
+  def writeSnapshot(spark: SparkSession, target: ObjectTarget, layout: TableLayout, schema: StructType,
+                    rows: IndexedSeq[InternalRow], table: String): (TableVersion, Seq[ObjectMeta]) = {
+    val sorted = sortedByKey(rows, schema, layout)
+    val project = UnsafeProjection.create(layout.physicalSchema.fields.toSeq.map(f =>
+      BoundReference(schema.fieldIndex(f.name), f.dataType, f.nullable)))
+    val objects = new ObjectRuns(ParquetSink.forObjects(spark, layout.physicalSchema, ObjectKind.Snap), target,
+      ObjectKind.Snap, layout.keyColumns)
+    try sorted.foreach { case (_, row) => objects.write(0, project(row)) }
+    catch { case e: Throwable => objects.abort(); throw e }
+    val written = objects.close()
+    (TableVersion(table, layout.schemaJson, layout.primaryKey, layout.hidden, written.map(w => Fragment(None, Seq(w.meta.id)))),
+      written.map(_.meta))
   }
 
   /** The same for DIFF rows already computed (`WriteMode.Changes`): `rows` hold the DIFF columns in `schema`'s order. */

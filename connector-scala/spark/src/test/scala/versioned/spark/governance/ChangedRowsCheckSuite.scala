@@ -51,7 +51,15 @@ class ChangedRowsCheckSuite extends CatalogSuiteBase {
     sql(s"CALL c.system.protect_branch(repository => 'r', pattern => '$main', checks => 'positive,fuzzy')")
     assert(counted(assert(merge().status == "merged")) == 1) // positive only; fuzzy never passed on the head before
     sql("INSERT INTO c.r.`orders@dev` VALUES (5003, 3)")
+    val together = CheckRunner.evaluatedTogether.get()
     assert(counted(assert(merge().status == "merged")) == 1) // positive on changed rows; fuzzy whole
+    assert(CheckRunner.evaluatedTogether.get() == together + 1, "the two predicates of one table are evaluated together")
+    // evaluated together, each predicate reports its own count and keys (on the changed rows, on the whole table)
+    sql("UPDATE c.r.`orders@dev` SET price = -3 WHERE id IN (11, 12, 13)")
+    expectError(ErrorClass.CheckFailed, "2 check(s)", "'positive' found 3 failing row(s)", "'fuzzy' found 3 failing row(s)",
+      "11", "12", "13")(failsWithoutCommit("r", main)(merge()))
+    assert(CheckRunner.evaluatedTogether.get() == together + 2)
+    sql("UPDATE c.r.`orders@dev` SET price = 3 WHERE id IN (11, 12, 13)")
 
     // a check added again (a new definition) does not build on runs of the old one
     sql("CALL c.system.add_check(repository => 'r', name => 'positive', table => 'orders', expression => 'price > 0')")

@@ -175,4 +175,42 @@ class TransactionSuite extends TxTestBase {
     seed()
     expectError(ErrorClass.InvalidOption, "internal")(read("r.a", "versioned.internal.deferred" -> "guess").collect())
   }
+
+  test("a new table of a few keyed rows is written by the driver exactly as jobs write it, with the same key rules") {
+    val schema = new StructType().add("v", StringType).add("k", StringType).add("n", IntegerType, nullable = false)
+    val rows = new scala.util.Random(7L).shuffle((0 until 500).map(i =>
+      Row(if (i % 9 == 0) null else s"v$i", Seq("", "a", "\u00e9", "z")(i % 4), i / 4)))
+    def load(repo: String): Unit = Transaction.run(spark, repo) { tx =>
+      tx.write(frame(schema, rows), "n", primaryKey = "k,n")
+      tx.upsert(frame(keyed, rowsOf(1 to 5, "u")), "u", primaryKey = "id")
+    }
+    import versioned.spark.session.VersionedOptions.{ConfFragmentRows, ConfLocalCommitMaxRows}
+    withConf(ConfFragmentRows -> "1000") {
+      // the rows stay on the driver, which writes the SNAP: a write's one job (its tasks hand their rows over), no other
+      val fast = jobsOf(load("f"))
+      val staged = withConf(ConfLocalCommitMaxRows -> "0")(jobsOf(load("d"))) // staged: validated and written by jobs
+      assert(fast == 2 && staged > fast, s"jobs: $fast on the driver's path, $staged staged")
+    }
+    awaitCompaction()
+    def table(repo: String, t: String) = engine.tableOption(repo, headHash(repo).get, t).get
+    for (t <- Seq("n", "u")) {
+      val (f, d) = (table("f", t), table("d", t))
+      assert(f.hash == d.hash && f.fragments.size == 1, s"$t: ${f.fragments} vs ${d.fragments}")
+      assert(engine.objects(f.fragments.flatMap(_.objects)).size == 1) // the same object id: the same content
+    }
+    assertReads(read("f.n"), rows, "the driver's SNAP")
+    assertReads(read("f.u"), rowsOf(1 to 5, "u"), "the driver's SNAP of an upsert into a new table")
+    // bad keys in a new table: the errors of any write, and nothing committed
+    val log = logSize("f")
+    expectError(ErrorClass.DuplicateKey)(Transaction.run(spark, "f")(
+      _.write(frame(keyed, Seq(Row(1, "x"), Row(2, "y"), Row(1, "z"))), "m", primaryKey = "id")))
+    expectError(ErrorClass.NullPrimaryKey)(Transaction.run(spark, "f")(
+      _.write(frame(keyed, Seq(Row(1, "x"))).selectExpr("cast(null as int) as id", "v"), "m", primaryKey = "id")))
+    assert(logSize("f") == log && engine.tableOption("f", headHash("f").get, "m").isEmpty)
+    // more rows than a fragment holds: written by jobs, in fragments
+    withConf(ConfFragmentRows -> "100")(
+      Transaction.run(spark, "f")(_.write(frame(keyed, rowsOf(1 to 250, "w")), "w", primaryKey = "id")))
+    assert(table("f", "w").fragments.size >= 2)
+    assertReads(read("f.w"), rowsOf(1 to 250, "w"), "a new table of several fragments")
+  }
 }
