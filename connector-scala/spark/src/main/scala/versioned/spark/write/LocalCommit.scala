@@ -151,7 +151,7 @@ private[versioned] object LocalCommit {
 
   /**
    * A new SNAP of `rows` (in `schema`, keyed by `layout`, at most one fragment's worth) written by the driver: the
-   * rows validated ([[Validation.sortedKeys]]) and sorted by key, in one object, as [[CommitPlanner.writeSnapshot]]
+   * rows validated (the kernel's `KeyRules.checkSorted`) and sorted by key, in one object, as [[CommitPlanner.writeSnapshot]]
    * writes them with jobs (one fragment: the same object). No rows: a table with no fragment, as there.
    */
   def writeSnapshot(spark: SparkSession, target: ObjectTarget, layout: TableLayout, schema: StructType,
