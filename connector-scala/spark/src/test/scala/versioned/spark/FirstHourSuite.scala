@@ -94,6 +94,25 @@ class FirstHourSuite extends VersionedTestBase {
     assert(sortedRows(read("r.t")) == Seq(Row(1L, "a"), Row(2L, "b")))
   }
 
+  test("an upsert whose only change is among its last keys commits it; one that changes none of 300 keys does not") {
+    val rows = (1L to 300L).map(i => (i, s"v$i"))
+    write(spark.createDataFrame(rows).toDF("id", "v"), "r.t", "primaryKey" -> "id")
+    val head = headHash("r")
+    write(spark.createDataFrame(rows).toDF("id", "v"), "r.t", "upsert" -> "true")
+    val deletes = spark.createDataFrame(rows.map { case (i, v) => (i, v, false) } :+ ((999L, "z", true))).toDF("id", "v", "gone")
+    write(deletes, "r.t", "deleteColumn" -> "gone")
+    assert(headHash("r") == head && logSize("r") == 1, "a write that changes none of its 300 keys made a commit")
+    // the keys are looked up in growing chunks (1, 16, 256, then the rest): a change in the last chunk still counts
+    write(spark.createDataFrame(rows.init :+ ((300L, "changed"))).toDF("id", "v"), "r.t", "upsert" -> "true")
+    assert(logSize("r") == 2, "the change of the last key was not committed")
+    val current = rows.init :+ ((300L, "changed"))
+    write(spark.createDataFrame(current.map { case (i, v) => (i, v, i == 200L) }).toDF("id", "v", "gone"), "r.t",
+      "deleteColumn" -> "gone")
+    assert(logSize("r") == 3, "the delete of key 200 was not committed")
+    assert(read("r.t").collect().map(r => (r.getLong(0), r.getString(1))).sortBy(_._1).toSeq ==
+      current.filter(_._1 != 200L))
+  }
+
   test("the default branch is read and set through the API facade, like the other ref operations") {
     import versioned.spark.api.VersionedApi
     write(data, "r.t", "primaryKey" -> "id")

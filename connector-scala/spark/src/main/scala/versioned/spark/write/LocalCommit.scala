@@ -120,19 +120,33 @@ private[versioned] object LocalCommit {
   private def changesAny(keyed: IndexedSeq[(InternalRow, InternalRow)], schema: StructType, deleteColumn: Option[String],
                          layout: TableLayout, snapshot: TableSnapshot): Boolean =
     keyed.nonEmpty && {
-      val found = stored(keyed, layout, snapshot)
       val columns = layout.schema.fields.toSeq
       def values(in: StructType) = UnsafeProjection.create(columns.map(f =>
         BoundReference(in.fieldIndex(f.name), f.dataType, nullable = true)))
       val incoming = values(schema)
       val current = values(layout.physicalSchema)
       val deleted = deleteColumn.map(schema.fieldIndex)
-      keyed.exists { case (key, row) =>
-        val before = Option(found.get(key))
-        if (deleted.exists(d => !row.isNullAt(d) && row.getBoolean(d))) before.isDefined
-        else before.forall(b => incoming(row) != current(b))
+      // Looked up in growing chunks of keys, stopping at the first change: a write that changes rows nearly always
+      // shows it in its first keys, so it reads the pages of a few keys, not of all of them.
+      lookupChunks(keyed.size).exists { case (from, until) =>
+        val chunk = keyed.slice(from, until)
+        val found = stored(chunk, layout, snapshot)
+        chunk.exists { case (key, row) =>
+          val before = Option(found.get(key))
+          if (deleted.exists(d => !row.isNullAt(d) && row.getBoolean(d))) before.isDefined
+          else before.forall(b => incoming(row) != current(b))
+        }
       }
     }
+
+  /**
+   * The (from, until) ranges of `n` keys looked up one after another to tell whether a write changes anything: 1
+   * key, then 16, 256, ... (each 16 times the last), so a write that changes nothing costs a few lookups more
+   * than one of every key, and one that changes its first key costs one lookup of one key.
+   */
+  private[write] def lookupChunks(n: Int): Iterator[(Int, Int)] =
+    Iterator.iterate((0, 1L)) { case (from, size) => ((from + size).toInt, size * 16) }
+      .takeWhile(_._1 < n).map { case (from, size) => (from, math.min(n.toLong, from + size).toInt) }
 
   /** KEY_EXISTS (as [[ChangeSets.append]] raises it) for the first of the `keyed` rows whose key `snapshot` holds. */
   private def requireNew(keyed: IndexedSeq[(InternalRow, InternalRow)], layout: TableLayout, snapshot: TableSnapshot): Unit = {

@@ -122,6 +122,16 @@ class LocalCommitSuite extends VersionedTestBase {
     Seq(fast, dist).foreach(d => assert(engineOf(d).history.log("r", Revision.DefaultBranch).size == Rounds))
   }
 
+  test("a small upsert looks its keys up in chunks of 1, 16, 256, ... keys, covering each key once") {
+    assert(LocalCommit.lookupChunks(0).isEmpty)
+    assert(LocalCommit.lookupChunks(1).toSeq == Seq((0, 1)))
+    assert(LocalCommit.lookupChunks(300).toSeq == Seq((0, 1), (1, 17), (17, 273), (273, 300)))
+    for (n <- Seq(2, 17, 18, 273, 274, 10000)) {
+      val chunks = LocalCommit.lookupChunks(n).toSeq
+      assert(chunks.head._1 == 0 && chunks.last._2 == n && chunks.zip(chunks.tail).forall(p => p._1._2 == p._2._1), n)
+    }
+  }
+
   test("fast and distributed paths commit identically: long key, default compaction") {
     run(longKey, 1L)
   }
