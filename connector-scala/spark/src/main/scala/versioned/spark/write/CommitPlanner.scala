@@ -116,10 +116,10 @@ private[versioned] object CommitPlanner {
     }
     // where the objects of before-images' chains are found (write option beforeImages)
     val priors: LocalCommit.Priors = Option.when(req.beforeImages)(ids => Warehouses.engine(spark, req.locationOptions).objects(ids))
-    // the committed version, loaded once (the inserts' key check reads it twice)
-    val snapshot = base.snapshot.map { load => lazy val s = load(); () => s }
+    // the committed version, loaded once, and its key ranges built once (the inserts' key check reads them twice)
+    val stored = base.snapshot.map(new StoredTable(_))
     val produced = CommitPath.Produced(staged.localRows.isDefined, staged.overwrite.isDefined, staged.snapshot.isDefined,
-      keysCheckable = staged.localRows.exists(rows => LocalCommit.keysCheckable(layout, staged.schema, rows, snapshot)),
+      keysCheckable = staged.localRows.exists(rows => LocalCommit.keysCheckable(layout, staged.schema, rows, stored)),
       oneFragment = staged.localRows.exists(_.size <= Warehouses.fragmentRows(spark)))
     val shaped = current.filter(_ => sameShape)
     val (version, objects) = CommitPath.step(VersionedWriteBuilder.request(req), onHead, produced) match {
@@ -127,7 +127,7 @@ private[versioned] object CommitPlanner {
       // too, once the driver has looked their keys up in the table
       case CommitPath.LocalAppend =>
         LocalCommit.writeDiffs(spark, target, layout, current.get, staged.schema, req.deleteColumn, staged.localRows.get,
-          priors, LocalCommit.inserts(req), LocalCommit.lookedUp(req, snapshot))
+          priors, LocalCommit.inserts(req), LocalCommit.lookedUp(req, stored))
       // a new SNAP of a few keyed rows (a transaction's first write of a table): the driver writes it, no job
       case CommitPath.LocalSnapshot =>
         LocalCommit.writeSnapshot(spark, target, layout, staged.schema, staged.localRows.get, req.ident.table)

@@ -85,10 +85,9 @@ private[versioned] object DiffConsolidation {
         val diff = Option.when(task.split.isEmpty || cut > 0)(diffOf(rows.iterator.take(cut), task.diffs))
         val tail = if (task.split.isEmpty) None else snapSink.flatMap { sink =>
           val toSnap = back(layout.physicalSchema)
-          val runs = new ObjectRuns(sink, target, ObjectKind.Snap, layout.keyColumns)
-          try (cut until rows.length).foreach(i => if (rows(i).getByte(change) != ChangeKind.Delete) runs.write(task.fragment, toSnap(rows(i))))
-          catch { case e: Throwable => runs.abort(); throw e }
-          runs.close().headOption.map(w => w.copy(meta = w.meta.copy(parents = task.diffs)))
+          new ObjectRuns(sink, target, ObjectKind.Snap, layout.keyColumns).writing(runs =>
+            (cut until rows.length).foreach(i => if (rows(i).getByte(change) != ChangeKind.Delete) runs.write(task.fragment, toSnap(rows(i)))))
+            .headOption.map(w => w.copy(meta = w.meta.copy(parents = task.diffs)))
         }
         Result(task.fragment, diff, tail, rewrite = false)
       }

@@ -35,10 +35,9 @@ private[versioned] object FragmentWriter {
       val project = UnsafeProjection.create(ordinals.toSeq.zip(objectSchema.fields).map { case (o, f) =>
         BoundReference(o, f.dataType, f.nullable)
       })
-      val runs = new ObjectRuns(sink, target, kind, keyColumns)
-      try it.foreach(row => runs.write(fragmentByPartition.map(_(pid)).getOrElse(row.getInt(fragOrdinal)), project(row)))
-      catch { case e: Throwable => runs.abort(); throw e }
-      runs.close().iterator
+      new ObjectRuns(sink, target, kind, keyColumns).writing(runs =>
+        it.foreach(row => runs.write(fragmentByPartition.map(_(pid)).getOrElse(row.getInt(fragOrdinal)), project(row))))
+        .iterator
     }.collect().toSeq.sortBy(_.fragment)
   }
 }
@@ -69,6 +68,15 @@ private[versioned] final class ObjectRuns(sink: ParquetSink, target: ObjectTarge
 
   /** Drops the object being written (after a failure). */
   def abort(): Unit = if (writer != null) { writer.abort(); writer = null }
+
+  /**
+   * Runs `body` (which writes rows through this), then closes the last object and returns every object written;
+   * when `body` fails, the object being written is dropped and the failure rethrown.
+   */
+  def writing(body: ObjectRuns => Unit): Seq[WrittenObject] = {
+    try body(this) catch { case e: Throwable => abort(); throw e }
+    close()
+  }
 
   private def finish(): Unit = if (writer != null) {
     val first = writer.firstRow

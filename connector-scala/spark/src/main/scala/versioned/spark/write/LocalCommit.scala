@@ -40,9 +40,9 @@ private[versioned] object LocalCommit {
    * outside every object's range is new without one, as every key of a stream of ascending ids is).
    */
   def keysCheckable(layout: TableLayout, schema: StructType, rows: IndexedSeq[InternalRow],
-                    existing: Option[() => TableSnapshot]): Boolean =
+                    existing: Option[StoredTable]): Boolean =
     lookupFits(layout, rows.size, existing.isDefined) || (lookupFits(layout, 0, existing.isDefined) && {
-      val ranges = StoredKeyRanges.of(existing.get())
+      val ranges = existing.get.ranges
       val (o, dt) = (schema.fieldIndex(layout.keyColumns.head), layout.keyFields.head.dataType)
       rows.iterator.filter(r => r.isNullAt(o) || ranges.mayHold(Values.fromInternal(r, o, dt))).take(LocalLookup.MaxKeys + 1)
         .size <= LocalLookup.MaxKeys
@@ -57,7 +57,7 @@ private[versioned] object LocalCommit {
    * when the commit is made anyway (`allowEmpty`: every batch of a streaming query), so that write is blind, as a
    * large upsert is (unchanged rows give an empty diff).
    */
-  def lookedUp(req: WriteRequest, existing: Option[() => TableSnapshot]): Option[() => TableSnapshot] =
+  def lookedUp(req: WriteRequest, existing: Option[StoredTable]): Option[StoredTable] =
     existing.filter(_ => inserts(req) || !req.allowEmpty)
 
   /**
@@ -85,13 +85,13 @@ private[versioned] object LocalCommit {
   def writeDiffs(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
                  schema: StructType, deleteColumn: Option[String],
                  rows: IndexedSeq[InternalRow], priors: Priors, inserts: Boolean,
-                 existing: Option[() => TableSnapshot] = None): (TableVersion, Seq[ObjectMeta]) = {
+                 existing: Option[StoredTable] = None): (TableVersion, Seq[ObjectMeta]) = {
     val sorted = sortedByKey(rows, schema, layout)
     val stored = existing.filter(_ => cur.effectiveFragments.nonEmpty)
-    if (inserts) stored.foreach(s => requireNew(sorted, layout, s()))
+    if (inserts) stored.foreach(s => requireNew(sorted, layout, s))
     // best effort: an upsert is a blind write, so a table it cannot read now (a damaged object) never fails it
     val unchanged = !inserts && stored.filter(_ => lookupFits(layout, rows.size, lookup = true)).exists(s =>
-      scala.util.Try(!changesAny(sorted, schema, deleteColumn, layout, s())).getOrElse(false))
+      scala.util.Try(!changesAny(sorted, schema, deleteColumn, layout, s.snapshot)).getOrElse(false))
     if (sorted.isEmpty || unchanged) (cur, Nil)
     else write(spark, target, layout, cur, sorted, diffRows(spark, schema, layout, deleteColumn, inserts), priors)
   }
@@ -148,10 +148,10 @@ private[versioned] object LocalCommit {
     Iterator.iterate((0, 1L)) { case (from, size) => ((from + size).toInt, size * 16) }
       .takeWhile(_._1 < n).map { case (from, size) => (from, math.min(n.toLong, from + size).toInt) }
 
-  /** KEY_EXISTS (as [[ChangeSets.append]] raises it) for the first of the `keyed` rows whose key `snapshot` holds. */
-  private def requireNew(keyed: IndexedSeq[(InternalRow, InternalRow)], layout: TableLayout, snapshot: TableSnapshot): Unit = {
+  /** KEY_EXISTS (as [[ChangeSets.append]] raises it) for the first of the `keyed` rows whose key `table` holds. */
+  private def requireNew(keyed: IndexedSeq[(InternalRow, InternalRow)], layout: TableLayout, table: StoredTable): Unit = {
     // only keys that an object of the table may hold by its statistics are looked up
-    val ranges = StoredKeyRanges.of(snapshot)
+    val (ranges, snapshot) = (table.ranges, table.snapshot)
     val dt = layout.keyFields.head.dataType
     val candidates = keyed.filter(k => k._1.isNullAt(0) || ranges.mayHold(Values.fromInternal(k._1, 0, dt)))
     if (candidates.nonEmpty) {
@@ -173,11 +173,8 @@ private[versioned] object LocalCommit {
     val sorted = sortedByKey(rows, schema, layout)
     val project = UnsafeProjection.create(layout.physicalSchema.fields.toSeq.map(f =>
       BoundReference(schema.fieldIndex(f.name), f.dataType, f.nullable)))
-    val objects = new ObjectRuns(ParquetSink.forObjects(spark, layout.physicalSchema, ObjectKind.Snap), target,
-      ObjectKind.Snap, layout.keyColumns)
-    try sorted.foreach { case (_, row) => objects.write(0, project(row)) }
-    catch { case e: Throwable => objects.abort(); throw e }
-    val written = objects.close()
+    val written = new ObjectRuns(ParquetSink.forObjects(spark, layout.physicalSchema, ObjectKind.Snap), target,
+      ObjectKind.Snap, layout.keyColumns).writing(objects => sorted.foreach { case (_, row) => objects.write(0, project(row)) })
     (TableVersion(table, layout.schemaJson, layout.primaryKey, layout.hidden, written.map(w => Fragment(None, Seq(w.meta.id)))),
       written.map(_.meta))
   }
@@ -239,14 +236,13 @@ private[versioned] object LocalCommit {
       PriorImages.lookup(spark, target.config, layout, base, runs.map { case (f, kr) => f -> kr.map(_._1).toArray }, metas))
     val sink = ParquetSink.forObjects(spark, if (before.isDefined) PriorImages.diffSchema(layout) else layout.diffSchema, ObjectKind.Diff)
     val written = versioned.spark.session.Jobs.onDriver(runs) { case (frag, changes) =>
-      val objects = new ObjectRuns(sink, target, ObjectKind.Diff, layout.keyColumns)
       val toDiff = change()
       val recorded = before.map(_(frag))
-      try changes.iterator.zipWithIndex.foreach { case ((_, row), i) =>
-        val d = toDiff(row)
-        objects.write(frag, recorded.fold(d)(_.attach(d, i)))
-      } catch { case e: Throwable => objects.abort(); throw e }
-      objects.close()
+      new ObjectRuns(sink, target, ObjectKind.Diff, layout.keyColumns).writing(objects =>
+        changes.iterator.zipWithIndex.foreach { case ((_, row), i) =>
+          val d = toDiff(row)
+          objects.write(frag, recorded.fold(d)(_.attach(d, i)))
+        })
     }
     CommitPlanner.withDiffs(cur, base, written.flatten)
   }

@@ -107,9 +107,8 @@ private[versioned] object OverwriteCommit {
     work.flatMap { case (f, objects, deletes) =>
       val rows = objects.flatMap(w => ObjectFiles.load(read, file(t, w.meta), copy, conf)) ++ deletes
       val sorted = rows.map(r => (keyOf(r).copy(): InternalRow, r)).sorted(byKey)
-      val out = new ObjectRuns(t.sink, t.target, ObjectKind.Diff, t.layout.keyColumns)
-      try sorted.foreach { case (_, r) => out.write(f, r) } catch { case e: Throwable => out.abort(); throw e }
-      out.close()
+      new ObjectRuns(t.sink, t.target, ObjectKind.Diff, t.layout.keyColumns).writing(out =>
+        sorted.foreach { case (_, r) => out.write(f, r) })
     }
   }
 

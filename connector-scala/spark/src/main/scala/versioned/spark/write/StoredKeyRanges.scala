@@ -29,6 +29,15 @@ private[write] final class StoredKeyRanges private (dt: org.apache.spark.sql.typ
   }
 }
 
+/**
+ * A committed table version a write looks its keys up in, loaded at most once (`load`), with its
+ * [[StoredKeyRanges]] built at most once (the choice of commit path and the inserts' key check both use them).
+ */
+private[write] final class StoredTable(load: () => TableSnapshot) {
+  lazy val snapshot: TableSnapshot = load()
+  lazy val ranges: StoredKeyRanges = StoredKeyRanges.of(snapshot)
+}
+
 private[write] object StoredKeyRanges {
   /** The ranges of `snapshot`'s objects (the representation scans read) on its first key column. */
   def of(snapshot: TableSnapshot): StoredKeyRanges = {

@@ -259,6 +259,46 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
     }
   }
 
+  test("a transaction's new small keyed tables (SNAPs written by the driver) that fails commits nothing") {
+    val s = spark; import s.implicits._
+    write(Seq((0, "x")).toDF("id", "v"), "r.seed", "primaryKey" -> "id")
+    def rows(k: Int) = (1 to 40).map(i => (i, s"v$k-$i"))
+    def names(k: Int) = Seq(s"a$k", s"b$k")
+    def load(k: Int): Unit = versioned.spark.tx.Transaction.run(spark, "r") { tx =>
+      names(k).foreach(t => tx.write(rows(k).toDF("id", "v"), t, primaryKey = "id"))
+    }
+    def tables(k: Int) = eng.branchHeadOption("r", "main").toSeq.flatMap(h => names(k).flatMap(eng.tableOption("r", h.hash, _)))
+    Faults.arm(0)
+    Faults.created.clear()
+    load(0)
+    val ops = Faults.operations
+    val taskFiles = Faults.created.asScala.collect { case (p, thread) if thread.startsWith("Executor task launch worker") => p }
+    assert(tables(0).size == 2 && taskFiles.isEmpty, s"expected the driver to write both SNAPs; tasks wrote ${taskFiles.mkString(", ")}")
+    var raised = 0
+    faultPoints(ops).zipWithIndex.foreach { case (n, i) =>
+      val k = i + 1
+      awaitCompaction()
+      val h0 = head("r")
+      Faults.arm(n)
+      val outcome = try { load(k); None } catch { case t: Throwable => Some(t) }
+      Faults.disarm()
+      outcome match {
+        case Some(t) =>
+          raised += 1
+          assert(injected(t).isDefined, s"fault at operation $n: the transaction raised without an injected fault: $t")
+          assert(head("r") == h0 && tables(k).isEmpty, s"fault at operation $n: the transaction raised ($t) but committed")
+          val left = eng.maintenance.unreferencedObjects()
+          assert(left.isEmpty, s"fault at operation $n: the transaction raised but left objects ${left.mkString(", ")}")
+        case None =>
+          assert(tables(k).size == 2, s"fault at operation $n: the transaction returned without its tables")
+          names(k).foreach(t => assert(read(s"r.$t").as[(Int, String)].collect().toSet == rows(k).toSet,
+            s"fault at operation $n: acknowledged table $t is wrong"))
+      }
+    }
+    info(s"$ops file operations; faults at ${faultPoints(ops).size} of them, $raised made the transaction raise")
+    assert(raised > 0)
+  }
+
   test("garbage collection failing at any file operation loses nothing and a later run finishes the job") {
     val s = spark; import s.implicits._
     write((1 to 120).map(i => (i, s"v$i")).toDF("id", "v"), "r.t", "primaryKey" -> "id")
