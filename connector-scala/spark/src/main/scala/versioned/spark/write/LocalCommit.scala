@@ -259,8 +259,10 @@ private[versioned] object LocalCommit {
     val cmp = SparkKeys.order(layout.keyTypes)
     val byKey: Ordering[(InternalRow, InternalRow)] = (a, b) => cmp.compare(a._1, b._1)
     val keyed = rows.map { r =>
-      val key: InternalRow = new GenericInternalRow(ordinals.indices.map(i => r.get(ordinals(i), types(i))).toArray)
-      (key, r)
+      val values = new Array[Any](ordinals.length)
+      var i = 0
+      while (i < ordinals.length) { values(i) = r.get(ordinals(i), types(i)); i += 1 }
+      (new GenericInternalRow(values): InternalRow, r)
     }.sorted(byKey)
     if (validate) KeyRules.checkSorted(keyed.map(_._1), cmp, keys, None)(SparkKeys.external(layout.keyTypes))
     keyed

@@ -82,7 +82,8 @@ private[versioned] final class StagedWrite(table: TableHandle, req: WriteRequest
   private final class LocalInput(kept: Seq[StagedRows]) extends StagedInput {
     // what the staged Parquet read would give: every column nullable
     override val schema: StructType = StagedWrite.nullable(StagedWrite.this.schema).asInstanceOf[StructType]
-    override def localRows: Option[IndexedSeq[InternalRow]] =
+    // once: the commit asks for them more than once (which path, then the commit itself)
+    override lazy val localRows: Option[IndexedSeq[InternalRow]] =
       Some(kept.flatMap(_.unsafeRows(schema.length)).toIndexedSeq)
     override lazy val frame: DataFrame = StagedWrite.this.frame(stage(kept))
   }

@@ -13,7 +13,8 @@ import versioned.spark.session.TableSnapshot
  */
 private[write] final class StoredKeyRanges private (dt: org.apache.spark.sql.types.DataType,
                                                      ranges: IndexedSeq[(Option[Any], Option[Any])]) {
-  private def cmp(a: Any, b: Any): Int = SparkKeys.compareCanonical(dt, a, b)
+  private val keyType = SparkKeys.keyTypeOf(dt) // resolved once: [[mayHold]] runs for every key of a write
+  private def cmp(a: Any, b: Any): Int = versioned.core.format.KeyOrder.compareCanonical(keyType, a, b)
 
   /** Whether an object of the version may hold first-key value `key` (canonical, not null). */
   def mayHold(key: Any): Boolean = {
