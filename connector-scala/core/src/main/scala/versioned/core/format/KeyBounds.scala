@@ -3,8 +3,9 @@ package versioned.core.format
 /**
  * The read rule of fragments: a reader reads every object of fragment i's chain restricted to the fragment's
  * bounds, `lower_i <= key < lower_{i+1}` (the first fragment has no lower bound, the last no upper bound). An
- * object listed by several fragments (a shared DIFF) holds keys of each; an object whose keys all lie within the
- * bounds (every object a format 1 table lists) is read whole, which [[covers]] tells from its statistics.
+ * object listed by several fragments (a shared DIFF) holds keys of each; an object that is not shared holds only its
+ * fragment's keys (every object a format 1 table lists) and is read whole, as is a shared one whose statistics show
+ * all its keys within the bounds ([[covers]]).
  *
  * @param lower the fragment's lower bound (inclusive), as the engine's key row
  * @param upper the next fragment's lower bound (exclusive), as the engine's key row

@@ -9,8 +9,9 @@ import versioned.spark.format.{SparkKeys, TableLayout, Values}
 /**
  * The key bounds of one fragment of a table version (`lower <= key < upper`, metastore values as the fragment
  * list holds them): the kernel's read rule ([[KeyBounds]]) in Spark's types. [[file]] gives an object of the
- * fragment's chain the bounds to read it within, unless its statistics show every key of it is within them (every
- * object of a format 1 table), so that old tables are read as before.
+ * fragment's chain the bounds to read it within when it is shared (`vc_objects.shared`: it may hold keys of other
+ * fragments) and its statistics do not show every key of it within them. Other objects hold only their fragment's
+ * keys (every object of a format 1 table), so old tables are read as before.
  *
  * @param names the key columns' names (the statistics are recorded by name), `types` their types
  */
@@ -28,9 +29,9 @@ private[versioned] final case class FragmentBounds(names: Seq[String], types: Se
       stat(m.maxValues), c => m.nullCounts.get(names(c)).exists(_ > 0))
   }
 
-  /** Object `m` of the fragment's chain, to be read within the bounds unless it [[covers]] it. */
+  /** Object `m` of the fragment's chain, to be read within the bounds when it is shared, unless they [[covers]] it. */
   def file(config: versioned.core.WarehouseConfig, m: ObjectMeta): ObjectFile =
-    ObjectFile.of(config, m).copy(bounds = if ((lower.isEmpty && upper.isEmpty) || covers(m)) None else Some(this))
+    ObjectFile.of(config, m).copy(bounds = if (!m.shared || (lower.isEmpty && upper.isEmpty) || covers(m)) None else Some(this))
 }
 
 private[versioned] object FragmentBounds {

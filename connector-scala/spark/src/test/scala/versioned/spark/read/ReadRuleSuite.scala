@@ -37,11 +37,17 @@ class ReadRuleSuite extends VersionedTestBase {
     assert(s0.fragments == t0.fragments, "both tables should list the same objects")
     val change = Seq(Row(3, "u3", false), Row(77, "u77", false), Row(140, null, true), Row(222, "u222", false),
       Row(299, "u299", false), Row(1000, "i1000", false), Row(51, null, true))
-    write(frame(schema.add("gone", BooleanType), change), "r.t", "upsert" -> "true", "deleteColumn" -> "gone")
+    // one DIFF per fragment (a shared DIFF is what `s` is given by hand)
+    withConf(versioned.spark.session.Setting.SharedDiffMaxRows.key -> "0")(
+      write(frame(schema.add("gone", BooleanType), change), "r.t", "upsert" -> "true", "deleteColumn" -> "gone"))
     val t1 = engine.table("r", head(), "t")
     val added = t1.fragments.zip(t0.fragments).flatMap { case (a, b) => a.objects.drop(b.objects.size) }
     assert(added.size >= 4, s"the upsert should write one DIFF per fragment it touches: $added")
-    val shared = s0.copy(fragments = s0.fragments.map(f => f.copy(objects = f.objects ++ added)), compacted = None)
+    // recorded as shared objects (they may hold keys of other fragments), in a format 2 table version
+    engine.metastore.tx(c => Sql.update(c, s"UPDATE vc_objects SET shared = 1 WHERE id IN (${added.map(_ => "?").mkString(",")})",
+      added: _*))
+    val shared = s0.copy(fragments = s0.fragments.map(f => f.copy(objects = f.objects ++ added)), compacted = None,
+      format = TableFormat.SharedObjects)
     engine.commit("r", "main", Some(head().hash), Map("s" -> TableUpdate.Put(shared, Nil)), "test",
       "the upsert's DIFFs in every chain of s")
     awaitCompaction()
@@ -106,5 +112,17 @@ class ReadRuleSuite extends VersionedTestBase {
     VersionedApi.compact(spark, null, "r", null, "s").collect()
     awaitCompaction()
     assert(sorted(read("r.s")) == sorted(read("r.t")))
+  }
+
+  test("a table version of a format this build does not read is TABLE_FORMAT_UNSUPPORTED for reads and writes; nothing is committed") {
+    write(frame(schema, (0 until 20).map(i => Row(i, s"n$i"))), "r.t", "primaryKey" -> "id")
+    engine.metastore.tx(c => Sql.update(c, "UPDATE vc_tables SET format_version = 3 WHERE repo = 'r' AND name = 't'"))
+    val before = head()
+    expectError(ErrorClass.TableFormatUnsupported, "format version 3")(read("r.t").collect())
+    expectError(ErrorClass.TableFormatUnsupported, "format version 3")(
+      write(frame(schema, Seq(Row(1, "x"))), "r.t", "upsert" -> "true"))
+    assert(head() == before, "nothing was committed")
+    engine.metastore.tx(c => Sql.update(c, "UPDATE vc_tables SET format_version = 2 WHERE repo = 'r' AND name = 't'"))
+    assert(read("r.t").count() == 20, "format 2 is read (the read rule)")
   }
 }
