@@ -109,4 +109,35 @@ class SharedDiffSuite extends VersionedTestBase {
       }
     assert(head() == before)
   }
+
+  test("a clone copies a shared DIFF once and reads the same table; gc keeps it, verify checks it once") {
+    val origin = java.nio.file.Files.createTempDirectory("versioned-shared-origin").toFile
+    try {
+      val o = Map(VersionedOptions.Warehouse -> origin.getAbsolutePath,
+        VersionedOptions.MetastoreUrl -> s"jdbc:sqlite:${origin.getAbsolutePath}/metastore.db")
+      withConf(VersionedOptions.ConfFragmentRows -> "500") {
+        write(frame(schema, (0 until 3000).map(i => Row(i, s"n$i"))), "r.t", (o + ("primaryKey" -> "id")).toSeq: _*)
+      }
+      write(frame(schema.add("gone", BooleanType), changes), "r.t",
+        (o ++ Map("upsert" -> "true", "deleteColumn" -> "gone")).toSeq: _*)
+      VersionedApi.cloneRepository(spark, null, "r", o(VersionedOptions.Warehouse), o(VersionedOptions.MetastoreUrl),
+        null, null, "all")
+      val ids = added("t")
+      assert(ids.size == 1 && engine.objects(ids)(ids.head).shared, "the clone records the shared DIFF as shared")
+      assert(engine.table("r", head(), "t").format == TableFormat.SharedObjects)
+      val copies = new java.io.File(warehouse, "objects").listFiles().flatMap(d => Option(d.listFiles()).toSeq.flatten)
+        .count(_.getName == s"${ids.head}.parquet")
+      assert(copies == 1, "the object is stored once")
+      assert(sorted(read("r.t").collect().toSeq) == expected)
+      VersionedApi.collectGarbage(spark, null, "r", 0L, true, false).collect()
+      assert(sorted(read("r.t").collect().toSeq) == expected, "gc keeps the shared DIFF")
+      val checked = VersionedApi.verify(spark, null, "r", null).collect()
+      assert(checked.forall(_.getAs[String]("status") == "ok") && checked.count(_.getAs[String]("object") == ids.head) == 1,
+        checked.mkString("\n"))
+    } finally {
+      val s = java.nio.file.Files.walk(origin.toPath)
+      try s.sorted(java.util.Comparator.reverseOrder[java.nio.file.Path]()).forEach(f => java.nio.file.Files.deleteIfExists(f))
+      finally s.close()
+    }
+  }
 }
