@@ -131,6 +131,10 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--postgres-url", default=os.environ.get("VERSIONED_TEST_POSTGRES_URL") or None,
                     help="JDBC URL of a PostgreSQL database whose user may create databases (bin/setup-postgres prints "
                          "one); each PostgreSQL row gets a fresh database (default $VERSIONED_TEST_POSTGRES_URL)")
+    ap.add_argument("--publish-reuse", default=None,
+                    help="directory keeping the publish rows' set-up (the repository with its tables made and changed, "
+                         "compactions done) between runs: saved there after it is made, restored from there when present "
+                         "(the setup takes minutes; the publish is timed on the restored copy)")
     ap.add_argument("--governance-rows", default="gated,publish",
                     help="comma-separated rows of the governance step: gated (the gated publish), publish (the "
                          "publish of many tables)")

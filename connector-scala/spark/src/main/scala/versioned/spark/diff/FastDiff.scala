@@ -126,7 +126,8 @@ private[versioned] object FastDiff {
   /** A Parquet reader of objects whose columns are `data`, returning `read` (as batches: `batch`); each gets its own configuration. */
   private def reader(spark: SparkSession, data: StructType, read: StructType, fs: Seq[Filter], batch: Boolean): ObjectFiles.Reader =
     new ParquetFileFormat().buildReaderWithPartitionValues(spark, data, new StructType(), read, fs,
-      Map(FileFormat.OPTION_RETURNING_BATCH -> batch.toString), ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration))
+      Map(FileFormat.OPTION_RETURNING_BATCH -> batch.toString), (if (fs.isEmpty) ObjectFiles.verifyingUnfiltered _
+        else ObjectFiles.verifying _)(spark.sparkContext.hadoopConfiguration))
 
   /**
    * Readers of a fragment's objects for [[FragmentRows]] (result rows in `schema`): DIFFs whole (with their

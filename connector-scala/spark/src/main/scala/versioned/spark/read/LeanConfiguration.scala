@@ -15,10 +15,24 @@ import org.apache.hadoop.io.WritableUtils
  * each with "programmatically" as its source.
  */
 private[versioned] final class LeanConfiguration(other: Configuration) extends Configuration(other) {
-  override def write(out: DataOutput): Unit = {
-    val props = getProps
+  override def write(out: DataOutput): Unit = LeanConfiguration.write(getProps, out)
+}
+
+/**
+ * A [[LeanConfiguration]] that is a `JobConf`: Spark's Parquet reader gives the configuration it was built with to a
+ * Hadoop task context for every file it opens, and that context copies any configuration that is not a `JobConf` into
+ * a new one (~1,100 properties, the largest cost of opening a one-row object on the driver); this one it uses as it
+ * is. Only for readers that push no filter down: a reader that does sets its filter into that configuration per file.
+ */
+private[versioned] final class LeanJobConf(other: Configuration) extends org.apache.hadoop.mapred.JobConf(other) {
+  override def write(out: DataOutput): Unit = LeanConfiguration.write(getProps, out)
+}
+
+private[versioned] object LeanConfiguration {
+  /** Hadoop's layout of a configuration's properties (a count, then key, value and sources of each), without sources. */
+  def write(props: java.util.Properties, out: DataOutput): Unit = {
     val entries = props.synchronized(props.stringPropertyNames().toArray(Array.empty[String]).map(k => k -> props.getProperty(k)))
-    // Hadoop's layout (a count, then key, value and sources of each property), built in memory and written at once
+    // built in memory and written at once
     val buffer = new ByteArrayOutputStream(64 * 1024)
     val data = new DataOutputStream(buffer)
     def string(s: String): Unit = { // as `Text.writeString`: length, then UTF-8 bytes

@@ -24,8 +24,15 @@ private[versioned] object ObjectFiles {
    * A copy of `conf` whose Parquet readers verify page checksums (and read without Hadoop vectored IO), cheap to
    * broadcast ([[LeanConfiguration]]).
    */
-  def verifying(conf: Configuration): Configuration = {
-    val c = new LeanConfiguration(conf)
+  def verifying(conf: Configuration): Configuration = verifyingAs(new LeanConfiguration(conf))
+
+  /**
+   * [[verifying]] for a reader that pushes no filter down, which then opens each object without copying the
+   * configuration ([[LeanJobConf]]).
+   */
+  def verifyingUnfiltered(conf: Configuration): Configuration = verifyingAs(new LeanJobConf(conf))
+
+  private def verifyingAs(c: Configuration): Configuration = {
     c.setBoolean("parquet.page.verify-checksum.enabled", true)
     // Hadoop's vectored reads open an asynchronous channel (threads) per call on local files: a key lookup,
     // which reads many small page ranges, spent most of its time starting threads; full scans are as fast without
