@@ -89,27 +89,32 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
     assert(taskFiles.isEmpty != byTasks, s"expected the ${if (byTasks) "distributed" else "driver-side"} path, but " +
       s"Spark tasks created ${if (taskFiles.isEmpty) "no file" else taskFiles.mkString(", ")}")
     val failed = scala.collection.mutable.ArrayBuffer.empty[String]
-    faultPoints(ops).foreach { n =>
+    // Each fault point fails the n-th operation; as later statements read longer chains (a shared DIFF is read by
+    // each fragment listing it), the write of their objects may come later than in the first one, so a last attempt
+    // fails the write itself: the first move of a new object out of the write's staging area.
+    val attempts = faultPoints(ops).map(n => (s"operation $n", () => Faults.arm(n))) :+
+      ("the move of a new object out of staging", () => Faults.armOn("rename", "/_staging/"))
+    attempts.foreach { case (fault, arm) =>
       k += 1
       awaitCompaction()
       prepare(k)
       val (h0, before) = (head(repo), rows)
-      Faults.arm(n)
+      arm()
       val outcome = try { statement(k); None } catch { case t: Throwable => Some(t) }
       Faults.disarm()
       outcome match {
         case Some(t) =>
-          failed += injected(t).getOrElse(fail(s"fault at operation $n: the statement raised without an injected fault", t))
-          assert(head(repo) == h0, s"fault at operation $n: the statement raised ($t) but the branch moved")
-          assert(rows == before, s"fault at operation $n: the statement raised but the table changed")
+          failed += injected(t).getOrElse(fail(s"fault at $fault: the statement raised without an injected fault", t))
+          assert(head(repo) == h0, s"fault at $fault: the statement raised ($t) but the branch moved")
+          assert(rows == before, s"fault at $fault: the statement raised but the table changed")
           val left = eng.maintenance.unreferencedObjects()
-          assert(left.isEmpty, s"fault at operation $n: the statement raised but left unreferenced objects ${left.mkString(", ")}")
+          assert(left.isEmpty, s"fault at $fault: the statement raised but left unreferenced objects ${left.mkString(", ")}")
           statement(k)
-          assert(head(repo) != h0, s"fault at operation $n: the retry without the fault committed nothing")
-          assert(rows == after(k, before), s"fault at operation $n: the retry without the fault left a wrong table")
+          assert(head(repo) != h0, s"fault at $fault: the retry without the fault committed nothing")
+          assert(rows == after(k, before), s"fault at $fault: the retry without the fault left a wrong table")
         case None =>
-          assert(head(repo) != h0, s"fault at operation $n: the statement returned without a commit")
-          assert(rows == after(k, before), s"fault at operation $n: the statement returned but the table is wrong")
+          assert(head(repo) != h0, s"fault at $fault: the statement returned without a commit")
+          assert(rows == after(k, before), s"fault at $fault: the statement returned but the table is wrong")
       }
     }
     info(s"$ops file operations; faults at ${failed.size} of them made the statement raise " +

@@ -46,8 +46,11 @@ object Faults {
   val created = new java.util.concurrent.ConcurrentLinkedQueue[(String, String)]()
 
   /** Counts operations from now; the `n`-th fails (n <= 0: none fails). */
-  def arm(n: Long): Unit = { count.set(0); failures.set(0); failAt.set(if (n <= 0) -1 else n) }
-  def disarm(): Unit = failAt.set(-1)
+  def arm(n: Long): Unit = { count.set(0); failures.set(0); failOn.set(null); failAt.set(if (n <= 0) -1 else n) }
+  /** Counts operations from now; the first `op` on a path containing `pathPart` fails. */
+  def armOn(op: String, pathPart: String): Unit = { arm(0); failOn.set(op -> pathPart) }
+  def disarm(): Unit = { failAt.set(-1); failOn.set(null) }
+  private val failOn = new java.util.concurrent.atomic.AtomicReference[(String, String)](null)
   def operations: Long = count.get()
 
   /** What Spark tasks are refused: nothing, "create" (file creation) or "write" (writes to created files). */
@@ -77,7 +80,8 @@ object Faults {
     if (down.get && (op == "create" || op == "open")) throw refusal(op, p)
     if (op == "create" && inTask && refused.get == "create") throw refusal(op, p)
     val i = count.incrementAndGet()
-    if (i == failAt.get()) {
+    val on = failOn.get()
+    if (i == failAt.get() || (on != null && on._1 == op && p.toString.contains(on._2) && failOn.compareAndSet(on, null))) {
       failures.incrementAndGet()
       throw new java.io.IOException(s"injected fault: $op #$i on $p")
     }
