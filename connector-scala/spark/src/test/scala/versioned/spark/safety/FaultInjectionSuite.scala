@@ -89,9 +89,9 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
     assert(taskFiles.isEmpty != byTasks, s"expected the ${if (byTasks) "distributed" else "driver-side"} path, but " +
       s"Spark tasks created ${if (taskFiles.isEmpty) "no file" else taskFiles.mkString(", ")}")
     val failed = scala.collection.mutable.ArrayBuffer.empty[String]
-    // Each fault point fails the n-th operation; as later statements read longer chains (a shared DIFF is read by
-    // each fragment listing it), the write of their objects may come later than in the first one, so a last attempt
-    // fails the write itself: the first move of a new object out of the write's staging area.
+    // Each fault point fails the n-th operation; as later statements may read longer chains, the write of their
+    // objects may come later than in the first one, so a last attempt fails the write itself: the first move of a
+    // new object out of the write's staging area.
     val attempts = faultPoints(ops).map(n => (s"operation $n", () => Faults.arm(n))) :+
       ("the move of a new object out of staging", () => Faults.armOn("rename", "/_staging/"))
     attempts.foreach { case (fault, arm) =>
