@@ -82,6 +82,7 @@ __all__ = [
     "CheckInvalid",
     "CheckNotFound",
     "VersionExpired",
+    "TableFormatUnsupported",
     "error_for_class",
     "known_error_classes",
     "sql_state_of",
@@ -427,6 +428,21 @@ class VersionExpired(NotFoundError):
     """
 
     error_class = "VERSION_EXPIRED"
+
+
+class TableFormatUnsupported(VersionedError, _UnsupportedOperationException):
+    """A table version is stored in a format version this build does not read (the message names it): refused,
+    never read by rules it does not know. Upgrade the versioned connector or package.
+
+    Example::
+
+        try:
+            repo.table("orders").to_arrow()
+        except TableFormatUnsupported:
+            raise  # upgrade, then read again
+    """
+
+    error_class = "TABLE_FORMAT_UNSUPPORTED"
 
 
 def _subclasses(cls: Type[VersionedError]) -> Dict[str, Type[VersionedError]]:

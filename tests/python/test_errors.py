@@ -51,6 +51,7 @@ def test_every_engine_error_class_has_a_python_exception() -> None:
     ("UnsupportedOperation", "UNSUPPORTED_OPERATION", errors.VersionedError),
     ("MetastoreError", "METASTORE_ERROR", errors.VersionedError),
     ("StorageError", "STORAGE_ERROR", errors.VersionedError),
+    ("TableFormatUnsupported", "TABLE_FORMAT_UNSUPPORTED", errors.VersionedError),
 ])
 def test_hierarchy(name: str, error_class: str, family: type) -> None:
     cls = getattr(versioned, name)

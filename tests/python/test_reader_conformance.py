@@ -378,3 +378,63 @@ def test_verify_finds_a_changed_reflog_entry_as_the_connector_does(spark: SparkS
     tampered = reflog_rows(reader.verify())
     assert tampered == reflog_rows([r.asDict() for r in repo.verify().collect()])
     assert [(o, s) for o, s, _ in tampered] == [("reflog@{2}", "changed")]
+
+
+def test_a_table_of_an_unknown_format_version_is_refused_by_both_readers(spark: SparkSession, warehouse: str) -> None:
+    """``vc_tables.format_version`` newer than the reader knows: ``TABLE_FORMAT_UNSUPPORTED`` from the Spark read and
+    the Spark-free reader alike, never rows; nothing is changed, and the table reads again once the row is back."""
+    from versioned.errors import TableFormatUnsupported
+    import sqlite3
+
+    repo = _small(spark)
+    db = os.path.join(warehouse, "metastore.db")
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE vc_tables SET format_version = 3 WHERE repo = 'b' AND name = 't'")
+    with pytest.raises(TableFormatUnsupported, match="format version 3"):
+        open_warehouse(warehouse).repository("b").table("t").to_arrow()
+    with pytest.raises(TableFormatUnsupported, match="format version 3"):
+        spark.read.versioned("b.t").collect()
+    assert repo.log().count() == 1
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE vc_tables SET format_version = NULL WHERE repo = 'b' AND name = 't'")
+    assert open_warehouse(warehouse).repository("b").table("t").to_arrow().num_rows == 20
+
+
+def test_the_read_rule_reads_objects_listed_by_several_fragments_within_each(spark: SparkSession,
+                                                                             warehouse: str) -> None:
+    """An upsert's per-fragment DIFFs appended to every chain of the version before it (as a shared DIFF is): the
+    reader reads each within its fragment's bounds, so the rows, filtered reads and diffs are the upsert's."""
+    spark.conf.set("spark.versioned.fragment.targetRows", "40")
+    try:
+        spark.createDataFrame([(i, f"n{i}") for i in range(200)], "id long, name string").write.versioned(
+            "s.t", primary_key="id", message="load")
+    finally:
+        spark.conf.unset("spark.versioned.fragment.targetRows")
+    repo = Repository(spark, "s")
+    spark.conf.set("spark.versioned.write.sharedDiffMaxRows", "0")  # one DIFF per fragment, shared here by hand
+    try:
+        repo.upsert(spark.createDataFrame([(3, "u3"), (77, "u77"), (150, "u150"), (199, "u199"), (500, "i500")],
+                                          "id long, name string"), "t", message="scattered")
+    finally:
+        spark.conf.unset("spark.versioned.write.sharedDiffMaxRows")
+    reader = open_warehouse(warehouse).repository("s")
+    before, after = reader.table("t", f"{repo.default_branch}~1"), reader.table("t")
+    assert len(before.fragments) >= 4
+    added = [o for a, b in zip(after.fragments, before.fragments) for o in a["objects"][len(b["objects"]):]]
+    assert len(added) >= 4, added
+    import sqlite3
+
+    with sqlite3.connect(os.path.join(warehouse, "metastore.db")) as c:  # recorded as shared objects
+        c.execute(f"UPDATE vc_objects SET shared = 1 WHERE id IN ({','.join('?' * len(added))})", added)
+    reader = open_warehouse(warehouse).repository("s")
+    before, after = reader.table("t", f"{repo.default_branch}~1"), reader.table("t")
+    shared = before.with_fragments([dict(f, objects=f["objects"] + added) for f in before.fragments])
+    shared.objects.update(after.objects)
+    expected = after.to_arrow().to_pylist()
+    assert shared.to_arrow().to_pylist() == expected
+    assert len(expected) == 201
+    for flt in ([("id", ">=", 100)], [("id", "in", [3, 77, 500])], [("name", "==", "u150")]):
+        assert shared.to_arrow(filters=flt).to_pylist() == after.to_arrow(filters=flt).to_pylist(), flt
+    from versioned.reader._diff import diff_versions
+
+    assert diff_versions("s.t", before, shared).to_pylist() == diff_versions("s.t", before, after).to_pylist()

@@ -157,3 +157,41 @@ def test_a_key_bound_ends_the_read_of_sorted_objects_early_with_the_same_rows(tm
         want = [r for r in full if all(ops[op](r[c], v) for c, op, v in filters)]
         assert version.to_arrow(filters=filters).to_pylist() == want, filters
     assert False in stops  # some reads ended before the end of the object
+
+
+def _key_order(v: Any) -> Tuple[int, float]:
+    """One key value in the key order (FORMAT.md): nulls first, NaN last and equal to NaN, -0.0 equal to 0.0."""
+    if v is None:
+        return (0, 0.0)
+    if isinstance(v, float) and v != v:
+        return (2, 0.0)
+    return (1, float(v))
+
+
+def test_within_bounds_is_the_key_order_of_the_read_rule() -> None:
+    """The read rule's row mask (lower <= key < upper, column by column) against an oracle, on two-column keys with
+    nulls, NaN, -0.0 and infinities, and bounds as the metastore encodes them."""
+    rng = random.Random(35)
+    values: List[Any] = [None, float("nan"), -0.0, 0.0, 1.5, -2.0, float("inf"), float("-inf")]
+    physical = pa.schema([pa.field("a", pa.int64()), pa.field("b", pa.float64())])
+    for _ in range(200):
+        rows = [(rng.choice([None, 1, 2, 3]), rng.choice(values)) for _ in range(rng.randint(0, 30))]
+        t = pa.table({"a": pa.array([r[0] for r in rows], pa.int64()), "b": pa.array([r[1] for r in rows], pa.float64())})
+
+        def bound() -> Any:
+            if rng.random() < 0.3:
+                return None
+            b = rng.choice(values[1:])
+            return [rng.choice([1, 2, 3]), "NaN" if b != b else "Infinity" if b == float("inf") else b]
+
+        lower, upper = bound(), bound()
+
+        def key(r: Tuple[Any, Any]) -> Tuple[Tuple[int, float], ...]:
+            return tuple(_key_order(v) for v in r)
+
+        def parsed(b: List[Any]) -> Tuple[Any, Any]:
+            return (b[0], float(b[1]))
+
+        expected = [(lower is None or key(r) >= key(parsed(lower))) and (upper is None or key(r) < key(parsed(upper)))
+                    for r in rows]
+        assert _table._within(t, ["a", "b"], physical, (lower, upper)).to_pylist() == expected, (rows, lower, upper)

@@ -19,8 +19,29 @@ from versioned.reader._errors import fail
 
 #: The newest metastore schema version this reader knows (the connector's ``Metastore.CurrentVersion``). Version 4
 #: adds the reflog (``vc_reflog``, ``vc_reflog_heads``), version 5 the retention tables ``vc_retention`` and
-#: ``vc_expired``; this reader reads none of them.
-SCHEMA_VERSION = 6
+#: ``vc_expired``; this reader reads none of them. Version 7 adds ``vc_objects.shared`` and
+#: ``vc_tables.format_version`` (:data:`TABLE_FORMAT`).
+SCHEMA_VERSION = 7
+
+#: The newest table format version this reader reads (``vc_tables.format_version``, NULL = 1): version 2 lists
+#: shared objects in several fragments' chains, which it reads within each fragment's bounds (docs/FORMAT.md).
+TABLE_FORMAT = 2
+
+
+def check_table_format(table: str, version: Any) -> int:
+    """A table version's format version (``vc_tables.format_version``; None = 1), refused with
+    ``TABLE_FORMAT_UNSUPPORTED`` when this reader does not know it.
+
+    Example::
+
+        >>> check_table_format("shop.orders", None)
+        1
+    """
+    v = 1 if version is None else int(str(version))
+    if v < 1 or v > TABLE_FORMAT:
+        raise fail("TABLE_FORMAT_UNSUPPORTED", f"Table '{table}' is stored in format version {v}; this reader reads "
+                   f"format versions up to {TABLE_FORMAT}. Upgrade the versioned package to read it.")
+    return v
 
 
 def redact(url: str) -> str:

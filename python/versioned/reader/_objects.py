@@ -31,6 +31,8 @@ class ObjectRecord:
     max_values: Dict[str, Any]
     checksum: Optional[str]
     location: Optional[str]
+    #: ``vc_objects.shared``: the object may hold keys of other fragments than one whose chain lists it
+    shared: bool = False
 
 
 def load_objects(meta: Any, ids: List[str], allow_missing: bool = False) -> Dict[str, ObjectRecord]:
@@ -46,12 +48,13 @@ def load_objects(meta: Any, ids: List[str], allow_missing: bool = False) -> Dict
         chunk = ids[i:i + 500]
         marks = ",".join("?" * len(chunk))
         for row in meta.rows(
-                "SELECT o.id, o.kind, o.row_count, o.size_bytes, o.min_values, o.max_values, o.checksum, l.location "
+                "SELECT o.id, o.kind, o.row_count, o.size_bytes, o.min_values, o.max_values, o.checksum, l.location, "
+                "o.shared "
                 f"FROM vc_objects o LEFT JOIN vc_object_locations l ON l.object_id = o.id WHERE o.id IN ({marks})",
                 *chunk):
-            oid, kind, rows, size, mins, maxs, checksum, location = row
+            oid, kind, rows, size, mins, maxs, checksum, location, shared = row
             out[str(oid)] = ObjectRecord(str(oid), str(kind), int(rows), int(size), json.loads(mins or "{}"),
-                                         json.loads(maxs or "{}"), checksum, location)
+                                         json.loads(maxs or "{}"), checksum, location, bool(int(shared or 0)))
     missing = [o for o in ids if o not in out]
     if missing and not allow_missing:
         raise fail("OBJECT_MISSING", f"Object {missing[0]} is missing: the metastore has no record of it. Verify the "

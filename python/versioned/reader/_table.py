@@ -98,8 +98,13 @@ class TableVersion:
 
             t.with_fragments(t.fragments[:1]).to_arrow()   # the rows of the first fragment
         """
+        # each fragment keeps its own bounds (its upper is the next fragment's lower in this version, not in the
+        # part): the read rule reads every object within them
+        own = self.fragments
+        uppers = {id(f): own[i + 1].get("lower") if i + 1 < len(own) else None for i, f in enumerate(own)}
+        bounded = [dict(f, upper=uppers[id(f)]) if id(f) in uppers and "upper" not in f else f for f in fragments]
         return TableVersion(self.repo, self.name, self.image, self.schema_json, self.primary_key, self.hidden_key,
-                            fragments, None, self.objects, self.store)
+                            bounded, None, self.objects, self.store)
 
     def _layout(self) -> List[Dict[str, Any]]:
         # the compacted representation holds the same rows with shorter chains: prefer it (FORMAT.md)
@@ -117,10 +122,11 @@ class TableVersion:
         wanted = self._columns(columns)
         out_schema = pa.schema([self.schema.field(c) for c in wanted])
         for frag_index, frag in enumerate(self._layout()):
-            upper = self._layout()[frag_index + 1]["lower"] if frag_index + 1 < len(self._layout()) else None
+            layout = self._layout()
+            upper = frag["upper"] if "upper" in frag else layout[frag_index + 1]["lower"] if frag_index + 1 < len(layout) else None
             if not self._fragment_may_match(frag.get("lower"), upper, filters):
                 continue
-            table = self._read_fragment(frag["objects"], wanted, filters)
+            table = self._read_fragment(frag["objects"], wanted, filters, (frag.get("lower"), upper))
             if table is None or table.num_rows == 0:
                 continue
             yield from table.cast(out_schema).to_batches()
@@ -205,7 +211,8 @@ class TableVersion:
             fields.append(pa.field(_DUP, pa.int32(), False))
         return pa.schema(fields)
 
-    def _read_fragment(self, object_ids: List[str], wanted: List[str], filters: Sequence[Filter]) -> Optional[pa.Table]:
+    def _read_fragment(self, object_ids: List[str], wanted: List[str], filters: Sequence[Filter],
+                       bounds: Tuple[Optional[List[Any]], Optional[List[Any]]] = (None, None)) -> Optional[pa.Table]:
         keys = self.key_columns
         physical = self._physical()
         needed = [c for c in physical.names if c in set(keys) | set(wanted) | {f[0] for f in filters}]
@@ -220,6 +227,8 @@ class TableVersion:
             if not self._object_may_match(rec, filters):
                 continue
             t = self._read_object(rec, needed, physical, early)
+            if not self._covers(rec, bounds):  # the read rule: an object's rows within the fragment's bounds
+                t = t.filter(_within(t, keys, physical, bounds))
             if t.num_rows == 0:
                 continue
             t = t.append_column("__vsrc", pa.repeat(pa.scalar(src, pa.int32()), t.num_rows))
@@ -281,6 +290,38 @@ class TableVersion:
         out = pa.Table.from_arrays(arrays, names=names)
         mask = _filter_mask(out, early)
         return out if mask is None else out.filter(mask)
+
+    def _covers(self, rec: ObjectRecord, bounds: Tuple[Optional[List[Any]], Optional[List[Any]]]) -> bool:
+        """Whether the object holds only keys within the fragment's bounds (FORMAT.md, the read rule): it is not
+        shared (every object of a format 1 table), or its statistics show it: its per-column minima at or above the lower bound and maxima
+        below the upper, compared where this reader compares values (integers, strings), else False."""
+        lower, upper = bounds
+        if not rec.shared or (lower is None and upper is None):
+            return True  # an object that is not shared holds only its fragment's keys
+        if self.hidden_key or rec.row_count == 0:
+            return rec.row_count == 0  # key-less keys may be null, which the statistics do not show
+        keys = self.key_columns
+
+        def stat(values: Dict[str, Any]) -> Optional[List[Any]]:
+            out = [bound_value(values.get(k), self._key_type(k)) for k in keys]
+            return None if any(v is None for v in out) else out
+
+        def bound(b: Optional[List[Any]]) -> Optional[List[Any]]:
+            out = [bound_value(v, self._key_type(k)) for k, v in zip(keys, b or [])]
+            return None if any(v is None for v in out) else out
+
+        lo, hi = stat(rec.min_values), stat(rec.max_values)
+        if lo is None or hi is None:
+            return False
+        if lower is not None:
+            lb = bound(lower)
+            if lb is None or lo < lb:
+                return False
+        if upper is not None:
+            ub = bound(upper)
+            if ub is None or not hi < ub:
+                return False
+        return True
 
     def _key_type(self, column: str) -> pa.DataType:
         return self._physical().field(column).type
@@ -363,6 +404,60 @@ def key_order(t: pa.Table, keys: Sequence[str], then: Optional[str] = None) -> p
         return pc.sort_indices(t, sort_keys=[(k, "ascending", "at_start") for k in keys] + extra)
     except (TypeError, ValueError, pa.ArrowInvalid):
         return pc.sort_indices(t, sort_keys=[(k, "ascending") for k in keys] + extra, null_placement="at_start")
+
+
+def _within(t: pa.Table, keys: List[str], physical: pa.Schema,
+            bounds: Tuple[Optional[List[Any]], Optional[List[Any]]]) -> pa.Array:
+    """The mask of rows of ``t`` whose key lies within ``lower <= key < upper`` in the key order (nulls first; NaN
+    equal to NaN and above every other value; -0.0 equal to 0.0)."""
+    lower, upper = bounds
+    below_upper = _below(t, keys, physical, upper) if upper is not None else None
+    at_or_above_lower = pc.invert(_below(t, keys, physical, lower)) if lower is not None else None
+    if below_upper is None:
+        return at_or_above_lower if at_or_above_lower is not None else pa.array([True] * t.num_rows)
+    return below_upper if at_or_above_lower is None else pc.and_(below_upper, at_or_above_lower)
+
+
+def _below(t: pa.Table, keys: List[str], physical: pa.Schema, bound: List[Any]) -> pa.Array:
+    """The mask of rows of ``t`` whose key is below ``bound`` (metastore values), column by column."""
+    below: Optional[pa.Array] = None
+    equal: Optional[pa.Array] = None  # equal on every column so far
+    for k, v in zip(keys, bound):
+        col = t.column(k).combine_chunks()
+        lt, eq = _column_below(col, physical.field(k).type, v)
+        here = lt if equal is None else pc.and_(equal, lt)
+        below = here if below is None else pc.or_(below, here)
+        equal = eq if equal is None else pc.and_(equal, eq)
+    return below if below is not None else pa.array([False] * t.num_rows)
+
+
+def _column_below(col: pa.Array, t: pa.DataType, v: Any) -> Tuple[pa.Array, pa.Array]:
+    """Per row, whether the column's value is below ``v`` and whether it equals ``v``, in the key order."""
+    nulls = pc.is_null(col)
+    if v is None:
+        return pa.array([False] * len(col)), nulls
+    if pa.types.is_floating(t):
+        v = float(v)  # statistics and bounds may hold "NaN", "Infinity", "-Infinity"
+    if isinstance(v, float) and v != v:  # NaN: above everything but NaN
+        nan = pc.fill_null(pc.is_nan(col), False)
+        return pc.invert(nan), nan
+    value = _bound_scalar(v, t)
+    lt = pc.or_(nulls, pc.fill_null(pc.less(col, value), False))
+    return lt, pc.fill_null(pc.equal(col, value), False)
+
+
+def _bound_scalar(v: Any, t: pa.DataType) -> pa.Scalar:
+    """A bound value (the metastore's value encoding) as an Arrow scalar of the key column's type."""
+    if pa.types.is_date(t):
+        return pa.array([int(v)], pa.int32()).cast(t)[0]
+    if pa.types.is_timestamp(t):
+        return pa.array([int(v)], pa.int64()).cast(pa.timestamp("us", tz=t.tz)).cast(t)[0]
+    if pa.types.is_decimal(t):
+        import decimal
+        return pa.scalar(decimal.Decimal(str(v)), t)
+    if pa.types.is_floating(t):
+        return pa.scalar(float(v), t)
+    return pa.scalar(v, t)
 
 
 def _simple_key(t: pa.DataType) -> bool:

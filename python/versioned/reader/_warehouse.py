@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from versioned.reader._errors import fail
 from versioned.reader._history import Commit, History, RefInfo
-from versioned.reader._metastore import Metastore, check_schema, redact, sqlite_file
+from versioned.reader._metastore import Metastore, check_schema, check_table_format, redact, sqlite_file
 from versioned.reader._store import ObjectStore, object_file, verify_object
 from versioned.reader._objects import load_objects
 
@@ -257,8 +257,8 @@ class Repository(History):
 
             repo.table_at(repo.resolve("v1"), "orders")
         """
-        rows = self.meta.rows("SELECT schema_json, primary_key, hidden_key, fragments, compacted FROM vc_tables "
-                              "WHERE repo = ? AND image_hash = ? AND name = ?", self.name, img.hash, name)
+        rows = self.meta.rows("SELECT schema_json, primary_key, hidden_key, fragments, compacted, format_version "
+                              "FROM vc_tables WHERE repo = ? AND image_hash = ? AND name = ?", self.name, img.hash, name)
         if not rows:
             names = self.meta.rows("SELECT name FROM vc_tables WHERE repo = ? AND image_hash = ? ORDER BY name",
                                    self.name, img.hash)
@@ -266,7 +266,8 @@ class Repository(History):
                        f"tables are: {', '.join(str(n[0]) for n in names) or '(none)'}.")
         from versioned.reader._table import TableVersion
 
-        schema_json, pk, hidden, fragments, compacted = rows[0]
+        schema_json, pk, hidden, fragments, compacted, format_version = rows[0]
+        check_table_format(f"{self.name}.{name}", format_version)
         frags = json.loads(str(fragments))
         comp = json.loads(str(compacted)) if compacted else None
         ids = sorted({o for f in (comp or frags) for o in f["objects"]} | {o for f in frags for o in f["objects"]})

@@ -42,6 +42,7 @@ object ErrorClass {
   val CheckInvalid = "CHECK_INVALID"
   val CheckNotFound = "CHECK_NOT_FOUND"
   val VersionExpired = "VERSION_EXPIRED"
+  val TableFormatUnsupported = "TABLE_FORMAT_UNSUPPORTED"
 
   /** SQLSTATE of each class (Spark error conditions carry one): 42xxx user errors, 0A000 unsupported, 58xxx system. */
   private val sqlStates: Map[String, String] = Map(
@@ -57,7 +58,7 @@ object ErrorClass {
     RemoteNotFound -> "42704", RemoteExists -> "42710", RemoteUnreachable -> "08001", RemoteHistoryRewritten -> "55000",
     NonFastForward -> "55000", ObjectStoreUnsupported -> "0A000", StreamCheckpointMismatch -> "55000",
     CheckFailed -> "23000", CheckInvalid -> "42000", CheckNotFound -> "42704",
-    VersionExpired -> "42704")
+    VersionExpired -> "42704", TableFormatUnsupported -> "0A000")
 
   def sqlState(errorClass: String): String = sqlStates.getOrElse(errorClass, "XX000")
 }
@@ -171,3 +172,11 @@ class ObjectCorruptException(val objectId: String, detail: String, cause: Throwa
 class ObjectMissingException(val objectId: String, detail: String, cause: Throwable = null)
   extends VersionedException(ErrorClass.ObjectMissing, s"Object $objectId is missing: $detail. Verify the repository " +
     "(procedure verify, or the API's verify) to list the missing objects and the versions that need them, then restore them from a backup or a remote copy.", cause)
+
+/**
+ * A table version records a format version ([[TableFormat]], `vc_tables.format_version`) newer than this build reads:
+ * refused, never read with rules it does not know (a shared DIFF read whole would give rows twice).
+ */
+class TableFormatUnsupportedException(val table: String, val version: Int)
+  extends VersionedException(ErrorClass.TableFormatUnsupported, s"Table '$table' is stored in format version $version; " +
+    s"this build reads format versions up to ${TableFormat.Newest}. Upgrade the versioned connector to read it.")

@@ -139,11 +139,13 @@ private[core] object MetaDao {
   private def tableRow(rs: ResultSet): ImageTable = {
     val t = TableVersion(rs.getString("name"), rs.getString("schema_json"), Json.readStrings(rs.getString("primary_key")),
       rs.getInt("hidden_key") == 1, fragmentsFromJson(rs.getString("fragments")),
-      Option(rs.getString("compacted")).map(fragmentsFromJson), rs.getString("table_hash"))
+      Option(rs.getString("compacted")).map(fragmentsFromJson), rs.getString("table_hash"),
+      TableFormat.check(rs.getString("name"), Option(rs.getObject("format_version")).fold(TableFormat.Initial)(_.toString.toInt)))
     ImageTable(rs.getString("image_hash"), t, rs.getInt("changed") == 1)
   }
 
-  private val tableCols = "image_hash, name, schema_json, primary_key, hidden_key, table_hash, fragments, compacted, changed"
+  private val tableCols = "image_hash, name, schema_json, primary_key, hidden_key, table_hash, fragments, compacted, changed, " +
+    "format_version"
 
   /** The tables of `image`; VERSION_EXPIRED (never no tables) when a retention policy expired it. */
   def tablesOf(c: Connection, repo: String, image: String): Vector[ImageTable] = {
@@ -175,10 +177,12 @@ private[core] object MetaDao {
 
   /** Table rows of any images of `repo`, each under its own `image`, in one batch. */
   def insertTableRows(c: Connection, repo: String, rows: Seq[ImageTable]): Unit =
-    Sql.batch(c, s"INSERT INTO vc_tables (repo, $tableCols) VALUES (?,?,?,?,?,?,?,?,?,?)", rows.map { r =>
+    Sql.batch(c, s"INSERT INTO vc_tables (repo, $tableCols) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows.map { r =>
       val t = r.table
+      // format 1 is recorded as NULL, as every row written before format versions existed
+      val format: Any = if (t.format == TableFormat.Initial) Sql.NullInt else Integer.valueOf(TableFormat.check(t.name, t.format))
       Seq(repo, r.image, t.name, t.schemaJson, Json.write(t.primaryKey), if (t.hiddenKey) 1 else 0, t.hash,
-        fragmentsToJson(t.fragments), t.compacted.map(fragmentsToJson).orNull, if (r.changed) 1 else 0)
+        fragmentsToJson(t.fragments), t.compacted.map(fragmentsToJson).orNull, if (r.changed) 1 else 0, format)
     })
 
   def setCompacted(c: Connection, repo: String, image: String, name: String, compacted: Option[Seq[Fragment]]): Unit =
@@ -213,7 +217,7 @@ private[core] object MetaDao {
       rs.getLong("row_count"), rs.getLong("size_bytes"), rs.getString("format"), Json.readMap(rs.getString("min_values")),
       Json.readMap(rs.getString("max_values")),
       Json.readMap(rs.getString("null_counts")).map { case (k, v) => k -> v.toString.toLong },
-      Option(rs.getString("checksum")).getOrElse(""), Option(rs.getString("location")))
+      Option(rs.getString("checksum")).getOrElse(""), Option(rs.getString("location")), rs.getInt("shared") == 1)
 
   private def marks(g: Seq[_]): String = g.map(_ => "?").mkString(",")
 
@@ -232,10 +236,10 @@ private[core] object MetaDao {
   def insertObjects(c: Connection, objs: Seq[ObjectMeta], now: Long, repo: String, existing: Set[String]): Unit = {
     val fresh = objs.filterNot(o => existing(o.id)).groupBy(_.id).values.map(_.head).toSeq
     Sql.batch(c, "INSERT INTO vc_objects (id, kind, parents, row_count, size_bytes, format, min_values, max_values, " +
-      "null_counts, created_ms, touched_ms, repo, checksum) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING",
+      "null_counts, created_ms, touched_ms, repo, checksum, shared) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING",
       fresh.map { o =>
         Seq(o.id, o.kind, Json.write(o.parents), o.rowCount, o.sizeBytes, o.format, Json.write(o.minValues),
-          Json.write(o.maxValues), Json.write(o.nullCounts), now, now, repo, o.checksum)
+          Json.write(o.maxValues), Json.write(o.nullCounts), now, now, repo, o.checksum, if (o.shared) 1 else 0)
       })
     insertLocations(c, fresh.flatMap(o => o.location.map(o.id -> _)))
     touchObjects(c, existing.toSeq, now)

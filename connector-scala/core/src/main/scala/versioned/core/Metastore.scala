@@ -204,7 +204,7 @@ object Sql {
 
 /** Schema version and migrations. Version 1 is the first published format (docs/FORMAT.md). */
 object MetastoreSchema {
-  val CurrentVersion = 6
+  val CurrentVersion = 7
 
   private val v1 = Seq(
     """CREATE TABLE vc_meta (key VARCHAR(64) PRIMARY KEY, value VARCHAR(256) NOT NULL)""",
@@ -251,8 +251,17 @@ object MetastoreSchema {
    */
   private val v6 = Seq("committer", "app_id", "client").map(c => s"ALTER TABLE vc_images ADD COLUMN $c TEXT")
 
+  /**
+   * Version 7: shared objects (docs/FORMAT.md, format version 2): an object may be listed by several fragments'
+   * chains and hold keys of each (`vc_objects.shared` = 1); a table version records its format version
+   * (`vc_tables.format_version`, NULL = 1), which a reader that does not know it refuses.
+   */
+  private val v7 = Seq(
+    "ALTER TABLE vc_objects ADD COLUMN shared INT NOT NULL DEFAULT 0",
+    "ALTER TABLE vc_tables ADD COLUMN format_version INT")
+
   private def migrations(sqlite: Boolean): Seq[(Int, Seq[String])] =
-    Seq(1 -> v1, 2 -> v2, 3 -> GovernanceSchema.v3(sqlite), 4 -> ReflogSchema.v4, 5 -> RetentionSchema.v5, 6 -> v6)
+    Seq(1 -> v1, 2 -> v2, 3 -> GovernanceSchema.v3(sqlite), 4 -> ReflogSchema.v4, 5 -> RetentionSchema.v5, 6 -> v6, 7 -> v7)
 
   def migrate(c: Connection, sqlite: Boolean): Unit = {
     val current = currentVersion(c)

@@ -36,7 +36,8 @@ final case class ObjectMeta(
     maxValues: Map[String, Any],
     nullCounts: Map[String, Long],
     checksum: String = "",
-    location: Option[String] = None) {
+    location: Option[String] = None,
+    shared: Boolean = false) {
   def path: String = ObjectMeta.relativePath(id)
   /** Where the object's bytes are read: its recorded location (`vc_object_locations`), else under `config`'s `objects/`. */
   def uriIn(config: WarehouseConfig): String = location.getOrElse(config.objectUri(id))
@@ -66,7 +67,8 @@ final case class TableVersion(
     hiddenKey: Boolean,
     fragments: Seq[Fragment],
     compacted: Option[Seq[Fragment]] = None,
-    hash: String = "") {
+    hash: String = "",
+    format: Int = TableFormat.Initial) {
   def withHash: TableVersion = copy(hash = Hashing.tableHash(this))
   /** The representation a reader or a writer should use. */
   def effectiveFragments: Seq[Fragment] = compacted.getOrElse(fragments)
@@ -132,3 +134,19 @@ final case class CommitResult(image: Image, branch: String, changedTables: Seq[S
 
 /** One entry of `log`. */
 final case class LogEntry(image: Image, tablesChanged: Seq[String])
+
+/**
+ * The format versions of a table version (`vc_tables.format_version`, NULL = 1; docs/FORMAT.md): 1, every object of
+ * a fragment's chain holds keys within its bounds; 2, a chain may list a shared object (`vc_objects.shared`), holding
+ * keys of other fragments too, which readers read within the fragment's bounds (the read rule).
+ */
+object TableFormat {
+  val Initial = 1
+  val SharedObjects = 2
+  /** The newest format this build reads. */
+  val Newest: Int = SharedObjects
+
+  /** `version` of table `table`, refused when this build does not know it ([[TableFormatUnsupportedException]]). */
+  def check(table: String, version: Int): Int =
+    if (version < Initial || version > Newest) throw new TableFormatUnsupportedException(table, version) else version
+}

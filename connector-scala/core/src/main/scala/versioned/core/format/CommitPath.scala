@@ -86,4 +86,13 @@ object CommitPath {
     else if (p.snapshotObjects) TaskSnapshot
     else Distributed
   }
+
+  /**
+   * Whether a driver commit writes its change set of `rows` rows, which touches `touched` fragments, as **one**
+   * shared DIFF listed by each touched fragment's chain (format version 2, docs/FORMAT.md) rather than one DIFF per
+   * fragment: when it touches more than one fragment, has at most `maxRows` rows (`sharedDiffMaxRows`; 0: never) and
+   * records no before-images (whose chain hash names one chain).
+   */
+  def sharedDiff(rows: Long, touched: Int, beforeImages: Boolean, maxRows: Long): Boolean =
+    !beforeImages && touched > 1 && rows <= maxRows
 }

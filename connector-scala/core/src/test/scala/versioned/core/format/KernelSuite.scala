@@ -115,6 +115,33 @@ class KernelSuite extends AnyFunSuite {
     }
   }
 
+  test("the read rule: a fragment reads the rows of an object within its bounds; statistics tell when all are") {
+    val r = new Random(11)
+    val types = IndexedSeq(KeyType.Int64, KeyType.Utf8)
+    val order = new KeyOrder(types, ArrayAccess)
+    def key = Array[Any](r.nextInt(20).toLong, if (r.nextInt(8) == 0) null else ('a' + r.nextInt(4)).toChar.toString)
+    for (_ <- 0 until 300) {
+      val rows = (0 until r.nextInt(12)).map(_ => key)
+      val (lower, upper) = (Option.when(r.nextBoolean())(key.toSeq), Option.when(r.nextBoolean())(key.toSeq))
+      val bounds = new KeyBounds(order, lower.map(_.toArray), upper.map(_.toArray))
+      def cmp(a: Seq[Any], b: Seq[Any]) = KeyOrder.compareCanonicalKeys(types, a, b)
+      val within = rows.filter(k => lower.forall(l => cmp(k.toSeq, l) >= 0) && upper.forall(u => cmp(k.toSeq, u) < 0))
+      assert(bounds.restrict(rows.iterator).map(_.toSeq).toSeq == within.map(_.toSeq))
+      // per-column statistics over non-null values, as an object records them
+      def col(c: Int) = rows.map(_(c)).filter(_ != null)
+      def pick(c: Int, f: Seq[Any] => Any) = Option.when(col(c).nonEmpty)(f(col(c)))
+      val sorted = (c: Int) => col(c).sortWith((a, b) => KeyOrder.compareCanonical(types(c), a, b) < 0)
+      val covered = KeyBounds.covers(types, lower, upper, rows.size.toLong, c => pick(c, _ => sorted(c).head),
+        c => pick(c, _ => sorted(c).last), c => rows.exists(_(c) == null))
+      // conservative: never claims an object within when a row is outside; every row outside means not within
+      if (covered) assert(within.size == rows.size, s"$rows in [$lower, $upper)")
+      if (rows.nonEmpty && within.isEmpty) assert(!covered)
+    }
+    // a missing statistic is never "within"; an empty object always is
+    assert(!KeyBounds.covers(types, None, None, 3L, _ => None, _ => Some(1L), _ => false))
+    assert(KeyBounds.covers(types, Some(Seq(5L, "a")), None, 0L, _ => None, _ => None, _ => false))
+  }
+
   test("key rules: a null key, then the first run of equal keys, are typed errors") {
     val order = new KeyOrder(IndexedSeq(KeyType.Int64, KeyType.Utf8), ArrayAccess)
     def check(rows: Array[Any]*): Unit = KeyRules.checkSorted(rows.toIndexedSeq, order, Seq("id", "name"), Some("MERGE"))(_.toSeq)

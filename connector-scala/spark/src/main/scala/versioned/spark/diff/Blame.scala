@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory
 import versioned.core._
 import versioned.spark.format.Columns.col
 import versioned.spark.format.TableLayout
-import versioned.spark.read.{ObjectFile, ObjectFiles, PinnedRead}
+import versioned.spark.read.{FragmentBounds, ObjectFiles, PinnedRead}
 import versioned.spark.session.{Jobs, TableIdent}
 
 /**
@@ -70,7 +70,7 @@ private[versioned] object Blame {
   val BroadcastRows = 2000000L
 
   /** The walked commits, newest first; the changes found; whether every row is attributed without a base. */
-  private final case class Walk(commits: Vector[SeqImage], diffs: Vector[(Long, ObjectMeta)], rewritten: Vector[Int],
+  private final case class Walk(commits: Vector[SeqImage], diffs: Vector[(Long, ObjectMeta, FragmentBounds)], rewritten: Vector[Int],
                                 complete: Boolean) {
     /** Whether the changes are few enough to broadcast: only DIFF rows, at most [[BroadcastRows]]. */
     def small: Boolean = rewritten.isEmpty && diffs.iterator.map(_._2.rowCount).sum <= BroadcastRows
@@ -111,7 +111,7 @@ private[versioned] object Blame {
                    headTable: TableVersion, layout: TableLayout, current: DataFrame): Walk = {
     val repo = ident.repo
     val commits = Vector.newBuilder[SeqImage]
-    val diffs = Vector.newBuilder[(Long, ObjectMeta)]
+    val diffs = Vector.newBuilder[(Long, ObjectMeta, FragmentBounds)]
     val rewritten = Vector.newBuilder[Int]
     lazy val lower = lowerBound(engine, headTable)
     lazy val total = current.count()
@@ -140,8 +140,8 @@ private[versioned] object Blame {
           if (pt.fragments != curTable.fragments) {
             val known = metasOf(Seq(pt, curTable))
             val (chains, rewrote) = ChangeFeed.matchFragments(pt, curTable, known)
-            if (!rewrote) chains.foreach(_.zipWithIndex.foreach { case (id, pos) =>
-              diffs += ((i * Slots + (Slots - 1 - pos), known(id)))
+            if (!rewrote) chains.foreach(c => c.ids.zipWithIndex.foreach { case (id, pos) =>
+              diffs += ((i * Slots + (Slots - 1 - pos), known(id), c.bounds(layout)))
               diffRows += known(id).rowCount
             })
             else if (sameLayout(pt, layout)) { rewritten += i; anyRewrite = true }
@@ -209,7 +209,7 @@ private[versioned] object Blame {
         ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration))
       val verifyConf = ObjectFiles.verifyingBroadcast(spark.sparkContext)
       val config = engine.config
-      val files = w.diffs.map { case (ord, m) => (ord, ObjectFile.of(config, m)) }
+      val files = w.diffs.map { case (ord, m, b) => (ord, b.file(config, m)) } // the read rule
       val width = keys.size
       val slices = math.max(1, math.min(files.size, spark.sparkContext.defaultParallelism * 4))
       val rows = spark.sparkContext.parallelize(files, slices).mapPartitions { it =>

@@ -14,7 +14,7 @@ import versioned.spark.format.Columns.col
 import versioned.spark.session.TableIdent
 import versioned.spark.session.VersionedOptions
 import versioned.spark.format.TableLayout
-import versioned.spark.read.{Conflation, ObjectFile, ObjectFiles}
+import versioned.spark.read.{Conflation, FragmentBounds, ObjectFiles}
 
 /**
  * The change feed of one table between two images on one first-parent line: one row per changed row
@@ -198,19 +198,20 @@ private[versioned] object ChangeFeed {
   /**
    * Matches each fragment of `n` with a fragment of `b` (logical or compacted) with the same bounds: equal
    * chains are unchanged, a chain extended by DIFFs yields those DIFFs; anything else means a rewrite
-   * (`true`): the two versions are then compared as a whole.
+   * (`true`): the two versions are then compared as a whole. Each chain of added DIFFs comes with its fragment's
+   * bounds, within which they are read (the read rule, `read/FragmentBounds`).
    */
-  private[diff] def matchFragments(b: TableVersion, n: TableVersion, metas: Map[String, ObjectMeta]): (Seq[Seq[String]], Boolean) = {
+  private[diff] def matchFragments(b: TableVersion, n: TableVersion, metas: Map[String, ObjectMeta]): (Seq[AddedChain], Boolean) = {
     def withUpper(fs: Seq[Fragment]) = fs.zipWithIndex.map { case (f, j) => (f, fs.lift(j + 1).map(_.lower)) }
     val candidates = (Seq(b.fragments) ++ b.compacted.toSeq).flatMap(withUpper)
-    val chains = mutable.ArrayBuffer.empty[Seq[String]]
+    val chains = mutable.ArrayBuffer.empty[AddedChain]
     var rewritten = false
     withUpper(n.fragments).foreach { case (f, upper) =>
       val same = candidates.filter { case (g, u) => g.lower == f.lower && u == upper }.map(_._1.objects)
       if (!same.contains(f.objects)) {
         same.filter(p => f.objects.startsWith(p)).map(p => f.objects.drop(p.size))
           .find(added => added.forall(id => metas.get(id).exists(_.kind == ObjectKind.Diff))) match {
-          case Some(added) => chains += added
+          case Some(added) => chains += AddedChain(added, f.lower, upper.flatten)
           case None => rewritten = true
         }
       }
@@ -218,9 +219,14 @@ private[versioned] object ChangeFeed {
     if (rewritten) (Nil, true) else (chains.toSeq, false)
   }
 
+  /** The DIFFs a commit added to one fragment's chain (oldest first), and the fragment's bounds. */
+  private[diff] final case class AddedChain(ids: Seq[String], lower: Option[Seq[Any]], upper: Option[Seq[Any]]) {
+    def bounds(layout: TableLayout): FragmentBounds = FragmentBounds(layout.keyColumns, layout.keyTypes, lower, upper)
+  }
+
   /** Reads and conflates the DIFF chains (one task each), then looks up before-values by key in the parent. */
   private def diffChanges(spark: SparkSession, engine: Engine, location: Map[String, String], plan: Plan, i: Int,
-                          chains: Seq[Seq[String]], metas: Map[String, ObjectMeta], parentHasTable: Boolean): Seq[Change] = {
+                          chains: Seq[AddedChain], metas: Map[String, ObjectMeta], parentHasTable: Boolean): Seq[Change] = {
     val layout = plan.layout
     val readSchema = layout.diffRead(layout.nonKeyColumns)
     val diffSchema = layout.diffSchema
@@ -231,7 +237,7 @@ private[versioned] object ChangeFeed {
       Nil, Map(FileFormat.OPTION_RETURNING_BATCH -> "false"), conf)
     val config = engine.config
     val keyTypes = layout.keyTypes
-    val files = chains.map(_.map(id => ObjectFile.of(config, metas(id))))
+    val files = chains.map(c => c.ids.map(id => c.bounds(layout).file(config, metas(id)))) // the read rule
     val conflated: Array[InternalRow] = spark.sparkContext.parallelize(files, math.max(1, files.size)).flatMap { fs =>
       val back = UnsafeProjection.create(backRefs)
       val sources = fs.map(ObjectFiles.load(reader, _, ObjectFiles.identity(readSchema), verifyConf.value.value)).toArray

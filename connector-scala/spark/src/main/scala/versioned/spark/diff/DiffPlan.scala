@@ -22,8 +22,15 @@ private[versioned] object DiffPlan {
   case object Logical extends Rep
   case object Compacted extends Rep
 
-  /** A fragment diffed from its extra DIFFs: the chains split after their common prefix. */
-  final case class Fast(index: Int, prefix: Seq[String], extraFrom: Seq[String], extraTo: Seq[String])
+  /**
+   * A fragment diffed from its extra DIFFs: the chains split after their common prefix. `lower` / `upper`: the
+   * fragment's bounds, within which its objects are read (the read rule, `read/FragmentBounds`).
+   */
+  final case class Fast(index: Int, prefix: Seq[String], extraFrom: Seq[String], extraTo: Seq[String],
+                        lower: Option[Seq[Any]], upper: Option[Seq[Any]])
+
+  /** The bounds (lower, upper) of fragment `i` of `fs`. */
+  def boundsOf(fs: Seq[Fragment], i: Int): (Option[Seq[Any]], Option[Seq[Any]]) = (fs(i).lower, fs.lift(i + 1).flatMap(_.lower))
 
   sealed trait Plan
   /** Fragment by fragment over `from`'s representation `repFrom` and `to`'s `repTo` (same bounds). */
@@ -50,7 +57,7 @@ private[versioned] object DiffPlan {
       if fa.map(_.lower) == fb.map(_.lower)
     } yield {
       val pairs = fa.zip(fb).zipWithIndex.filter { case ((x, y), _) => x.objects != y.objects }
-      val split = pairs.map { case ((x, y), i) => i -> fast(i, x.objects, y.objects, metas) }
+      val split = pairs.map { case ((x, y), i) => i -> fast(i, x.objects, y.objects, metas, boundsOf(fa, i)) }
       val plan = ByFragment(ra, rb, split.flatMap(_._2), split.collect { case (i, None) => i })
       val cost = split.map {
         case (_, Some(f)) => rows(f.extraFrom) + rows(f.extraTo)
@@ -62,10 +69,11 @@ private[versioned] object DiffPlan {
   }
 
   /** The split of two different chains at their common prefix, when only DIFFs follow it on both sides. */
-  def fast(index: Int, a: Seq[String], b: Seq[String], metas: Map[String, ObjectMeta]): Option[Fast] = {
+  def fast(index: Int, a: Seq[String], b: Seq[String], metas: Map[String, ObjectMeta],
+           bounds: (Option[Seq[Any]], Option[Seq[Any]])): Option[Fast] = {
     val common = a.zip(b).takeWhile { case (x, y) => x == y }.size
     val (ea, eb) = (a.drop(common), b.drop(common))
     def diffsOnly(ids: Seq[String]) = ids.forall(id => metas.get(id).exists(_.kind == ObjectKind.Diff))
-    Option.when(diffsOnly(ea) && diffsOnly(eb))(Fast(index, a.take(common), ea, eb))
+    Option.when(diffsOnly(ea) && diffsOnly(eb))(Fast(index, a.take(common), ea, eb, bounds._1, bounds._2))
   }
 }

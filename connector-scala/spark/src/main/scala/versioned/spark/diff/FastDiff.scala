@@ -9,7 +9,7 @@ import org.apache.spark.sql.types._
 import versioned.core.{ObjectKind, ObjectMeta, WarehouseConfig}
 import versioned.spark.session.VersionedOptions
 import versioned.spark.format.TableLayout
-import versioned.spark.read.{ObjectFile, ObjectFiles}
+import versioned.spark.read.{FragmentBounds, ObjectFile, ObjectFiles}
 
 /**
  * The driver side of the diff that follows the change: one Spark task per few fragments of
@@ -86,10 +86,13 @@ private[versioned] object FastDiff {
   private def prepare(spark: SparkSession, config: WarehouseConfig, layout: TableLayout, schema: StructType,
                       fast: Seq[DiffPlan.Fast], lookedUp: Seq[DiffPlan.Fast], metas: Map[String, ObjectMeta],
                       cache: Option[ReaderCache] = None): (FragmentDiffReaders, Seq[FragmentTask]) = {
+    // the changed keys' first column, to push down (a superset is harmless: objects read whole)
     def file(id: String) = ObjectFile.of(config, metas(id))
     // before-images are only read from the DIFFs of a layout that can hold them
     def recorded(prefix: Seq[String], extra: Seq[String]) = PriorImages.supported(layout) && this.recorded(prefix, extra, metas)
     val tasks = fast.map { f =>
+      // the read rule: the fragment's objects within its bounds
+      def file(id: String) = FragmentBounds(layout.keyColumns, layout.keyTypes, f.lower, f.upper).file(config, metas(id))
       FragmentTask.onPrefix(f.prefix, metas, file).copy(extraFrom = f.extraFrom.map(file), extraTo = f.extraTo.map(file),
         recordedFrom = recorded(f.prefix, f.extraFrom), recordedTo = recorded(f.prefix, f.extraTo))
     }

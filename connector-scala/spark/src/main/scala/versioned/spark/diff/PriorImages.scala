@@ -8,7 +8,7 @@ import org.apache.spark.unsafe.types.UTF8String
 import versioned.core.{Fragment, Hashing, ObjectKind, ObjectMeta, WarehouseConfig}
 import versioned.spark.format.{TableLayout, Values}
 import versioned.spark.session.VersionedOptions.{PriorChainColumn, PriorColumn}
-import versioned.spark.read.{KeyLookup, ObjectFile}
+import versioned.spark.read.{FragmentBounds, KeyLookup}
 
 /**
  * Before-images (write option `beforeImages`, docs/DIFF.md): a DIFF written with them holds, in every row, the
@@ -70,8 +70,9 @@ private[versioned] object PriorImages {
     val kinds = chained.map(metas(_).kind).toSet
     val readers = FastDiff.readers(spark, layout, rowSchema, filter, diffLookup = kinds(ObjectKind.Diff),
       snapLookup = kinds(ObjectKind.Snap))
-    def file(id: String) = ObjectFile.of(config, metas(id))
+    val bounds = FragmentBounds.of(layout, base)
     val found = versioned.spark.session.Jobs.onDriver(keys) { case (f, wanted) =>
+      def file(id: String) = bounds(f).file(config, metas(id)) // the read rule
       f -> new FragmentRows(readers).lookup(FragmentTask.onPrefix(base(f).objects, metas, file), wanted)
     }
     val types = rowSchema.fields.map(_.dataType).toSeq

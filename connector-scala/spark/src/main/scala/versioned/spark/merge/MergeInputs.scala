@@ -78,7 +78,7 @@ private[versioned] object MergeInputs {
       val per = fb.indices.map { i =>
         if (ft(i).objects == fb(i).objects) Some(None) // theirs did not change it: ours keeps it
         else for (eo <- extension(fb(i).objects, fo(i).objects); et <- extension(fb(i).objects, ft(i).objects))
-          yield Some(DiffPlan.Fast(i, fb(i).objects, eo, et))
+          yield { val (lo, hi) = DiffPlan.boundsOf(fb, i); Some(DiffPlan.Fast(i, fb(i).objects, eo, et, lo, hi)) }
       }
       Option.when(per.forall(_.isDefined))(per.flatMap(_.get))
     }

@@ -50,8 +50,10 @@ private[versioned] object ChainRows {
       snapBatches = None, mergedBatches = None, diffCacheBytes = 0L,
       hadoopConf = ObjectFiles.verifyingBroadcast(spark.sparkContext))
     val factory = new FragmentReaderFactory(readers, merged, layout.keyColumns.size, merged.indices.toArray, None)
-    def file(m: ObjectMeta) = ObjectFile.of(snapshot.config, m)
-    val fragments = snapshot.version.effectiveFragments.zipWithIndex.flatMap { case (f, i) =>
+    val frags = snapshot.version.effectiveFragments
+    val bounds = FragmentBounds.of(layout, frags)
+    val fragments = frags.zipWithIndex.flatMap { case (f, i) =>
+      def file(m: ObjectMeta) = bounds(i).file(snapshot.config, m) // the read rule
       val metas = f.objects.map(snapshot.objects)
       val snap = metas.headOption.filter(m => m.kind == ObjectKind.Snap && m.rowCount > 0)
       val diffs = metas.filter(m => m.kind == ObjectKind.Diff && m.rowCount > 0)

@@ -77,7 +77,7 @@ private[read] final class FragmentReaderFactory(
         override def close(): Unit = ObjectFiles.close(Seq(it))
       }
     } else {
-      val key = DiffCache.Key(p.diffs.map(_.uri), mergedSchema.catalogString)
+      val key = DiffCache.Key(p.diffs.map(_.readName), mergedSchema.catalogString)
       val overlay = DiffCache.getOrLoad(key, readers.diffCacheBytes) { prefix =>
         val copy = identity()
         // the conflated rows of a cached prefix of the chain stand for its DIFFs (conflation is associative)
@@ -92,7 +92,7 @@ private[read] final class FragmentReaderFactory(
   }
 
   private def batches(read: ObjectFiles.Reader, f: ObjectFile): Iterator[ColumnarBatch] =
-    ObjectFiles.open(read, f, readers.conf).asInstanceOf[Iterator[Any]].map(_.asInstanceOf[ColumnarBatch])
+    ObjectFiles.openBatches(read, f, readers.conf)
 
   /** Identity projection of DIFF rows (merged columns + change kind) into unsafe rows. */
   private def identity(): UnsafeProjection =

@@ -68,7 +68,17 @@ private[versioned] object ObjectFiles {
     val rows = guarded(f)(read(PartitionedFile(InternalRow.empty, SparkPath.fromUrlString(f.uri), 0L, f.size,
       Array.empty[String], 0L, f.size, Map.empty)))
     // columnar readers hand out batches through the same iterator type: stay generic
-    new Checked[Any](f, rows.asInstanceOf[Iterator[Any]]).asInstanceOf[Iterator[InternalRow]]
+    val checked = new Checked[Any](f, rows.asInstanceOf[Iterator[Any]]).asInstanceOf[Iterator[InternalRow]]
+    f.bounds.fold(checked)(b => new Within(checked, b))
+  }
+
+  /**
+   * Columnar batches of an object (a reader built to return batches): only for objects read whole, since the read
+   * rule restricts rows ([[FragmentBounds]]); scans read fragments with such objects as rows.
+   */
+  def openBatches(read: Reader, f: ObjectFile, conf: Configuration): Iterator[org.apache.spark.sql.vectorized.ColumnarBatch] = {
+    require(f.bounds.isEmpty, s"object ${f.id} is read within its fragment's bounds, as rows")
+    open(read, f, conf).asInstanceOf[Iterator[Any]].map(_.asInstanceOf[org.apache.spark.sql.vectorized.ColumnarBatch])
   }
 
   /** Identity projection of rows of `schema` into unsafe rows (to copy rows a reader reuses). */
@@ -99,6 +109,14 @@ private[versioned] object ObjectFiles {
   /** I/O errors that mean damaged bytes rather than an unreachable store. */
   private def looksCorrupt(e: java.io.IOException): Boolean = e.isInstanceOf[java.io.EOFException] ||
     Option(e.getMessage).exists(m => Seq("checksum", "crc", "corrupt", "magic", "footer", "parquet").exists(m.toLowerCase.contains))
+
+  /** The rows (key columns first) of an object within the bounds of the fragment it is read in; closes the object. */
+  private final class Within(rows: Iterator[InternalRow], b: FragmentBounds) extends Iterator[InternalRow] with AutoCloseable {
+    private val within = b.rule.restrict(rows)
+    override def hasNext: Boolean = within.hasNext
+    override def next(): InternalRow = within.next()
+    override def close(): Unit = ObjectFiles.close(Seq(rows))
+  }
 
   /** Rows of one object, with read failures turned into typed errors. */
   private final class Checked[T](f: ObjectFile, it: Iterator[T]) extends Iterator[T] with AutoCloseable {

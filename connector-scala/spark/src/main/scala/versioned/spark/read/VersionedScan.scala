@@ -136,11 +136,12 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     // a lookup reads about one page per key of each column (pages of `ParquetSink.PageRows` rows)
     val rows = math.max(1L, metas.map(_.rowCount).sum)
     val share = look.fold(1.0)(l => math.min(1.0, l.count(lo, hi).toDouble * versioned.core.format.ObjectShape.PageRows / rows))
+    // the read rule: each object within the fragment's bounds (a no-op for objects whose keys all are)
+    val bounds = FragmentBounds(layout.keyColumns, layout.keyTypes, f.lower, upper)
+    def file(m: ObjectMeta) = bounds.file(snapshot.config, m)
     if (snap.isEmpty && diffs.isEmpty) None
     else Some(FragmentPartition(index, snap.map(file), diffs.map(file), share))
   }
-
-  private def file(m: ObjectMeta) = ObjectFile.of(snapshot.config, m)
 
   /**
    * Input partitions: consecutive fragments packed like small files ([[VersionedScan.groups]]) by the bytes they read
@@ -202,7 +203,9 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
   private lazy val columnar: Boolean = {
     val spark = SparkSession.active
     val format = new ParquetFileFormat()
+    // a SNAP read within its fragment's bounds is read as rows (never written so: SNAPs hold their fragment's keys)
     !rowsOnly && limit.isEmpty && partitions.nonEmpty && readSchema0.nonEmpty && format.supportBatch(spark, readSchema0) &&
+      !partitions.exists(_.snap.exists(_.bounds.isDefined)) &&
       (!partitions.exists(_.diffs.nonEmpty) || (snapshot.onlyFragments.isEmpty && overlayFits(spark, format, merged)))
   }
 

@@ -101,6 +101,11 @@ object Setting {
       "0 turns it off")
   val LocalCommitMaxBytes: Setting[Long] = Setting("spark.versioned.write.localCommitMaxBytes", Kind.bytes, 64L << 20, "64m",
     "... and of at most this many bytes (Spark's in-memory row size)")
+  val SharedDiffMaxRows: Setting[Long] = Setting("spark.versioned.write.sharedDiffMaxRows", Kind.longAtLeast(0), 10000L,
+    "10000", "a change set committed by the driver that touches several fragments and has at most this many rows is " +
+      "written as one shared DIFF that each touched fragment reads its key range of (docs/FORMAT.md, format version 2), " +
+      "instead of one DIFF per fragment; not when the commit records before-images; 0 turns it off (each touched " +
+      "fragment decodes the whole shared DIFF until compaction pushes it down, so the limit stays small)")
   val BeforeImages: Setting[Boolean] = Setting("spark.versioned.write.beforeImages", Kind.boolean, false, "false",
     "such driver-written commits record each changed key's row before them in their DIFFs, so diffs across them need no " +
       "lookups (`docs/DIFF.md`)", Some("beforeImages"))
@@ -117,7 +122,7 @@ object Setting {
   /** Every setting, in the README's order. */
   val all: Seq[Setting[_]] = Seq(Warehouse, MetastoreUrl, DefaultBranch, FragmentRows, BackgroundCompaction,
     CompactionYieldMs, CompactionDutyCycle, MaxDiffRatio, MaxChain, ConsolidateAfter, DiffCacheBytes, MaxOverlayRows,
-    DiffCompression, LocalCommitMaxRows, LocalCommitMaxBytes, BeforeImages, Author, User, Client)
+    DiffCompression, LocalCommitMaxRows, LocalCommitMaxBytes, SharedDiffMaxRows, BeforeImages, Author, User, Client)
 
   /** The README's configuration table of [[all]] (and the per-remote credentials, which have no fixed key). */
   def markdownTable: String = (Seq("| key | default | meaning |", "|---|---|---|") ++ all.map { s =>

@@ -116,7 +116,10 @@ private[versioned] object Compactor {
       val keyType = snap.layout.keyTypes.head
       val written = c.divisions.map { d =>
         val bounds = (1 until d.parts).map(j => Values.toInternal(carriedForm(d.at + j).lower.get.head, keyType))
-        d -> work.divide(d.diffs.map(id => versioned.spark.read.ObjectFile.of(snap.config, snap.objects(id))), d.diffs, bounds)
+        // the read rule: the DIFFs within the logical fragment the division covers
+        val within = versioned.spark.read.FragmentBounds(snap.layout.keyColumns, snap.layout.keyTypes, carriedForm(d.at).lower,
+          carriedForm.lift(d.at + d.parts).flatMap(_.lower))
+        d -> work.divide(d.diffs.map(id => within.file(snap.config, snap.objects(id))), d.diffs, bounds)
       }
       val appended = written.flatMap { case (d, parts) => parts.zipWithIndex.collect { case (Some(m), j) => (d.at + j) -> m } }.toMap
       val next = carriedForm.zipWithIndex.map { case (f, i) => appended.get(i).fold(f)(m => f.copy(objects = f.objects :+ m.id)) }

@@ -13,7 +13,7 @@ import org.apache.spark.util.SerializableConfiguration
 import versioned.core.{ChangeKind, ObjectKind, ObjectMeta}
 import versioned.spark.session.{TableSnapshot, VersionedOptions}
 import versioned.spark.format.{TableLayout, Values}
-import versioned.spark.read.{Conflation, ObjectFile, ObjectFiles}
+import versioned.spark.read.{Conflation, FragmentBounds, ObjectFile, ObjectFiles}
 
 /**
  * Minor compaction, one executor task per fragment (on the driver when the DIFFs hold few rows): merges
@@ -105,8 +105,11 @@ private[versioned] object DiffConsolidation {
     }
   }
 
-  private def planned(snap: TableSnapshot, tasks: Seq[Task]): Seq[(Task, Seq[ObjectFile])] =
-    tasks.sortBy(_.fragment).map(t => (t, t.diffs.map(id => ObjectFile.of(snap.config, snap.objects(id)))))
+  /** Each task with its DIFFs, read within its fragment's bounds (the read rule: a shared DIFF is pushed down). */
+  private def planned(snap: TableSnapshot, tasks: Seq[Task]): Seq[(Task, Seq[ObjectFile])] = {
+    val bounds = FragmentBounds.of(snap.layout, snap.version.effectiveFragments)
+    tasks.sortBy(_.fragment).map(t => (t, t.diffs.map(id => bounds(t.fragment).file(snap.config, snap.objects(id)))))
+  }
 
   /** One Spark job, one task per fragment. */
   def run(spark: SparkSession, snap: TableSnapshot, tasks: Seq[Task], work: Work): Map[Int, Result] = {

@@ -232,6 +232,9 @@ private[versioned] object LocalCommit {
     val fragmentOf = Routing.local(base, layout)
     // one object per touched fragment, rows in key order
     val runs = keyed.map(kr => fragmentOf(kr._1) -> kr).groupBy(_._1).toSeq.sortBy(_._1).map { case (f, g) => f -> g.map(_._2) }
+    if (versioned.core.format.CommitPath.sharedDiff(keyed.size.toLong, runs.size, priors.isDefined,
+        versioned.spark.session.Settings.of(spark).sharedDiffMaxRows))
+      return writeShared(spark, target, layout, cur, base, keyed, change, runs.map(_._1))
     val before = priors.flatMap(metas =>
       PriorImages.lookup(spark, target.config, layout, base, runs.map { case (f, kr) => f -> kr.map(_._1).toArray }, metas))
     val sink = ParquetSink.forObjects(spark, if (before.isDefined) PriorImages.diffSchema(layout) else layout.diffSchema, ObjectKind.Diff)
@@ -245,6 +248,22 @@ private[versioned] object LocalCommit {
         })
     }
     CommitPlanner.withDiffs(cur, base, written.flatten)
+  }
+
+  /**
+   * The change set `keyed` (in key order) as one shared DIFF appended to the chain of each fragment of `touched`
+   * (format version 2): each reads its key range of it (the read rule). It has no parent (it follows several chains).
+   */
+  private def writeShared(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
+                          base: Seq[Fragment], keyed: IndexedSeq[(InternalRow, InternalRow)],
+                          change: () => InternalRow => InternalRow, touched: Seq[Int]): (TableVersion, Seq[ObjectMeta]) = {
+    val writer = new ObjectWriter(ParquetSink.forObjects(spark, layout.diffSchema, ObjectKind.Diff), target, ObjectKind.Diff)
+    val toDiff = change()
+    try keyed.foreach { case (_, row) => writer.write(toDiff(row)) } catch { case e: Throwable => writer.abort(); throw e }
+    val meta = writer.close().copy(parents = Nil, shared = true)
+    val on = touched.toSet
+    val frags = base.zipWithIndex.map { case (f, i) => if (on(i)) f.copy(objects = f.objects :+ meta.id) else f }
+    (cur.copy(fragments = frags, compacted = None, format = versioned.core.TableFormat.SharedObjects), Seq(meta))
   }
 
   /**

@@ -16,9 +16,13 @@ import versioned.core.{Engine, Hashing, Revision, WarehouseConfig}
  * null markers, empty sets) go through that fast path in one warehouse and through the distributed path
  * (threshold 0) in another, loaded identically. After every commit both must hold the same rows (also
  * equal to an oracle), the same table hash (same object ids per fragment), the same object metadata
- * (sizes, statistics, parents) and the same image hash once commit time and parents are aligned.
+ * (sizes, statistics, parents) and the same image hash once commit time and parents are aligned. The driver writes
+ * one DIFF per fragment here (`sharedDiffMaxRows` = 0), as the distributed path does: a shared DIFF (its own
+ * suite, `SharedDiffSuite`) is a different table version holding the same rows.
  */
 class LocalCommitSuite extends VersionedTestBase {
+  override protected def extraConf: Map[String, String] =
+    super.extraConf ++ Map(versioned.spark.session.Setting.SharedDiffMaxRows.key -> "0")
   private val Rounds = 8
 
   /** A keyed table: key columns anywhere in the schema, random keys and values. */
