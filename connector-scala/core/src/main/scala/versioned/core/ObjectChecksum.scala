@@ -75,9 +75,10 @@ object ObjectChecksum {
 
   /**
    * Checks the size and tail of an object file (cheap: one small read); throws [[ObjectMissingException]]
-   * or [[ObjectCorruptException]]. Objects without a recorded checksum are not checked.
+   * or [[ObjectCorruptException]]. Objects without a recorded checksum are not checked (None). Returns the
+   * verified tail (page indexes, footer, footer length and magic), which readers may plan from.
    */
-  def verifyTail(fs: FileSystem, path: Path, id: String, size: Long, checksum: String): Unit = parse(checksum).foreach { cs =>
+  def verifyTail(fs: FileSystem, path: Path, id: String, size: Long, checksum: String): Option[Array[Byte]] = parse(checksum).map { cs =>
     val len = size - cs.tailOffset
     if (len < 0 || len > Int.MaxValue) throw new ObjectCorruptException(id, s"its recorded tail offset is invalid")
     val buf = new Array[Byte](len.toInt)
@@ -95,6 +96,7 @@ object ObjectChecksum {
     crc.update(buf, 0, buf.length)
     if (crc.getValue != cs.tailCrc) throw new ObjectCorruptException(id,
       s"the footer of $path does not match its checksum (the file was changed or replaced)")
+    buf
   }
 
   /** Reads the whole file: size and full checksum (`verify`). */

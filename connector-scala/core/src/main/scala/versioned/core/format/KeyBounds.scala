@@ -43,4 +43,14 @@ object KeyBounds {
         lower.forall(l => KeyOrder.compareCanonicalKeys(types, mins.map(_.get), l) >= 0) &&
         upper.forall(u => KeyOrder.compareCanonicalKeys(types, maxs.map(_.get), u) < 0)
     }
+
+  /**
+   * Whether a run of an object's rows (a Parquet row group) whose first key column lies within `[min, max]`
+   * (non-null canonical values of type `first`) may hold a key within `lower <= key < upper` (canonical key
+   * tuples): by the first column only, so it is never false for a run that holds such a key. A reader may skip
+   * the runs of a shared object for which it is false; the rows it reads are still restricted ([[KeyBounds]]).
+   */
+  def runMayHold(first: KeyType, lower: Option[Seq[Any]], upper: Option[Seq[Any]], min: Any, max: Any): Boolean =
+    lower.forall(l => KeyOrder.compareCanonical(first, l.head, max) <= 0) &&
+      upper.forall(u => KeyOrder.compareCanonical(first, min, u.head) <= 0)
 }

@@ -8,4 +8,11 @@ object ObjectShape {
    * most a fifth of the table; page headers and indexes add under 1% to the file, and full scans are as fast.
    */
   val PageRows: Int = 2000
+
+  /**
+   * Most rows per Parquet row group of a shared DIFF (format 2: one key-sorted object read by several fragments).
+   * A fragment reads only the row groups whose key statistics may hold keys within its bounds
+   * ([[KeyBounds.runMayHold]]), so it decodes its share of the change set plus at most two partial row groups.
+   */
+  val SharedRowGroupRows: Int = 4000
 }

@@ -142,6 +142,26 @@ class KernelSuite extends AnyFunSuite {
     assert(KeyBounds.covers(types, Some(Seq(5L, "a")), None, 0L, _ => None, _ => None, _ => false))
   }
 
+  test("the read rule's row-group skip: a run is skipped only when no key of it can be within the bounds") {
+    val r = new Random(12)
+    val types = IndexedSeq(KeyType.Int64, KeyType.Utf8)
+    def cmp(a: Seq[Any], b: Seq[Any]) = KeyOrder.compareCanonicalKeys(types, a, b)
+    def key = Seq[Any](r.nextInt(30).toLong, ('a' + r.nextInt(4)).toChar.toString)
+    var skipped = 0
+    for (_ <- 0 until 500) {
+      val run = (0 until 1 + r.nextInt(6)).map(_ => key)
+      val (lower, upper) = (Option.when(r.nextBoolean())(key), Option.when(r.nextBoolean())(key))
+      val firsts = run.map(_.head.asInstanceOf[Long])
+      val mayHold = KeyBounds.runMayHold(KeyType.Int64, lower, upper, firsts.min, firsts.max)
+      val holds = run.exists(k => lower.forall(cmp(k, _) >= 0) && upper.forall(cmp(k, _) < 0))
+      if (holds) assert(mayHold, s"$run in [$lower, $upper)")
+      if (!mayHold) skipped += 1
+    }
+    assert(skipped > 50, "runs clearly outside the bounds are skipped")
+    assert(!KeyBounds.runMayHold(KeyType.Utf8, Some(Seq("m")), None, "a", "l"))
+    assert(KeyBounds.runMayHold(KeyType.Utf8, Some(Seq("m")), Some(Seq("p")), "l", "m"))
+  }
+
   test("key rules: a null key, then the first run of equal keys, are typed errors") {
     val order = new KeyOrder(IndexedSeq(KeyType.Int64, KeyType.Utf8), ArrayAccess)
     def check(rows: Array[Any]*): Unit = KeyRules.checkSorted(rows.toIndexedSeq, order, Seq("id", "name"), Some("MERGE"))(_.toSeq)

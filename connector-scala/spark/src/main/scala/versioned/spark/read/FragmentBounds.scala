@@ -21,11 +21,16 @@ private[versioned] final case class FragmentBounds(names: Seq[String], types: Se
   @transient lazy val rule: KeyBounds[InternalRow] = new KeyBounds(SparkKeys.order(types),
     lower.map(Values.internalRow(_, types)), upper.map(Values.internalRow(_, types)))
 
+  /** The bounds as canonical key tuples ([[versioned.core.format.KeyType]]). */
+  @transient lazy val canonical: (Option[Seq[Any]], Option[Seq[Any]]) = {
+    def canon(v: Option[Seq[Any]]) = v.map(_.zip(types).map { case (x, dt) => Values.fromJson(x, dt) })
+    (canon(lower), canon(upper))
+  }
+
   /** Whether every key of object `m` lies within the bounds, by its statistics ([[KeyBounds.covers]]). */
   def covers(m: ObjectMeta): Boolean = {
-    def canon(v: Option[Seq[Any]]) = v.map(_.zip(types).map { case (x, dt) => Values.fromJson(x, dt) })
     def stat(s: Map[String, Any])(c: Int) = s.get(names(c)).filter(_ != null).map(Values.fromJson(_, types(c)))
-    KeyBounds.covers(types.map(SparkKeys.keyTypeOf), canon(lower), canon(upper), m.rowCount, stat(m.minValues),
+    KeyBounds.covers(types.map(SparkKeys.keyTypeOf), canonical._1, canonical._2, m.rowCount, stat(m.minValues),
       stat(m.maxValues), c => m.nullCounts.get(names(c)).exists(_ > 0))
   }
 

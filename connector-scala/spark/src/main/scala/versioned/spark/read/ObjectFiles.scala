@@ -64,8 +64,12 @@ private[versioned] object ObjectFiles {
 
   def open(read: Reader, f: ObjectFile, conf: Configuration): Iterator[InternalRow] = {
     val path = new Path(f.uri)
-    guarded(f)(ObjectChecksum.verifyTail(ObjectStores.fileSystem(path, conf), path, f.id, f.size, f.checksum))
-    val rows = guarded(f)(read(PartitionedFile(InternalRow.empty, SparkPath.fromUrlString(f.uri), 0L, f.size,
+    val tail = guarded(f)(ObjectChecksum.verifyTail(ObjectStores.fileSystem(path, conf), path, f.id, f.size, f.checksum))
+    // a shared object read within a fragment's bounds: only the row groups that may hold its keys
+    val (start, end) = (for { b <- f.bounds; t <- tail; span <- guarded(f)(RowGroupSpan.of(t, b, conf)) } yield span)
+      .getOrElse((0L, f.size))
+    if (end <= start) return Iterator.empty
+    val rows = guarded(f)(read(PartitionedFile(InternalRow.empty, SparkPath.fromUrlString(f.uri), start, end - start,
       Array.empty[String], 0L, f.size, Map.empty)))
     // columnar readers hand out batches through the same iterator type: stay generic
     val checked = new Checked[Any](f, rows.asInstanceOf[Iterator[Any]]).asInstanceOf[Iterator[InternalRow]]

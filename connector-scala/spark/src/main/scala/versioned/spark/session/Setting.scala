@@ -104,8 +104,8 @@ object Setting {
   val SharedDiffMaxRows: Setting[Long] = Setting("spark.versioned.write.sharedDiffMaxRows", Kind.longAtLeast(0), 10000L,
     "10000", "a change set committed by the driver that touches several fragments and has at most this many rows is " +
       "written as one shared DIFF that each touched fragment reads its key range of (docs/FORMAT.md, format version 2), " +
-      "instead of one DIFF per fragment; not when the commit records before-images; 0 turns it off (each touched " +
-      "fragment decodes the whole shared DIFF until compaction pushes it down, so the limit stays small)")
+      "instead of one DIFF per fragment; not when the commit records before-images; 0 turns it off (until compaction " +
+      "pushes it down, each touched fragment decodes the row groups of it, of up to 4,000 rows, that may hold its keys)")
   val BeforeImages: Setting[Boolean] = Setting("spark.versioned.write.beforeImages", Kind.boolean, false, "false",
     "such driver-written commits record each changed key's row before them in their DIFFs, so diffs across them need no " +
       "lookups (`docs/DIFF.md`)", Some("beforeImages"))

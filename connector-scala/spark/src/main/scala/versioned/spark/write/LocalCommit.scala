@@ -257,7 +257,7 @@ private[versioned] object LocalCommit {
   private def writeShared(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
                           base: Seq[Fragment], keyed: IndexedSeq[(InternalRow, InternalRow)],
                           change: () => InternalRow => InternalRow, touched: Seq[Int]): (TableVersion, Seq[ObjectMeta]) = {
-    val writer = new ObjectWriter(ParquetSink.forObjects(spark, layout.diffSchema, ObjectKind.Diff), target, ObjectKind.Diff)
+    val writer = new ObjectWriter(ParquetSink.forSharedDiffs(spark, layout.diffSchema), target, ObjectKind.Diff)
     val toDiff = change()
     try keyed.foreach { case (_, row) => writer.write(toDiff(row)) } catch { case e: Throwable => writer.abort(); throw e }
     val meta = writer.close().copy(parents = Nil, shared = true)

@@ -49,8 +49,10 @@ private[versioned] object ParquetSink {
   /** Parquet format version of data pages (Spark reads both; Parquet's default is v1). */
   val WriterVersion: String = "PARQUET_2_0"
 
-  def prepare(spark: SparkSession, schema: StructType, options: Map[String, String] = Map.empty): ParquetSink = {
+  def prepare(spark: SparkSession, schema: StructType, options: Map[String, String] = Map.empty,
+              rowGroupRows: Option[Int] = None): ParquetSink = {
     val job = Job.getInstance(new org.apache.hadoop.conf.Configuration(spark.sparkContext.hadoopConfiguration))
+    rowGroupRows.foreach(job.getConfiguration.setInt("parquet.block.row.count.limit", _))
     // page checksums let readers detect damaged pages (see ObjectFiles)
     job.getConfiguration.setBoolean("parquet.page.write-checksum.enabled", true)
     // small pages make the column index fine-grained: a key lookup (diff before-values, merge inputs) reads
@@ -71,5 +73,14 @@ private[versioned] object ParquetSink {
    * `spark.versioned.write.diffCompression` (zstd, Iceberg's default codec).
    */
   def forObjects(spark: SparkSession, schema: StructType, kind: String): ParquetSink =
-    prepare(spark, schema, if (kind == versioned.core.ObjectKind.Diff) Map("compression" -> versioned.spark.session.Warehouses.diffCompression(spark)) else Map.empty)
+    prepare(spark, schema, if (kind == versioned.core.ObjectKind.Diff) diffOptions(spark) else Map.empty)
+
+  /**
+   * The writer of shared DIFFs (format 2): DIFF options, and row groups of at most
+   * [[versioned.core.format.ObjectShape.SharedRowGroupRows]] rows, so each fragment reads its part of it.
+   */
+  def forSharedDiffs(spark: SparkSession, schema: StructType): ParquetSink =
+    prepare(spark, schema, diffOptions(spark), Some(versioned.core.format.ObjectShape.SharedRowGroupRows))
+
+  private def diffOptions(spark: SparkSession) = Map("compression" -> versioned.spark.session.Warehouses.diffCompression(spark))
 }

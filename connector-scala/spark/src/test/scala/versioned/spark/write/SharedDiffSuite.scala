@@ -140,4 +140,35 @@ class SharedDiffSuite extends VersionedTestBase {
       finally s.close()
     }
   }
+
+  test("a shared DIFF has row groups of at most SharedRowGroupRows rows; a fragment reads only those that may hold its keys") {
+    withConf(VersionedOptions.ConfFragmentRows -> "5000") {
+      write(frame(schema, (0 until 30000).map(i => Row(i, s"n$i"))), "r.g", "primaryKey" -> "id")
+    }
+    // 9,000 updates, every third key: spread over all six fragments
+    val updates = (0 until 30000 by 3).take(9000).map(i => Row(i, s"u$i"))
+    write(frame(schema, updates), "r.g", "upsert" -> "true")
+    val ids = added("g")
+    assert(ids.size == 1, s"one shared object: $ids")
+    val meta = engine.objects(ids)(ids.head)
+    val snap = versioned.spark.session.TableSnapshot.load(engine, "r", "g", head())
+    val path = new org.apache.hadoop.fs.Path(meta.uriIn(snap.config))
+    val conf = spark.sparkContext.hadoopConfiguration
+    val tail = ObjectChecksum.verifyTail(path.getFileSystem(conf), path, meta.id, meta.sizeBytes, meta.checksum).get
+    val footer = org.apache.parquet.hadoop.ParquetFileReader.readFooter(
+      org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(path, conf), org.apache.parquet.format.converter.ParquetMetadataConverter.NO_FILTER)
+    val groups = footer.getBlocks
+    assert(groups.size == 3 && groups.stream().allMatch(_.getRowCount <= versioned.core.format.ObjectShape.SharedRowGroupRows),
+      s"row groups of ${meta.rowCount} rows: ${groups.size}")
+    val frags = snap.version.effectiveFragments
+    val bounds = versioned.spark.read.FragmentBounds.of(snap.layout, frags)
+    val spans = bounds.map(b => versioned.spark.read.RowGroupSpan.of(tail, b, conf))
+    assert(spans.forall(_.isDefined), "integer keys with statistics: every fragment plans its span")
+    // the first and the last fragment each read fewer bytes than the whole object
+    assert(spans.head.get._2 - spans.head.get._1 < meta.sizeBytes && spans.last.get._2 - spans.last.get._1 < meta.sizeBytes, s"$spans")
+    val expected = (0 until 30000).map(i => Row(i, if (i % 3 == 0 && i / 3 < 9000) s"u$i" else s"n$i"))
+    assert(sorted(read("r.g").collect().toSeq) == expected)
+    assert(sorted(read("r.g").filter("id IN (0, 14999, 15000, 29997)").collect().toSeq) ==
+      expected.filter(r => Set(0, 14999, 15000, 29997)(r.getInt(0))))
+  }
 }
