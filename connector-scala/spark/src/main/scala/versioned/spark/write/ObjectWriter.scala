@@ -20,7 +20,7 @@ import versioned.spark.format.Values
  * there (or moved it into place).
  *
  * `overlap` (the driver writing a large object, [[LocalCommit]]): the content hash and the statistics are
- * computed on a second thread ([[versioned.spark.session.Jobs.inOrder]]) while this one encodes the Parquet
+ * computed on a second thread ([[versioned.spark.session.Jobs.InOrder]]) while this one encodes the Parquet
  * file, over copies of the rows handed over in chunks of [[ObjectWriter.OverlapChunk]], in the order written:
  * the same object (id, bytes, statistics) as without it, in about the time of the Parquet encoding alone.
  */
