@@ -43,6 +43,28 @@ private[versioned] object Jobs {
   })
 
   /**
+   * Work handed to a second thread of the driver piece by piece, run one piece after another in the order given
+   * (while the caller goes on with its own part: an object's content hash beside its Parquet encoding). [[await]]
+   * waits for every piece and rethrows the first failure (the pieces after it are skipped); [[cancel]] skips the
+   * pieces not started. Used by one thread.
+   */
+  final class InOrder {
+    private var last = java.util.concurrent.CompletableFuture.completedFuture[Void](null)
+    @volatile private var cancelled = false
+
+    def submit(piece: () => Unit): Unit = {
+      val run: Runnable = () => if (!cancelled) piece()
+      last = last.thenRunAsync(run, driverPool)
+    }
+
+    def await(): Unit = try last.join() catch {
+      case e: java.util.concurrent.CompletionException if e.getCause != null => throw e.getCause
+    }
+
+    def cancel(): Unit = cancelled = true
+  }
+
+  /**
    * `f` over `items` on the driver, up to `threads` (default [[DriverThreads]]) at a time, without a Spark job
    * (small commits and merges: a job's scheduling costs more than the work). Each item runs with the caller's
    * active session and class loader. Results are in the order of `items`; once every started item has ended,

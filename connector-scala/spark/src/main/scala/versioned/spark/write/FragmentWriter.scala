@@ -44,10 +44,11 @@ private[versioned] object FragmentWriter {
 
 /**
  * Writes rows (in the sink's schema) that arrive grouped by fragment and sorted by key: one object per
- * run of equal fragment ids. Used by executor tasks and, for small writes, by the driver.
+ * run of equal fragment ids. Used by executor tasks and, for small writes, by the driver (`overlap`: each
+ * object's hash and statistics on a second thread, [[ObjectWriter]]).
  */
 private[versioned] final class ObjectRuns(sink: ParquetSink, target: ObjectTarget, kind: String,
-                                          keyColumns: Seq[String]) {
+                                          keyColumns: Seq[String], overlap: Boolean = false) {
   private val keyOrdinals = keyColumns.map(sink.schema.fieldIndex)
   private val keyTypes = keyColumns.map(sink.schema(_).dataType)
   private val out = ArrayBuffer.empty[WrittenObject]
@@ -58,7 +59,7 @@ private[versioned] final class ObjectRuns(sink: ParquetSink, target: ObjectTarge
     if (frag != current || writer == null) {
       finish()
       current = frag
-      writer = new ObjectWriter(sink, target, kind)
+      writer = new ObjectWriter(sink, target, kind, overlap)
     }
     writer.write(row)
   }

@@ -174,7 +174,7 @@ private[versioned] object LocalCommit {
     val project = UnsafeProjection.create(layout.physicalSchema.fields.toSeq.map(f =>
       BoundReference(schema.fieldIndex(f.name), f.dataType, f.nullable)))
     val written = new ObjectRuns(ParquetSink.forObjects(spark, layout.physicalSchema, ObjectKind.Snap), target,
-      ObjectKind.Snap, layout.keyColumns).writing(objects => sorted.foreach { case (_, row) => objects.write(0, project(row)) })
+      ObjectKind.Snap, layout.keyColumns, overlap = sorted.size >= ObjectWriter.OverlapMinRows).writing(objects => sorted.foreach { case (_, row) => objects.write(0, project(row)) })
     (TableVersion(table, layout.schemaJson, layout.primaryKey, layout.hidden, written.map(w => Fragment(None, Seq(w.meta.id)))),
       written.map(_.meta))
   }
@@ -241,7 +241,8 @@ private[versioned] object LocalCommit {
     val written = versioned.spark.session.Jobs.onDriver(runs) { case (frag, changes) =>
       val toDiff = change()
       val recorded = before.map(_(frag))
-      new ObjectRuns(sink, target, ObjectKind.Diff, layout.keyColumns).writing(objects =>
+      // a large object: its hash and statistics on a second core while this thread encodes its Parquet
+      new ObjectRuns(sink, target, ObjectKind.Diff, layout.keyColumns, overlap = changes.size >= ObjectWriter.OverlapMinRows).writing(objects =>
         changes.iterator.zipWithIndex.foreach { case ((_, row), i) =>
           val d = toDiff(row)
           objects.write(frag, recorded.fold(d)(_.attach(d, i)))

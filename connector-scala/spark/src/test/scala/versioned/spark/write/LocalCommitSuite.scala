@@ -148,6 +148,29 @@ class LocalCommitSuite extends VersionedTestBase {
     withConf(VersionedOptions.ConfMaxChain -> "3", VersionedOptions.ConfMaxDiffRatio -> "1000")(run(typedKey, 3L))
   }
 
+  test("a large insert and upsert (objects hashed on a second driver thread) commit as the distributed path does") {
+    val (fast, dist) = dirs
+    val r = new Random(6L)
+    val base = (0 until 200).map(i => longKey.row(Seq(i.toLong), longKey.genValues(r)))
+    Seq(fast, dist).foreach(d => write(frame(longKey.schema, base), "r.t", at(d, "primaryKey" -> "id"): _*))
+    // new keys above every fragment (a stream's ascending ids): committed by the driver, in one object of more
+    // rows than ObjectWriter.OverlapMinRows, with nulls, unicode strings and special doubles among the values
+    val n = ObjectWriter.OverlapMinRows + 3000
+    val doubles = Seq(Double.NaN, -0.0, 0.0, Double.NegativeInfinity, 1e300)
+    def values(i: Int): Seq[Any] = Seq(i % 97, if (i % 11 == 0) null else s"s$i-日本",
+      if (i % 13 == 0) doubles(i % doubles.size) else r.nextGaussian())
+    val inserted = (0 until n).map(i => longKey.row(Seq(1000L + i), values(i)))
+    val updated = (0 until n).map(i => longKey.row(Seq(1000L + i * 1L), values(i + 7)))
+    var cur = base.map(x => longKey.keyOf(x) -> x).toMap
+    Seq(("insert", inserted, Seq.empty[(String, String)]), ("upsert", updated, Seq("upsert" -> "true"))).foreach {
+      case (what, rows, opts) =>
+        write(frame(longKey.schema, rows), "r.t", at(fast, opts: _*): _*)
+        withConf(VersionedOptions.ConfLocalCommitMaxRows -> "0")(write(frame(longKey.schema, rows), "r.t", at(dist, opts: _*): _*))
+        cur = cur ++ rows.map(x => longKey.keyOf(x) -> x)
+        assertSame(s"$what of $n rows", cur.values.toSeq)
+    }
+  }
+
   test("computed changes (deleteWhere) are written by the driver exactly like by the distributed path") {
     val (fast, dist) = dirs
     val keyless = new StructType().add("s", StringType).add("n", IntegerType)
