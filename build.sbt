@@ -7,10 +7,15 @@ ThisBuild / organization := "io.versioned"
 ThisBuild / version := "0.1.0"
 ThisBuild / scalacOptions ++= Seq("-deprecation", "-feature", "-release", "17")
 ThisBuild / Test / fork := true
-ThisBuild / Test / parallelExecution := false
-// Suites run one at a time inside a test JVM; the connector's suites are split between two test JVMs that run side by
-// side (much of a suite's time is waiting: listener buses, leases, injected outages, timeouts), and core's JVM can
-// run beside one of them. Each test warehouse has its own directory (and, on PostgreSQL, its own database).
+// Suites run one at a time inside a test JVM (testForkedParallel); the connector's suites are split between two test
+// JVMs that run side by side (much of a suite's time is waiting: listener buses, leases, injected outages, timeouts),
+// and core's JVM can run beside one of them. Each test warehouse has its own directory (and, on PostgreSQL, its own
+// database). parallelExecution must be on for that: with it off sbt runs a project's test groups one after the other
+// (Tests.foldTasks), and the two JVMs took turns.
+ThisBuild / Test / parallelExecution := true
+ThisBuild / Test / testForkedParallel := false
+// Each test's duration in the output (where the suite's time goes).
+ThisBuild / Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD")
 Global / concurrentRestrictions := Seq(
   Tags.limitAll(math.max(2, java.lang.Runtime.getRuntime.availableProcessors)),
   Tags.limit(Tags.ForkedTestGroup, 2),
