@@ -220,6 +220,14 @@ class KernelSuite extends AnyFunSuite {
     assert(plan.resnapshot == Set(1) && plan.runs == Map(2 -> Seq("e1", "e2", "e3")) && plan.splits.isEmpty)
     assert(CompactionPolicy.plan(frags, objs, None, limits.copy(maxChain = 2)).resnapshot == Set(1, 2))
     assert(CompactionPolicy.plan(frags, objs, None, limits.copy(consolidateAfter = 4)).runs.isEmpty)
+    // a shared DIFF of 1,500 rows listed by three fragments counts 500 rows in each: under the ratio; the same rows
+    // in one object that is not shared would put every fragment over it
+    val shared = objs ++ Seq("x" -> meta("x", ObjectKind.Diff, 1500).copy(shared = true), "y" -> meta("y", ObjectKind.Diff, 1500))
+    def withLast(id: String) = Seq(Fragment(None, Seq("s0", id)), Fragment(Some(Seq(100L)), Seq("s1", id)),
+      Fragment(Some(Seq(200L)), Seq("s2", id)))
+    assert(CompactionPolicy.sharedListings(withLast("x"), shared) == Map("x" -> 3))
+    assert(CompactionPolicy.plan(withLast("x"), shared, None, limits).resnapshot.isEmpty)
+    assert(CompactionPolicy.plan(withLast("y"), shared, None, limits).resnapshot == Set(0, 1, 2))
   }
 
   test("commit path: one-pass SNAP for new tables and new shapes, one-pass overwrite for the same shape, else staged") {
