@@ -111,7 +111,7 @@ def main() -> int:
             "--conf", "spark.ui.enabled=true"]
     if a.jfr:
         os.makedirs(os.path.dirname(jfr), exist_ok=True)
-        argv += ["--driver-java-options", "-XX:StartFlightRecording=name=diff,settings=profile"]
+        argv += ["--driver-java-options=-XX:StartFlightRecording=name=diff,settings=profile"]
     load_start = load()
     suite = run.Bench(run.parse_args(argv))
     suite.start()

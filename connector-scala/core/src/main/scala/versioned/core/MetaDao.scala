@@ -122,20 +122,6 @@ private[core] object MetaDao {
         repo, from, to)(rs => f(read(rs)))
     }
 
-  /**
-   * The walk of `steps` first parents from image `from`, in one query: a recursive walk in the metastore, each step a
-   * lookup of the primary key (repo, hash). The last image reached, its parents (JSON) and how many steps were taken:
-   * fewer than `steps` when that image has no first parent (the root) or its first parent is not stored. None when
-   * `from` is not stored.
-   */
-  def firstParentWalk(c: Connection, sqlite: Boolean, repo: String, from: String, steps: Int): Option[(String, Seq[String], Int)] = {
-    val first = if (sqlite) "json_extract(w.p, '$[0]')" else "CAST(CAST(w.p AS json) ->> 0 AS CHAR(64))"
-    Sql.query(c, "WITH RECURSIVE walk(h, p, n) AS (SELECT hash, parents, 0 FROM vc_images WHERE repo = ? AND hash = ? " +
-      s"UNION ALL SELECT i.hash, i.parents, w.n + 1 FROM walk w JOIN vc_images i ON i.repo = ? AND i.hash = $first " +
-      "WHERE w.n < ?) SELECT h, p, n FROM walk ORDER BY n DESC LIMIT 1", repo, from, repo, steps)(rs =>
-      (rs.getString(1).trim, Json.readStrings(rs.getString(2)), rs.getInt(3))).headOption
-  }
-
   def logEntry(c: Connection, repo: String, hash: String): Option[LogEntry] = {
     val read = new LogRowReader(repo, utf8Bytes = false, graphOnly = false, identity)
     Sql.query(c, s"SELECT ${read.columns} FROM vc_images WHERE repo = ? AND hash = ?", repo, hash)(read.apply).headOption

@@ -80,16 +80,20 @@ final class Resolver(ms: Metastore) {
 
   /**
    * The hash of the image `n` first parents before `from` (`~n`). A short walk reads one image per step; a long one
-   * is one query, a recursive walk of the first parents in the metastore, each step a primary-key lookup
-   * ([[MetaDao.firstParentWalk]]), so `main~1000` costs one round trip and a thousand index probes, not a thousand
-   * queries nor a read of the newest thousands of images.
+   * reads the history's hashes and parents in windows of growing size, newest first ([[LogWindows]]), so `main~1000`
+   * costs a few queries, not a thousand.
    */
   private def firstParent(c: Connection, repo: String, from: String, n: Int, spec: String): String =
     if (n <= Resolver.ShortWalk) (1 to n).foldLeft(from)((h, _) => parent(image(c, repo, h), 1, spec))
     else {
-      val (last, parents, steps) = MetaDao.firstParentWalk(c, ms.isSqlite, repo, from, n).getOrElse(throw notFound(repo, from))
-      if (steps == n) last
-      else throw parents.headOption.map(notFound(repo, _)).getOrElse(pastRoot(spec, last, 1))
+      val images = new LogWindows(c, ms.isSqlite, graphOnly = true, repo, 2L * n + 62)
+      val img = image(c, repo, from)
+      var (hash, parents) = (img.hash, img.parents)
+      (1 to n).foreach { i =>
+        hash = parents.headOption.getOrElse(throw pastRoot(spec, hash, 1))
+        if (i < n) parents = read(c, repo, images, hash).parents
+      }
+      hash
     }
 
   /** Image `hash` from the windows a walk reads, else on its own (an image the windows do not hold). */
