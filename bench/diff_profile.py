@@ -89,7 +89,7 @@ def jfr_top(path: str, start: float, end: float, top: int = 25) -> Dict[str, Any
         frames = [f"{f['method']['type']['name']}.{f['method']['name']}" for f in (v.get("stackTrace") or {}).get("frames", [])]
         if frames:
             selfs[frames[0]] += 1
-        mine = next((f for f in frames if f.startswith("versioned.")), None)
+        mine = next((f for f in frames if f.startswith(("versioned.", "versioned/"))), None)
         ours[mine or "(no versioned frame)"] += 1
     return {"samples": n, "threads": threads.most_common(10), "self": selfs.most_common(top),
             "innermost_versioned": ours.most_common(top)}
