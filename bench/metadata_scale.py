@@ -7,7 +7,7 @@
   reference is Nessie's "over 2,000 commits/s").
 
     python3 bench/metadata_scale.py [--commits 1000000] [--branches 10000] [--tables 1000] [--writers 8]
-                                    [--metastores sqlite,postgresql] [--results bench/results]
+                                    [--metastores sqlite,postgresql] [--results bench/results] [--reuse DIR]
 
 The long history is fabricated in the metastore as a second writer would write it (``_metastore.fabricate_history``:
 FORMAT.md's rows, correct image hashes, then one compare-and-swap of the branch); everything measured runs through
@@ -15,6 +15,10 @@ the Python package (``Repository``) on a classic session, as users call it, exce
 call the engine's commit through py4j from Python threads (engine commits that change no table: the ref move
 and its reflog entry, the cost this row is about). PostgreSQL: ``bin/setup-postgres`` (run first; its URL, or
 ``$VERSIONED_TEST_POSTGRES_URL``); each run uses a database of its own, dropped afterwards.
+``--reuse DIR`` (with ``--only history``) keeps the history's warehouse under DIR and its PostgreSQL database
+(named after DIR) instead of dropping them, and a later run with the same DIR and ``--commits`` measures that
+repository again without building it (building 1,000,000 commits takes minutes); remove DIR and drop the database
+``bench_meta_reuse_<hash>`` it prints when done.
 Writes ``metadata-scale.md`` and ``metadata-scale.json`` in the results directory, with the host's load average.
 """
 
@@ -58,8 +62,10 @@ def load() -> str:
 class Run:
     """One metastore's measurements; rows are appended to ``self.rows``."""
 
-    def __init__(self, spark: Any, kind: str, warehouse: str, jdbc: Optional[str], conninfo: Optional[str]) -> None:
+    def __init__(self, spark: Any, kind: str, warehouse: str, jdbc: Optional[str], conninfo: Optional[str],
+                 built: Optional[str] = None) -> None:
         self.spark, self.kind, self.wh, self.jdbc, self.conninfo = spark, kind, warehouse, jdbc, conninfo
+        self.built = built  # reuse: a marker file that says the history is built in this warehouse
         self.rows: List[Dict[str, Any]] = []
         spark.conf.set("spark.versioned.warehouse", warehouse)
         if jdbc:
@@ -80,17 +86,25 @@ class Run:
     def history(self, commits: int) -> None:
         from versioned import Repository
 
-        self.frame([(i, "a") for i in range(100)]).write.versioned("hist.t", primary_key="id", message="load")
+        fabricated = max(0, commits - 2)
+        reused = self.built is not None and os.path.exists(self.built)
+        if not reused:
+            self.frame([(i, "a") for i in range(100)]).write.versioned("hist.t", primary_key="id", message="load")
         repo = Repository(self.spark, "hist")
         main = repo.default_branch
-        fabricated = max(0, commits - 2)
-        if self.conninfo:
-            t_fab, _ = timed(lambda: MS.fabricate_history_postgres(self.conninfo, "hist", main, fabricated))
+        if reused:
+            print(f"[{self.kind}] reusing the history built in {self.wh}", flush=True)
         else:
-            t_fab, _ = timed(lambda: MS.fabricate_history(self.wh, "hist", main, fabricated))
-        repo.upsert(self.frame([(1, "b")]), "t", message="a real commit on top")
+            if self.conninfo:
+                t_fab, _ = timed(lambda: MS.fabricate_history_postgres(self.conninfo, "hist", main, fabricated))
+            else:
+                t_fab, _ = timed(lambda: MS.fabricate_history(self.wh, "hist", main, fabricated))
+            repo.upsert(self.frame([(1, "b")]), "t", message="a real commit on top")
+            print(f"[{self.kind}] {commits:,} commits ({fabricated:,} fabricated in {t_fab:.0f} s)", flush=True)
+            if self.built is not None:
+                with open(self.built, "w") as f:
+                    f.write(f"{commits}\n")
         n = commits
-        print(f"[{self.kind}] {n:,} commits ({fabricated:,} fabricated in {t_fab:.0f} s)", flush=True)
         repo.log(limit=100).collect()
         logs = [timed(lambda: repo.log(limit=100).collect())[0] for _ in range(5)]
         self.add("log_100", f"log(limit=100) of a repository of {n:,} commits", statistics.median(logs), 1.0, "s",
@@ -98,8 +112,10 @@ class Run:
         spec = f"{main}~1000"
         repo.resolve(spec)
         res = [timed(lambda: repo.resolve(spec))[0] for _ in range(20)]
+        heads = [timed(lambda: repo.resolve(main))[0] for _ in range(20)]  # the same call without a walk
         self.add("resolve_1000", f"resolve `{main}~1000` in {n:,} commits", statistics.median(res), 0.020, "s",
-                 f"median of 20 (`Repository.resolve`), p90 {pct(res, 0.9) * 1000:.1f} ms", samples=res)
+                 f"median of 20 (`Repository.resolve`), p90 {pct(res, 0.9) * 1000:.1f} ms; resolving `{main}` "
+                 f"itself (no walk) {statistics.median(heads) * 1000:.1f} ms", samples=res, head_samples=heads)
 
     def branches(self, count: int, bridge: Bridge) -> None:
         from versioned import Repository
@@ -174,8 +190,9 @@ class Run:
                  per_writer=done, errors=errors)
 
 
-def postgres_database(url: Optional[str]) -> Tuple[str, str, Callable[[], None]]:
-    """A fresh database on the local PostgreSQL: its JDBC URL, libpq URI and a function that drops it."""
+def postgres_database(url: Optional[str], reuse: Optional[str] = None) -> Tuple[str, str, Callable[[], None]]:
+    """A fresh database on the local PostgreSQL: its JDBC URL, libpq URI and a function that drops it. With ``reuse``
+    (a directory), the database named after it, made if missing and never dropped."""
     import psycopg
 
     from versioned.reader._metastore import _postgres_conninfo  # the reader's JDBC -> libpq translation
@@ -185,12 +202,20 @@ def postgres_database(url: Optional[str]) -> Tuple[str, str, Callable[[], None]]
             [os.path.join(os.path.dirname(HERE), "bin", "setup-postgres")], text=True).strip()
     base = _postgres_conninfo(url)
     name = f"bench_meta_{os.getpid()}"
+    if reuse is not None:
+        import hashlib
+
+        name = "bench_meta_reuse_" + hashlib.sha256(os.path.abspath(reuse).encode()).hexdigest()[:12]
     with psycopg.connect(base, autocommit=True) as c:
-        c.execute(f"CREATE DATABASE {name}")
+        if c.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
+            c.execute(f"CREATE DATABASE {name}")
     head, _, query = url.partition("?")
     jdbc = head.rsplit("/", 1)[0] + f"/{name}" + (f"?{query}" if query else "")
 
     def drop() -> None:
+        if reuse is not None:
+            print(f"kept database {name} (--reuse)", flush=True)
+            return
         with psycopg.connect(base, autocommit=True) as c:
             c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
@@ -226,7 +251,11 @@ def main() -> int:
     ap.add_argument("--postgres-url", default=None, help="JDBC URL of the server (default: bin/setup-postgres)")
     ap.add_argument("--only", default="history,branches,tables,writers")
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
+    ap.add_argument("--reuse", default=None, metavar="DIR",
+                    help="keep the history's warehouse and database in DIR and reuse them when built (--only history)")
     args = ap.parse_args()
+    if args.reuse is not None and args.only != "history":
+        ap.error("--reuse keeps only the history's repository: use it with --only history")
 
     from pyspark.sql import SparkSession
 
@@ -244,13 +273,18 @@ def main() -> int:
     rows: List[Dict[str, Any]] = []
     t0 = time.perf_counter()
     for kind in args.metastores.split(","):
-        scratch = tempfile.mkdtemp(prefix=f"versioned-meta-{kind}-")
+        if args.reuse is not None:
+            scratch = os.path.join(os.path.abspath(args.reuse), kind)
+            os.makedirs(scratch, exist_ok=True)
+        else:
+            scratch = tempfile.mkdtemp(prefix=f"versioned-meta-{kind}-")
         drop: Callable[[], None] = lambda: None
         jdbc = conninfo = None
         if kind == "postgresql":
-            jdbc, conninfo, drop = postgres_database(args.postgres_url)
+            jdbc, conninfo, drop = postgres_database(args.postgres_url, args.reuse)
+        built = None if args.reuse is None else os.path.join(scratch, f"history-{args.commits}.built")
         try:
-            run = Run(spark, kind, os.path.join(scratch, "wh"), jdbc, conninfo)
+            run = Run(spark, kind, os.path.join(scratch, "wh"), jdbc, conninfo, built)
             bridge.engine(run.wh, jdbc)  # the bridge's engine of this warehouse, on this run's metastore
             steps = [("history", lambda: run.history(args.commits)), ("branches", lambda: run.branches(args.branches, bridge)),
                      ("tables", lambda: run.tables(args.tables)),
@@ -263,7 +297,8 @@ def main() -> int:
                     write_results(args.results, rows, args, time.perf_counter() - t0)
         finally:
             drop()
-            shutil.rmtree(scratch, ignore_errors=True)
+            if args.reuse is None:
+                shutil.rmtree(scratch, ignore_errors=True)
     spark.stop()
     return 0
 

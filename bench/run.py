@@ -139,6 +139,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                     help="comma-separated rows of the governance step: gated (the gated publish), publish (the "
                          "publish of many tables)")
     ap.add_argument("--only", default=None, help="comma-separated step numbers or names (debugging)")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="one more Spark setting of our session, after the benchmark's own (repeatable; profiling, "
+                         "e.g. spark.ui.enabled=true for bench/diff_profile.py's job list)")
     add_stream_args(ap)
     a = ap.parse_args(argv)
     if a.streaming:

@@ -56,7 +56,7 @@ class Suite:
         import pyspark
 
         java_options = f"{driver_java_options(self.args.driver_memory)} {self.args.driver_java_options}".strip()
-        self.spark = (SparkSession.builder.master(self.master)
+        builder = (SparkSession.builder.master(self.master)
                       .appName("versioned-bench")
                       .config("spark.driver.memory", self.args.driver_memory)
                       .config("spark.driver.extraJavaOptions", java_options)
@@ -67,8 +67,10 @@ class Suite:
                       .config("spark.versioned.warehouse", self.wh)
                       .config("spark.sql.catalog.vc", "versioned.spark.catalog.VersionedCatalog")
                       .config("spark.versioned.author", "bench")
-                      .config("spark.local.dir", os.path.join(self.work, "spark-local"))
-                      .getOrCreate())
+                      .config("spark.local.dir", os.path.join(self.work, "spark-local")))
+        for kv in getattr(self.args, "conf", None) or []:  # run.py --conf KEY=VALUE
+            builder = builder.config(*kv.split("=", 1))
+        self.spark = builder.getOrCreate()
         self.spark.sparkContext.setLogLevel("ERROR")
         from _jvm_bridge import Bridge
         self.bridge = Bridge(self.spark)

@@ -174,6 +174,27 @@ class ResolverSuite extends CoreFixture {
     }
   }
 
+  test("a long ~N walk follows first parents through merges, and names a first parent that is not stored") {
+    val cs = commitMany("r", "main", 3)
+    val missing = "f" * 64
+    // 20 images on branch x: the first one's parent is not stored, each later one merges its predecessor with main
+    val line = (1 to 20).foldLeft(Vector.empty[Image]) { (acc, i) =>
+      val parents = acc.lastOption.map(p => Seq(p.hash, cs(i % 3).image.hash)).getOrElse(Seq(missing))
+      val created = cs.last.image.createdMs + i
+      acc :+ Image("r", Hashing.imageHash(parents, "a", s"x$i", created, Nil), parents, created, "a", s"x$i")
+    }
+    engine.metastore.tx { c =>
+      line.foreach(img => MetaDao.insertImage(c, img, MetaDao.nextSeq(c, "r"), Nil))
+      MetaDao.insertRef(c, "r", Ref("heads/x", RefKind.Branch, line.last.hash, line.last.createdMs), Cause("test", Actor.process))
+    }
+    assert(hashOf("x~19") == line.head.hash && hashOf("x~17") == line(2).hash && hashOf("x~17") == hashOf("x" + "~1" * 17))
+    assert(hashOf("x~18^2") == cs(2).image.hash && hashOf("x~18^2~1") == cs(1).image.hash)
+    for (s <- Seq("x~20", "x~25", "x~19~1")) {
+      val e = expectError[ImageNotFoundException](ErrorClass.ImageNotFound)(res(s))
+      assert(e.getMessage.contains(missing) && !e.getMessage.contains("past the root"), e.getMessage)
+    }
+  }
+
   test("walking past the root raises ImageNotFoundException") {
     setup()
     for (s <- Seq("main~3", "main~4", "main^^^", "v1~1", "v1^", "main^2", "v1^1", "main~1000000"))

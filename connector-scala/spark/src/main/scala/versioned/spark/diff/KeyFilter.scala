@@ -15,9 +15,11 @@ import versioned.spark.read.{KeyLookup, ObjectFile, ObjectFiles}
  *  - the key range of each extra DIFF, from its min/max statistics (no read): exact enough when the
  *    changes are clustered, and useless but free when they are scattered over the fragment;
  *  - the changed key values themselves (runs of consecutive integers as ranges), read on the driver
- *    from the extra DIFFs' key column: only when there are few changes ([[MaxKeys]]) and fewer than
- *    the prefix SNAPs have pages (k scattered keys in p pages leave about p * exp(-k/p) pages unread),
- *    so that skipping pages by value can pay for the read.
+ *    from the extra DIFFs' key column: only when there are few changes ([[MaxKeys]]) and skipping pages
+ *    by value pays for that read: k scattered keys in p pages of the prefix SNAPs leave about
+ *    p * exp(-k/p) pages unread, which must be at least the DIFFs read (about a page each). With k = p
+ *    (1,000 changes in 2,000,000 rows of 2,000-row pages) that is about a third of the pages, so a diff
+ *    there does not decode every page the range filter (the whole fragment, for scattered keys) keeps.
  *
  * Floating-point keys get no filter (Parquet statistics order -0.0 and NaN differently). Values become a
  * filter the way every key lookup does ([[KeyLookup]]).
@@ -35,7 +37,8 @@ private[diff] object KeyFilter {
     if (extras.isEmpty || !KeyLookup.supports(first.dataType)) return None
     val changed = extras.map(_.rowCount).sum
     val pages = fast.flatMap(_.prefix).map(metas).filter(_.kind == ObjectKind.Snap).map(m => (m.rowCount + PageRows - 1) / PageRows).sum
-    val leaves = if (changed <= MaxKeys && changed < pages) Some(values(first, extras.map(m => file(m.id)), firstKeyReader, conf))
+    val unread = if (pages == 0) 0.0 else pages * math.exp(-changed.toDouble / pages)
+    val leaves = if (changed <= MaxKeys && unread >= extras.size) Some(values(first, extras.map(m => file(m.id)), firstKeyReader, conf))
       else ranges(first, extras)
     leaves.filter(_.nonEmpty).map(l => KeyLookup.balancedOr(l.toIndexedSeq))
   }

@@ -2,7 +2,7 @@ package versioned.spark.diff
 
 import java.util.concurrent.atomic.AtomicLong
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
-import versioned.core.{Engine, Image, Revision, TableNotFoundException}
+import versioned.core.{Engine, Image, Revision, TableNotFoundException, TableVersion}
 import versioned.spark.session._
 import versioned.spark.format._
 import versioned.spark.read.PinnedRead
@@ -39,7 +39,7 @@ private[versioned] object TableDiff {
            fastPath: Boolean = true): DataFrame = {
     val ident = TableIdent.parse(table)
     val engine = Warehouses.engine(spark, location)
-    val (a, b) = (snapshot(engine, ident, from), snapshot(engine, ident, to))
+    val (a, b) = snapshots(engine, ident, from, to)
     if (a.isEmpty && b.isEmpty) throw absent(ident.repo, ident.table, from, to)
     of(spark, table, a, b, fastPath)((s, only, logical) => PinnedRead.table(spark, location, ident, s.image.hash, only, logical))
   }
@@ -108,8 +108,19 @@ private[versioned] object TableDiff {
   def absent(repo: String, table: String, from: Image, to: Image): TableNotFoundException =
     new TableNotFoundException(repo, table, s"either version (${from.shortHash}, ${to.shortHash})")
 
-  private def snapshot(engine: Engine, ident: TableIdent, image: Image): Option[TableSnapshot] =
-    engine.tableOption(ident.repo, image.hash, ident.table).map(_ => TableSnapshot.load(engine, ident.repo, ident.table, image))
+  /**
+   * The table's snapshots in both images: each table row read once, and the records of both versions' objects in one
+   * query (the prefix the versions share, most of their objects, is not read twice).
+   */
+  private def snapshots(engine: Engine, ident: TableIdent, from: Image, to: Image): (Option[TableSnapshot], Option[TableSnapshot]) = {
+    val va = engine.tableOption(ident.repo, from.hash, ident.table)
+    val vb = if (to.hash == from.hash) va else engine.tableOption(ident.repo, to.hash, ident.table)
+    def ids(v: TableVersion) = (v.fragments ++ v.compacted.toSeq.flatten).flatMap(_.objects)
+    val metas = engine.objects((va.toSeq ++ vb).flatMap(ids).distinct)
+    def snapshot(image: Image, v: TableVersion) =
+      TableSnapshot(engine.config, ident.repo, v.name, image, v, ids(v).flatMap(id => metas.get(id).map(id -> _)).toMap)
+    (va.map(snapshot(from, _)), vb.map(snapshot(to, _)))
+  }
 
   private def empty(spark: SparkSession, shape: DiffShape): DataFrame =
     spark.createDataFrame(spark.sparkContext.emptyRDD[Row], shape.resultSchema)

@@ -258,4 +258,26 @@ class DiffPropertySuite extends VersionedTestBase {
       assert(engine.tableOption("r", v0.hash, "p").get.fragments.size == 1)
     }
   }
+
+  test("as many scattered keys as the SNAP has pages: the lookup reads the changed keys and skips the pages without one") {
+    withConf(VersionedOptions.ConfFragmentRows -> "1000000") {
+      val schema = new StructType().add("id", LongType).add("s", StringType)
+      val n = 100000L
+      write(spark.range(0, n).selectExpr("id", "concat('s', id) AS s"), "r.q", "primaryKey" -> "id")
+      val page = versioned.spark.write.ParquetSink.PageRows.toLong
+      val pages = n / page
+      // k = p changed keys over the whole key range, two in every other page: half the pages hold none
+      val keys = (0L until pages by 2).flatMap(j => Seq(j * page + 7, j * page + page / 2))
+      assert(keys.size.toLong == pages && keys.max > n - 2 * page)
+      write(frame(schema, keys.map(i => Row(i, "z"))), "r.q", "upsert" -> "true")
+      val location = Map(VersionedOptions.Warehouse -> warehouse.getAbsolutePath)
+      val before = FragmentDiff.snapRowsRead.get()
+      val d = TableDiff.diff(spark, location, "r.q", engine.resolve("r", Revision.Spec("main~1")),
+        engine.resolve("r", Revision.Spec("main"))).collect().toSeq
+      val decoded = FragmentDiff.snapRowsRead.get() - before
+      assertSameRows(d, keys.map(i => Row("update", i, s"s$i", "z")), "k = p scattered keys")
+      // the key range of the DIFF (the whole table) would decode every page
+      assert(decoded > 0 && decoded <= n * 6 / 10, s"$decoded of $n SNAP rows decoded for ${keys.size} keys in $pages pages")
+    }
+  }
 }
