@@ -36,12 +36,16 @@ class CompactionPolicySuite extends VersionedTestBase {
   private def defaults: Settings = Settings.of(spark)
   private def table(hash: String): TableVersion = engine.tableOption("r", hash, "t").get
 
-  /** Fragments 0..3 of 50 rows each, then upserts touching the first `shares(i)` keys of fragment i. */
-  private def withShares(shares: Seq[Int]): Unit = withConf(Off: _*) {
-    write(frame(schema, rowsOf(0 until 200, 0)), "r.t", "primaryKey" -> "id")
-    val changed = shares.zipWithIndex.flatMap { case (n, i) => (i * 50) until (i * 50 + n) }
-    if (changed.nonEmpty) write(frame(schema, rowsOf(changed, 1)), "r.t", "upsert" -> "true")
-  }
+  /**
+   * Fragments 0..3 of 50 rows each, then upserts touching the first `shares(i)` keys of fragment i: one DIFF per
+   * touched fragment, or with `shared` one shared DIFF listed by each (the default for a small change set).
+   */
+  private def withShares(shares: Seq[Int], shared: Boolean = false): Unit =
+    withConf(Off :+ (versioned.spark.session.Setting.SharedDiffMaxRows.key -> (if (shared) "10000" else "0")): _*) {
+      write(frame(schema, rowsOf(0 until 200, 0)), "r.t", "primaryKey" -> "id")
+      val changed = shares.zipWithIndex.flatMap { case (n, i) => (i * 50) until (i * 50 + n) }
+      if (changed.nonEmpty) write(frame(schema, rowsOf(changed, 1)), "r.t", "upsert" -> "true")
+    }
 
   test("re-snapshot at the DIFF share of maxDiffRatio (default 1.0): 10% and 50% stay DIFFs, 100% is rewritten") {
     withShares(Seq(5, 25, 50, 0))
@@ -53,6 +57,17 @@ class CompactionPolicySuite extends VersionedTestBase {
     assert(Compactor.plan(snap, defaults.updated(VersionedOptions.ConfMaxDiffRatio, "0.1")).resnapshot == Set(0, 1, 2))
     assert(Compactor.plan(snap, defaults).runs.isEmpty, "one commit DIFF per fragment: nothing to consolidate")
     assert(Compactor.plan(snap, defaults.updated(VersionedOptions.ConfMaxChain, "1")).resnapshot == Set(0, 1, 2), "chain length trigger")
+  }
+
+  test("a shared DIFF counts as an equal share in each fragment listing it (its rows / the fragments listing it)") {
+    withShares(Seq(5, 25, 50, 0), shared = true)
+    val snap = snapshot()
+    val lists = snap.version.effectiveFragments.map(_.objects.count(id => snap.objects(id).shared))
+    assert(lists == Seq(1, 1, 1, 0), s"one shared DIFF listed by the three touched fragments: $lists")
+    // 80 rows over 3 fragments: about 27 each, a ratio of 0.53 in each of them
+    assert(Compactor.plan(snap, defaults).resnapshot.isEmpty)
+    assert(Compactor.plan(snap, defaults.updated(VersionedOptions.ConfMaxDiffRatio, "0.5")).resnapshot == Set(0, 1, 2))
+    assert(Compactor.plan(snap, defaults.updated(VersionedOptions.ConfMaxDiffRatio, "0.6")).resnapshot.isEmpty)
   }
 
   test("tier 1: consolidateDiffs commit DIFFs after the SNAP are merged, fewer are kept") {
