@@ -14,6 +14,7 @@ ap.add_argument("--reps", type=int, default=3)
 ap.add_argument("--jfr", action="store_true")
 ap.add_argument("--only", default="both")
 ap.add_argument("--parse-only", action="store_true")
+ap.add_argument("--sweep", default="", help="comma-separated key counts: delete_where of that many scattered keys each (all fragments touched)")
 a = ap.parse_args()
 os.makedirs(a.out, exist_ok=True)
 evdir = os.path.join(a.out, "events"); os.makedirs(evdir, exist_ok=True)
@@ -49,7 +50,14 @@ def run():
                   "WHEN MATCHED AND s._vchange = 1 THEN DELETE "
                   "WHEN MATCHED THEN UPDATE SET a = s.a, b = s.b, s = s.s, d = s.d "
                   "WHEN NOT MATCHED AND s._vchange = 3 THEN INSERT (id, a, b, s, d) VALUES (s.id, s.a, s.b, s.s, s.d)")
-    for i in range(a.reps + 1):
+    for i in range(a.reps + 1 if not a.sweep else 1):
+        for j, m in enumerate(int(x) for x in a.sweep.split(",") if x):
+            keys = [(x * ks.p + 7919 + 13) % n for x in range(5000, 5000 + m)]  # scattered, not in the table's other tests
+            c = "id IN (" + ",".join(map(str, keys)) + ")"
+            br = f"p{tag}s{j}"; repo.create_branch(br, from_ref="main")
+            mark(f"delete_where_{m}keys#{j}", lambda: repo.delete_where("t", c, branch=br))
+        if a.sweep:
+            break
         if a.only in ("both", "delete"):
             br = f"p{tag}d{i}"; repo.create_branch(br, from_ref="main")
             mark(f"delete_where#{i}", lambda: repo.delete_where("t", cond, branch=br))
