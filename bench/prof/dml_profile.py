@@ -1,0 +1,101 @@
+"""Profiles delete_where of 200 scattered keys and SQL MERGE of 1,000 rows on the 100M bench table
+(issue 35): Spark jobs with durations from the event log, driver samples from JFR. Usage:
+  flock -x /work/bench.lock python3 bench/prof/dml_profile.py --jar JAR --out DIR [--reps 3]"""
+import argparse, json, os, sys, time, glob
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+import datagen as G  # noqa: E402
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--jar", required=True)
+ap.add_argument("--out", required=True)
+ap.add_argument("--wh", default="/work/b100/work/wh")
+ap.add_argument("--reps", type=int, default=3)
+ap.add_argument("--jfr", action="store_true")
+ap.add_argument("--only", default="both")
+ap.add_argument("--parse-only", action="store_true")
+ap.add_argument("--sweep", default="", help="comma-separated key counts: delete_where of that many scattered keys each (all fragments touched)")
+a = ap.parse_args()
+os.makedirs(a.out, exist_ok=True)
+evdir = os.path.join(a.out, "events"); os.makedirs(evdir, exist_ok=True)
+jopts = "-Xms4g -XX:+AlwaysPreTouch"
+if a.jfr:
+    jopts += f" -XX:StartFlightRecording=filename={a.out}/driver.jfr,settings=profile"
+def run():
+    from pyspark.sql import SparkSession
+    spark = (SparkSession.builder.master("local[2]").appName("dml-profile")
+             .config("spark.driver.memory", "4g").config("spark.driver.extraJavaOptions", jopts)
+             .config("spark.jars", a.jar).config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", "4")
+             .config("spark.versioned.warehouse", a.wh)
+             .config("spark.sql.catalog.vc", "versioned.spark.catalog.VersionedCatalog")
+             .config("spark.versioned.author", "bench")
+             .config("spark.eventLog.enabled", "true").config("spark.eventLog.compress", "false").config("spark.eventLog.rolling.enabled", "false").config("spark.eventLog.dir", evdir)
+             .config("spark.local.dir", "/work/b100/work/spark-local").getOrCreate())
+    import versioned
+    repo = versioned.Repository(spark, "bench")
+    n, k = 100_000_000, 1000
+    ks = G.Stream(n, k)
+    cond = "id IN (" + ",".join(map(str, ks.deleted_keys(1))) + ")"
+    tag = str(int(time.time()))
+    marks = []
+    def mark(name, f):
+        spark.sparkContext.setJobDescription(name)
+        t0 = time.time(); r = f(); t1 = time.time()
+        marks.append((name, t0, t1)); print(f"{name}: {t1 - t0:.3f} s", flush=True)
+        return r
+    def merge(br):
+        ks.changes(spark, 2).createOrReplaceTempView("bench_changes")
+        spark.sql(f"MERGE INTO vc.bench.`t@{br}` AS t USING bench_changes AS s ON t.id = s.id "
+                  "WHEN MATCHED AND s._vchange = 1 THEN DELETE "
+                  "WHEN MATCHED THEN UPDATE SET a = s.a, b = s.b, s = s.s, d = s.d "
+                  "WHEN NOT MATCHED AND s._vchange = 3 THEN INSERT (id, a, b, s, d) VALUES (s.id, s.a, s.b, s.s, s.d)")
+    for i in range(a.reps + 1 if not a.sweep else 1):
+        for j, m in enumerate(int(x) for x in a.sweep.split(",") if x):
+            keys = [(x * ks.p + 7919 + 13) % n for x in range(5000, 5000 + m)]  # scattered, not in the table's other tests
+            c = "id IN (" + ",".join(map(str, keys)) + ")"
+            br = f"p{tag}s{j}"; repo.create_branch(br, from_ref="main")
+            mark(f"delete_where_{m}keys#{j}", lambda: repo.delete_where("t", c, branch=br))
+        if a.sweep:
+            break
+        if a.only in ("both", "delete"):
+            br = f"p{tag}d{i}"; repo.create_branch(br, from_ref="main")
+            mark(f"delete_where#{i}", lambda: repo.delete_where("t", cond, branch=br))
+        if a.only in ("both", "merge"):
+            br = f"p{tag}m{i}"; repo.create_branch(br, from_ref="main")
+            mark(f"merge#{i}", lambda: merge(br))
+    spark.stop()
+    json.dump(marks, open(os.path.join(a.out, "marks.json"), "w"))
+    return marks
+
+
+marks = json.load(open(os.path.join(a.out, "marks.json"))) if a.parse_only else run()
+# jobs from the event log
+jobs = []
+for f in [x for x in glob.glob(os.path.join(evdir, "**"), recursive=True) if os.path.isfile(x) and "appstatus" not in x]:
+    starts = {}
+    for line in open(f):
+        e = json.loads(line)
+        if e["Event"] == "SparkListenerJobStart":
+            p = e.get("Properties", {})
+            starts[e["Job ID"]] = (e["Submission Time"], p.get("spark.job.description", ""),
+                                   p.get("callSite.short", ""), len(e.get("Stage Infos", [])),
+                                   sum(s.get("Number of Tasks", 0) for s in e.get("Stage Infos", [])))
+        elif e["Event"] == "SparkListenerJobEnd" and e["Job ID"] in starts:
+            s = starts[e["Job ID"]]
+            jobs.append((e["Job ID"], s[0] / 1000, e["Completion Time"] / 1000, s[1], s[2], s[3], s[4]))
+jobs.sort()
+with open(os.path.join(a.out, "profile.txt"), "w") as out:
+    for name, t0, t1 in marks:
+        inside = [j for j in jobs if j[3] == name]
+        jt = sum(j[2] - j[1] for j in inside)
+        line = f"{name}: {t1 - t0:.3f} s, {len(inside)} jobs, {jt:.3f} s in jobs, {t1 - t0 - jt:.3f} s outside"
+        print(line); out.write(line + "\n")
+        for j in inside:
+            l2 = f"   job {j[0]} {j[2] - j[1]:.3f} s at +{j[1] - t0:.3f} stages={j[5]} tasks={j[6]} {j[4]}"
+            print(l2); out.write(l2 + "\n")
+        busy = sorted((j[1], j[2]) for j in inside); covered, end = 0.0, t0
+        for b0, b1 in busy:
+            b0 = max(b0, end); covered += max(0.0, b1 - b0); end = max(end, b1)
+        l3 = f"   wall with a job running {covered:.3f} s; driver only {t1 - t0 - covered:.3f} s"
+        print(l3); out.write(l3 + "\n")
