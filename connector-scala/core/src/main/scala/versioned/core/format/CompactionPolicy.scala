@@ -43,22 +43,28 @@ object CompactionPolicy {
   /**
    * Rows in a fragment's DIFFs relative to its SNAP's rows, or to `floor` rows when the SNAP is smaller
    * (a DIFF-only chain counts as 1.0). The floor keeps a small fragment, such as the tail split off a
-   * growing table, from being rewritten after a handful of changes. A shared DIFF (format 2) counts as its
-   * fragment's share of it: its rows divided by the number of the version's fragments listing it (`listings`),
-   * so one scattered change set does not make every fragment it touches look rewritten.
+   * growing table, from being rewritten after a handful of changes. A shared DIFF (format 2) counts as the
+   * fragment's estimated share of it: its rows in proportion to the fragment's SNAP rows among those of the
+   * version's fragments listing it (`weights`, [[sharedWeights]]), as for changes spread over the table's keys, so
+   * one scattered change set does not make every fragment it touches look rewritten.
    */
   def diffRatio(f: Fragment, objects: Map[String, ObjectMeta], floor: Long = 0L,
-                listings: Map[String, Int] = Map.empty): Double = {
+                weights: Map[String, Long] = Map.empty): Double = {
     val snap = snapRows(f, objects)
     val diffRows = f.objects.map(id => id -> objects(id)).collect { case (id, m) if m.kind == ObjectKind.Diff =>
-      if (m.shared) m.rowCount.toDouble / math.max(1, listings.getOrElse(id, 1)) else m.rowCount.toDouble
+      if (m.shared) m.rowCount.toDouble * math.max(1L, snap) / math.max(1L, weights.getOrElse(id, math.max(1L, snap)))
+      else m.rowCount.toDouble
     }.sum
     if (diffRows == 0) 0.0 else if (snap == 0) 1.0 else diffRows / math.max(snap, floor)
   }
 
-  /** How many of `frags` list each shared object (the divisor of its share, [[diffRatio]]). */
-  def sharedListings(frags: Seq[Fragment], objects: Map[String, ObjectMeta]): Map[String, Int] =
-    frags.flatMap(_.objects.distinct).filter(id => objects(id).shared).groupBy(identity).map { case (id, l) => id -> l.size }
+  /**
+   * For each shared object of `frags`, the SNAP rows (at least 1 per fragment) of the fragments listing it: the
+   * divisor of a fragment's share of it ([[diffRatio]]).
+   */
+  def sharedWeights(frags: Seq[Fragment], objects: Map[String, ObjectMeta]): Map[String, Long] =
+    frags.flatMap(f => f.objects.distinct.filter(id => objects(id).shared).map(_ -> math.max(1L, snapRows(f, objects))))
+      .groupBy(_._1).map { case (id, ws) => id -> ws.map(_._2).sum }
 
   /** The ratio floor of a table version: its largest SNAP, capped at the target fragment size. */
   def ratioFloor(frags: Seq[Fragment], objects: Map[String, ObjectMeta], targetRows: Long): Long =
@@ -98,8 +104,8 @@ object CompactionPolicy {
    */
   def plan(frags: Seq[Fragment], objects: Map[String, ObjectMeta], singleKey: Option[String], limits: Limits): Plan = {
     val floor = ratioFloor(frags, objects, limits.fragmentRows)
-    val listings = sharedListings(frags, objects)
-    val overRatio = frags.indices.filter(i => diffRatio(frags(i), objects, floor, listings) >= limits.maxDiffRatio).toSet
+    val weights = sharedWeights(frags, objects)
+    val overRatio = frags.indices.filter(i => diffRatio(frags(i), objects, floor, weights) >= limits.maxDiffRatio).toSet
     val resnapshot = overRatio ++ frags.indices.filter(i => diffCount(frags(i), objects) >= limits.maxChain)
     // Only fragments at least half the target size are split: smaller ones are cheap to rewrite, and
     // splitting them would leave a small table in many tiny fragments.

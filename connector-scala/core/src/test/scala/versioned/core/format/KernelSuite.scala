@@ -220,12 +220,16 @@ class KernelSuite extends AnyFunSuite {
     assert(plan.resnapshot == Set(1) && plan.runs == Map(2 -> Seq("e1", "e2", "e3")) && plan.splits.isEmpty)
     assert(CompactionPolicy.plan(frags, objs, None, limits.copy(maxChain = 2)).resnapshot == Set(1, 2))
     assert(CompactionPolicy.plan(frags, objs, None, limits.copy(consolidateAfter = 4)).runs.isEmpty)
-    // a shared DIFF of 1,500 rows listed by three fragments counts 500 rows in each: under the ratio; the same rows
-    // in one object that is not shared would put every fragment over it
+    // a shared DIFF of 1,500 rows listed by three fragments of 1,000 SNAP rows counts 500 rows in each: under the
+    // ratio; the same rows in one object that is not shared would put every fragment over it
     val shared = objs ++ Seq("x" -> meta("x", ObjectKind.Diff, 1500).copy(shared = true), "y" -> meta("y", ObjectKind.Diff, 1500))
     def withLast(id: String) = Seq(Fragment(None, Seq("s0", id)), Fragment(Some(Seq(100L)), Seq("s1", id)),
       Fragment(Some(Seq(200L)), Seq("s2", id)))
-    assert(CompactionPolicy.sharedListings(withLast("x"), shared) == Map("x" -> 3))
+    assert(CompactionPolicy.sharedWeights(withLast("x"), shared) == Map("x" -> 3000L))
+    // shares follow the fragments' sizes: 3,000 rows over SNAPs of 1,000, 1,000 and 2,000 rows: 750, 750, 1,500
+    val uneven = shared ++ Seq("s2" -> meta("s2", ObjectKind.Snap, 2000), "z" -> meta("z", ObjectKind.Diff, 3000).copy(shared = true))
+    assert(withLast("z").map(f => CompactionPolicy.diffRatio(f, uneven, 0L, CompactionPolicy.sharedWeights(withLast("z"), uneven))) ==
+      Seq(0.75, 0.75, 0.75))
     assert(CompactionPolicy.plan(withLast("x"), shared, None, limits).resnapshot.isEmpty)
     assert(CompactionPolicy.plan(withLast("y"), shared, None, limits).resnapshot == Set(0, 1, 2))
   }

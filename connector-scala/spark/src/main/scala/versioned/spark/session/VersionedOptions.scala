@@ -72,6 +72,7 @@ object VersionedOptions {
   val ConfMaxOverlayRows: String = Setting.MaxOverlayRows.key
   val ConfDiffCacheBytes: String = Setting.DiffCacheBytes.key
   val ConfLocalCommitMaxRows: String = Setting.LocalCommitMaxRows.key
+  val ConfSharedDiffMaxRows: String = Setting.SharedDiffMaxRows.key
   val ConfLocalCommitMaxBytes: String = Setting.LocalCommitMaxBytes.key
   val ConfDiffCompression: String = Setting.DiffCompression.key
   val ConfBeforeImages: String = Setting.BeforeImages.key
