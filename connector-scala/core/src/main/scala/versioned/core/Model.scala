@@ -72,6 +72,8 @@ final case class TableVersion(
   def withHash: TableVersion = copy(hash = Hashing.tableHash(this))
   /** The representation a reader or a writer should use. */
   def effectiveFragments: Seq[Fragment] = compacted.getOrElse(fragments)
+  /** Every object the version lists: its logical chains, then its compacted ones (ids may repeat). */
+  def objectIds: Seq[String] = (fragments ++ compacted.toSeq.flatten).flatMap(_.objects)
   def sameContentAs(o: TableVersion): Boolean = Hashing.tableHash(this) == Hashing.tableHash(o)
 }
 

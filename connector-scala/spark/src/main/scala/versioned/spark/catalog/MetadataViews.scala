@@ -79,7 +79,7 @@ private[catalog] object MetadataViews {
     case MetaKind.Objects =>
       val img = engine.resolve(t.repo, rev)
       val v = engine.table(t.repo, img, t.table.get)
-      val all = (v.fragments ++ v.compacted.toSeq.flatten).flatMap(_.objects)
+      val all = v.objectIds
       val metas = engine.objects(all)
       def rowsOf(rep: String, frags: Seq[Fragment]) = frags.zipWithIndex.flatMap { case (f, fi) =>
         f.objects.zipWithIndex.map { case (id, pos) =>

@@ -125,7 +125,7 @@ private[versioned] object Blame {
     // each version's objects, read once: a commit's parent is the next step's commit
     val metas = scala.collection.mutable.HashMap.empty[String, ObjectMeta]
     def metasOf(ts: Seq[TableVersion]): Map[String, ObjectMeta] = {
-      val ids = ts.flatMap(t => (t.fragments ++ t.compacted.toSeq.flatten).flatMap(_.objects)).distinct
+      val ids = ts.flatMap(_.objectIds).distinct
       metas ++= engine.objects(ids.filterNot(metas.contains))
       ids.flatMap(id => metas.get(id).map(id -> _)).toMap
     }

@@ -170,7 +170,7 @@ private[versioned] object ChangeFeed {
       case (Some(b), Some(n)) if b.fragments == n.fragments && b.schemaJson == n.schemaJson && b.primaryKey == n.primaryKey => Nil
       case _ =>
         Seq(before, now).flatten.foreach(requireLayout(plan, _))
-        val metas = engine.objects((now.toSeq ++ before.toSeq).flatMap(t => (t.fragments ++ t.compacted.toSeq.flatten).flatMap(_.objects)).distinct)
+        val metas = engine.objects((now.toSeq ++ before.toSeq).flatMap(_.objectIds).distinct)
         val (diffChains, rewritten) = (before, now) match {
           case (Some(b), Some(n)) => matchFragments(b, n, metas)
           case _ => (Nil, true)

@@ -54,10 +54,8 @@ private[versioned] object DiffSummary {
     def versions(i: Image) = engine.tables(repo, i.hash).map(t => t.name -> t).toMap
     val (a, b) = (versions(from), versions(to))
     val changed = tables.distinct.filterNot(n => a.get(n).exists(x => b.get(n).exists(_.hash == x.hash)))
-    def ids(v: TableVersion) = (v.fragments ++ v.compacted.toSeq.flatten).flatMap(_.objects)
-    val metas = engine.objects(changed.flatMap(n => (a.get(n) ++ b.get(n)).flatMap(ids)))
-    def snapshot(n: String, i: Image, v: TableVersion) =
-      TableSnapshot(engine.config, repo, n, i, v, ids(v).flatMap(id => metas.get(id).map(id -> _)).toMap)
+    val metas = engine.objects(changed.flatMap(n => (a.get(n) ++ b.get(n)).flatMap(_.objectIds)))
+    def snapshot(i: Image, v: TableVersion) = TableSnapshot.within(engine.config, repo, i, v, metas)
     val location = Warehouses.locationOf(engine.config)
     val readers = Some(new FastDiff.ReaderCache)
     changed.map { n =>
@@ -65,7 +63,7 @@ private[versioned] object DiffSummary {
       val onDriver = for {
         (x, y) <- a.get(n).zip(b.get(n))
         shape <- scala.util.Try(DiffShape.of(s"$repo.$n", la, lb)).toOption
-        rows <- TableDiff.onDriver(spark, shape, snapshot(n, from, x), snapshot(n, to, y), readers)
+        rows <- TableDiff.onDriver(spark, shape, snapshot(from, x), snapshot(to, y), readers)
       } yield {
         val change = shape.resultSchema.fieldIndex(TableDiff.ChangeColumn)
         val deletes = rows.count(_.getString(change) == "delete").toLong

@@ -2,7 +2,7 @@ package versioned.spark.diff
 
 import java.util.concurrent.atomic.AtomicLong
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
-import versioned.core.{Engine, Image, Revision, TableNotFoundException, TableVersion}
+import versioned.core.{Engine, Image, Revision, TableNotFoundException}
 import versioned.spark.session._
 import versioned.spark.format._
 import versioned.spark.read.PinnedRead
@@ -115,11 +115,9 @@ private[versioned] object TableDiff {
   private def snapshots(engine: Engine, ident: TableIdent, from: Image, to: Image): (Option[TableSnapshot], Option[TableSnapshot]) = {
     val va = engine.tableOption(ident.repo, from.hash, ident.table)
     val vb = if (to.hash == from.hash) va else engine.tableOption(ident.repo, to.hash, ident.table)
-    def ids(v: TableVersion) = (v.fragments ++ v.compacted.toSeq.flatten).flatMap(_.objects)
-    val metas = engine.objects((va.toSeq ++ vb).flatMap(ids).distinct)
-    def snapshot(image: Image, v: TableVersion) =
-      TableSnapshot(engine.config, ident.repo, v.name, image, v, ids(v).flatMap(id => metas.get(id).map(id -> _)).toMap)
-    (va.map(snapshot(from, _)), vb.map(snapshot(to, _)))
+    val metas = engine.objects((va.toSeq ++ vb).flatMap(_.objectIds).distinct)
+    (va.map(TableSnapshot.within(engine.config, ident.repo, from, _, metas)),
+      vb.map(TableSnapshot.within(engine.config, ident.repo, to, _, metas)))
   }
 
   private def empty(spark: SparkSession, shape: DiffShape): DataFrame =

@@ -30,8 +30,13 @@ private[versioned] object TableSnapshot {
     of(engine, repo, image, engine.table(repo, image, table))
 
   /** The snapshot of a table version already fetched: one more metastore query, for its objects' records. */
-  def of(engine: Engine, repo: String, image: Image, v: TableVersion): TableSnapshot = {
-    val ids = (v.fragments ++ v.compacted.toSeq.flatten).flatMap(_.objects)
-    TableSnapshot(engine.config, repo, v.name, image, v, engine.objects(ids))
-  }
+  def of(engine: Engine, repo: String, image: Image, v: TableVersion): TableSnapshot =
+    TableSnapshot(engine.config, repo, v.name, image, v, engine.objects(v.objectIds))
+
+  /**
+   * The snapshot of a table version already fetched, its objects' records taken from `metas` (read for several
+   * versions in one query).
+   */
+  def within(config: WarehouseConfig, repo: String, image: Image, v: TableVersion, metas: Map[String, ObjectMeta]): TableSnapshot =
+    TableSnapshot(config, repo, v.name, image, v, v.objectIds.flatMap(id => metas.get(id).map(id -> _)).toMap)
 }

@@ -9,7 +9,7 @@ import versioned.spark.session.TableSnapshot
  * the metastore until the commit.
  */
 private[tx] final case class StagedTable(version: TableVersion, written: Map[String, ObjectMeta]) {
-  private def referenced: Seq[String] = (version.fragments ++ version.compacted.toSeq.flatten).flatMap(_.objects).distinct
+  private def referenced: Seq[String] = version.objectIds.distinct
 
   /** The update the commit records: the version and the new objects it references (superseded ones are left to gc). */
   def update: TableUpdate.Put = {
