@@ -71,6 +71,9 @@ private[versioned] final class KeyLookup private (val field: StructField, val va
 
   private lazy val runs = KeyLookup.runs(values, field.dataType)
 
+  /** How many runs of values [[filter]] pushes down ([[KeyLookup.runs]]). */
+  def runCount: Int = runs.size
+
   /** Whether [[filter]] selects exactly the values (not only their overall range, beyond [[KeyLookup.MaxKeys]] runs). */
   def filterIsExact: Boolean = runs.size <= KeyLookup.MaxKeys
 
@@ -92,6 +95,10 @@ private[versioned] final class KeyLookup private (val field: StructField, val va
 private[versioned] object KeyLookup {
   /** Most runs of values pushed down to Parquet one by one; more are pushed as their overall range. */
   val MaxKeys = 10000
+
+  /** The values of all of `lookups` (of one key column), as one lookup; None when there is none. */
+  def union(lookups: Seq[KeyLookup]): Option[KeyLookup] =
+    if (lookups.size <= 1) lookups.headOption else Some(of(lookups.head.field, lookups.flatMap(_.values)))
 
   /** Whether lookups on this first key column are possible ([[versioned.core.format.KeyType.lookupable]]). */
   def supports(dt: DataType): Boolean = SparkKeys.keyType(dt).exists(versioned.core.format.KeyType.lookupable)

@@ -235,19 +235,27 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
       snapBatches = columnar && ps.exists(_.diffs.isEmpty), mergedBatches = columnar && ps.exists(p => p.diffs.nonEmpty && p.snap.isDefined))
 
   /**
-   * The readers of the partitions planned now. Without a lookup, one set for every fragment. With one, each planned
-   * fragment gets its own, pushing down only its share of the lookup ([[Looks]]): Spark's Parquet reader converts,
-   * serializes and evaluates its filter for every object it opens, so a reader given the whole lookup costs
-   * O(values) per object and a lookup of scattered keys O(values x fragments); its share makes it O(values).
+   * The readers of the partitions planned now. Without a lookup, one set for every fragment. With one, runs of
+   * consecutive planned fragments get their own set, pushing down only their share of the lookup ([[Looks]]):
+   * Spark's Parquet reader converts, serializes and evaluates its filter for every object it opens, so readers
+   * given the whole lookup cost O(values) per object, and a lookup of scattered keys O(values x fragments). But
+   * every set of readers costs its own Hadoop configuration copy and broadcast: [[VersionedScan.readerGroups]]
+   * balances the two.
    */
   private def scanReaders: ScanReaders = {
     val p = plan
     p.looks match {
       case None => ScanReaders(readers(shape(p.parts.toSeq), filters, keyFilters))
-      case Some(looks) => ScanReaders(readers(shape(Nil), Nil, Nil), p.parts.map { part =>
-        val l = looks(part.index)
-        part.index -> readers(shape(Seq(part)), withLookup(filters, l.look), withLookup(keyFilters, l.diffLook))
-      }.toMap)
+      case Some(looks) =>
+        val runs = lookup.fold(0)(_.runCount)
+        val groups = p.parts.toSeq.grouped(math.max(1, math.ceil(p.parts.length.toDouble /
+          VersionedScan.readerGroups(p.parts.length, runs)).toInt)).toSeq
+        ScanReaders(readers(shape(Nil), Nil, Nil), groups.flatMap { g =>
+          val ls = g.map(part => looks(part.index))
+          val r = readers(shape(g), withLookup(filters, KeyLookup.union(ls.flatMap(_.look))),
+            withLookup(keyFilters, KeyLookup.union(ls.flatMap(_.diffLook))))
+          g.map(_.index -> r)
+        }.toMap)
     }
   }
 
@@ -361,6 +369,24 @@ private[versioned] object VersionedScan {
         case _ => true
       }
     }
+
+  /**
+   * How many sets of Parquet readers a scan of `fragments` planned fragments with a key lookup of `runs` runs builds
+   * (each for consecutive fragments, pushing down their share of the lookup). A set costs milliseconds to build on
+   * the driver (a Hadoop configuration copied and broadcast per reader); a filter costs each object it is pushed to
+   * microseconds per run (converted, serialized, evaluated). With g sets, about g x build + fragments x runs / g x
+   * run, least at g = sqrt(fragments x runs x run / build); [[RunsPerBuild]] is build / run.
+   */
+  def readerGroups(fragments: Int, runs: Int): Int =
+    math.max(1, math.min(fragments, math.round(math.sqrt(fragments.toDouble * runs / RunsPerBuild)).toInt))
+
+  /**
+   * How many lookup runs pushed to one object cost about as much as building one set of readers: ~5 us per run and
+   * object (the delete_where sweep of bench/results/scale-100m-s33/dml-profile.md: +1.5 s for 3,100 more keys over
+   * 100 fragments on 2 cores) against ~3 ms per set (a MERGE of 1,000 keys over 100 fragments, one set each: ~0.35 s
+   * more driver time before its scan; issue 35).
+   */
+  val RunsPerBuild: Double = 600.0
 
   /**
    * Packs a scan's fragments into input partitions. Every task has a fixed cost (scheduling, task
