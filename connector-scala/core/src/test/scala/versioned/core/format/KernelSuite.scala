@@ -115,6 +115,47 @@ class KernelSuite extends AnyFunSuite {
     }
   }
 
+  test("lookupRanges: a lookup split by fragment gives each fragment exactly the first-key values its range may hold") {
+    val r = new Random(13)
+    // one-column keys: exactly the values the router sends to the fragment (keys on, at and around the bounds)
+    val order1 = new KeyOrder(IndexedSeq(KeyType.Int64), ArrayAccess)
+    for (_ <- 0 until 300) {
+      val lowers = (0 until r.nextInt(8)).map(_ => r.nextInt(60).toLong).distinct.sorted
+      val frags: IndexedSeq[Option[Seq[Any]]] = None +: lowers.map(l => Some(Seq[Any](l)))
+      val router = FragmentRouter.of(frags, order1)(vs => Array[Any](vs.head))
+      val near = lowers.flatMap(l => Seq(l - 1, l, l + 1))
+      val values = KeyOrder.sortedDistinct(KeyType.Int64, Seq.fill(r.nextInt(30))(r.nextInt(70).toLong - 5) ++
+        near.filter(_ => r.nextBoolean()))
+      val ranges = FragmentRouter.lookupRanges(KeyType.Int64, 1, values, frags.map(_.map(_.head)))
+      assert(ranges.size == frags.size)
+      frags.indices.foreach { i =>
+        val expected = values.filter(v => router(Array[Any](v)) == i)
+        assert(ranges(i).map(values) == expected, s"fragment $i, bounds $lowers, values $values")
+      }
+    }
+    // two-column keys: every value some key of the fragment may start with (a bound's first column may be on both
+    // sides of it), and none outside [its first column, the next bound's first column]
+    val types = IndexedSeq(KeyType.Int64, KeyType.Utf8)
+    val order2 = new KeyOrder(types, ArrayAccess)
+    val seconds = Seq[Any](null, "a", "b", "c", "d")
+    for (_ <- 0 until 300) {
+      val bounds = Seq.fill(r.nextInt(6))(Seq[Any](r.nextInt(12).toLong, seconds(1 + r.nextInt(4))))
+        .distinct.sortWith((a, b) => KeyOrder.compareCanonicalKeys(types, a, b) < 0)
+      val frags: IndexedSeq[Option[Seq[Any]]] = (None +: bounds.map(Some(_))).toIndexedSeq
+      val router = FragmentRouter.of(frags, order2)(_.toArray)
+      val values = KeyOrder.sortedDistinct(KeyType.Int64, Seq.fill(r.nextInt(14))(r.nextInt(14).toLong - 1))
+      val ranges = FragmentRouter.lookupRanges(KeyType.Int64, 2, values, frags.map(_.map(_.head)))
+      frags.indices.foreach { i =>
+        val held = ranges(i).map(values).toSet
+        val reachable = values.filter(v => seconds.exists(x => router(Array[Any](v, x)) == i)).toSet
+        assert(reachable.subsetOf(held), s"fragment $i misses ${reachable -- held}, bounds $bounds")
+        val lo = frags(i).map(_.head.asInstanceOf[Long]); val hi = frags.lift(i + 1).flatten.map(_.head.asInstanceOf[Long])
+        assert(held.map(_.asInstanceOf[Long]).forall(v => lo.forall(_ <= v) && hi.forall(v <= _)), s"fragment $i holds too much: $held, bounds $bounds")
+      }
+    }
+    assert(FragmentRouter.lookupRanges(KeyType.Int64, 1, IndexedSeq.empty, IndexedSeq(None, Some(5L))).forall(_.isEmpty))
+  }
+
   test("the read rule: a fragment reads the rows of an object within its bounds; statistics tell when all are") {
     val r = new Random(11)
     val types = IndexedSeq(KeyType.Int64, KeyType.Utf8)

@@ -49,7 +49,7 @@ private[versioned] object ChainRows {
       diffRows = Some(reader(layout.diffSchema, layout.diffRead(layout.nonKeyColumns))),
       snapBatches = None, mergedBatches = None, diffCacheBytes = 0L,
       hadoopConf = ObjectFiles.verifyingBroadcast(spark.sparkContext))
-    val factory = new FragmentReaderFactory(readers, merged, layout.keyColumns.size, merged.indices.toArray, None)
+    val factory = new FragmentReaderFactory(ScanReaders(readers), merged, layout.keyColumns.size, merged.indices.toArray, None)
     val frags = snapshot.version.effectiveFragments
     val bounds = FragmentBounds.of(layout, frags)
     val fragments = frags.zipWithIndex.flatMap { case (f, i) =>

@@ -31,6 +31,14 @@ private[read] final case class FragmentReaders(
 }
 
 /**
+ * The readers of a scan: a fragment in `byFragment` is read with its own (a key lookup's share of the fragment pushed
+ * down, [[VersionedScan]]), any other with `default`.
+ */
+private[read] final case class ScanReaders(default: FragmentReaders, byFragment: Map[Int, FragmentReaders] = Map.empty) {
+  def of(p: FragmentPartition): FragmentReaders = byFragment.getOrElse(p.index, default)
+}
+
+/**
  * Builds readers for fragment partitions on executors: one SNAP is read as is, a SNAP under DIFFs is
  * merged with the DIFFs conflated first (column-wise by [[OverlayBatchReader]], else row by row).
  *
@@ -40,7 +48,7 @@ private[read] final case class FragmentReaders(
  *                  can be applied to rows ([[LookupReaders]])
  */
 private[read] final class FragmentReaderFactory(
-    initialReaders: FragmentReaders,
+    initialReaders: ScanReaders,
     mergedSchema: StructType,
     keyCount: Int,
     outputOrdinals: Array[Int],
@@ -51,11 +59,11 @@ private[read] final class FragmentReaderFactory(
    * Replaced on the driver when a runtime filter reaches the scan after the factory was built, before any task
    * is sent ([[VersionedScan.filter]]): the same kinds of reader, with the key lookup pushed down to Parquet.
    */
-  @volatile private[read] var readers: FragmentReaders = initialReaders
+  @volatile private[read] var readers: ScanReaders = initialReaders
 
   private def keyTypes = mergedSchema.fields.take(keyCount).map(_.dataType).toSeq
 
-  override def supportColumnarReads(partition: InputPartition): Boolean = readers.columnar
+  override def supportColumnarReads(partition: InputPartition): Boolean = readers.default.columnar
 
   override def createColumnarReader(partition: InputPartition): PartitionReader[ColumnarBatch] = {
     val reader = new SequentialReader(fragments(partition).map(p => () => columnarReader(p)))
@@ -68,8 +76,9 @@ private[read] final class FragmentReaderFactory(
   private def fragments(partition: InputPartition): Seq[FragmentPartition] = partition.asInstanceOf[FragmentGroup].fragments
 
   private def columnarReader(p: FragmentPartition): PartitionReader[ColumnarBatch] = {
+    val readers = this.readers.of(p)
     if (p.diffs.isEmpty) {
-      val it = batches(readers.snapBatches.get, p.snap.get)
+      val it = ObjectFiles.openBatches(readers.snapBatches.get, p.snap.get, readers.conf)
       new PartitionReader[ColumnarBatch] {
         private var current: ColumnarBatch = _
         override def next(): Boolean = if (it.hasNext) { current = it.next(); true } else false
@@ -85,14 +94,11 @@ private[read] final class FragmentReaderFactory(
         Overlay(Conflation(cached ++ p.diffs.drop(from).map(ObjectFiles.load(readers.diffRows.get, _, copy, readers.conf)),
           keyTypes), keyTypes, mergedSchema.length)
       }
-      val snap = p.snap.fold(Iterator.empty[ColumnarBatch])(batches(readers.mergedBatches.get, _))
+      val snap = p.snap.fold(Iterator.empty[ColumnarBatch])(ObjectFiles.openBatches(readers.mergedBatches.get, _, readers.conf))
       new OverlayBatchReader(snap, overlay, keyTypes, outputOrdinals, outputOrdinals.map(mergedSchema(_).dataType),
         OverlayBatchReader.BatchRows, () => ObjectFiles.close(Seq(snap)))
     }
   }
-
-  private def batches(read: ObjectFiles.Reader, f: ObjectFile): Iterator[ColumnarBatch] =
-    ObjectFiles.openBatches(read, f, readers.conf)
 
   /** Identity projection of DIFF rows (merged columns + change kind) into unsafe rows. */
   private def identity(): UnsafeProjection =
@@ -125,6 +131,7 @@ private[read] final class FragmentReaderFactory(
     val project = UnsafeProjection.create(outputOrdinals.toSeq.map { o =>
       val f = mergedSchema(o); BoundReference(o, f.dataType, f.nullable)
     })
+    val readers = this.readers.of(p)
     val snap = p.snap.map(ObjectFiles.open(readers.snapRows.get, _, readers.conf))
     val diffs = p.diffs.map(ObjectFiles.open(readers.diffRows.get, _, readers.conf)).toArray
     val close = () => ObjectFiles.close(snap.toSeq ++ diffs)

@@ -56,7 +56,23 @@ private[versioned] final class KeyLookup private (val field: StructField, val va
     new KeyLookup(field, values.filter(other.contains))
   }
 
+  /** The values at `indexes` (consecutive indexes of the sorted values), as a lookup. */
+  def slice(indexes: Range): KeyLookup = new KeyLookup(field, values.slice(indexes.start, indexes.end))
+
+  /**
+   * The lookup split by fragment: for each fragment of a table version (`lowers`: their lower bounds as the fragment
+   * list holds them, in order; `keyColumns`: how many columns the key has), the values its key range may hold, by the
+   * kernel's rule ([[versioned.core.format.FragmentRouter.lookupRanges]]). A reader of one fragment is given only its
+   * share: the filter it pushes down is O(its values), not O(all values).
+   */
+  def byFragments(lowers: Seq[Option[Seq[Any]]], keyColumns: Int): IndexedSeq[KeyLookup] =
+    versioned.core.format.FragmentRouter.lookupRanges(keyType, keyColumns, values,
+      lowers.map(_.map(l => Values.fromJson(l.head, field.dataType))).toIndexedSeq).map(slice)
+
   private lazy val runs = KeyLookup.runs(values, field.dataType)
+
+  /** How many runs of values [[filter]] pushes down ([[KeyLookup.runs]]). */
+  def runCount: Int = runs.size
 
   /** Whether [[filter]] selects exactly the values (not only their overall range, beyond [[KeyLookup.MaxKeys]] runs). */
   def filterIsExact: Boolean = runs.size <= KeyLookup.MaxKeys
@@ -79,6 +95,10 @@ private[versioned] final class KeyLookup private (val field: StructField, val va
 private[versioned] object KeyLookup {
   /** Most runs of values pushed down to Parquet one by one; more are pushed as their overall range. */
   val MaxKeys = 10000
+
+  /** The values of all of `lookups` (of one key column), as one lookup; None when there is none. */
+  def union(lookups: Seq[KeyLookup]): Option[KeyLookup] =
+    if (lookups.size <= 1) lookups.headOption else Some(of(lookups.head.field, lookups.flatMap(_.values)))
 
   /** Whether lookups on this first key column are possible ([[versioned.core.format.KeyType.lookupable]]). */
   def supports(dt: DataType): Boolean = SparkKeys.keyType(dt).exists(versioned.core.format.KeyType.lookupable)

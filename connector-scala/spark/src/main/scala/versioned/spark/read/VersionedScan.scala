@@ -45,27 +45,24 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
   /** The key values this scan is restricted to, if any: from its filters and runtime filters. */
   def lookup: Option[KeyLookup] = (staticLookup.toSeq ++ runtimeLookup).reduceOption(_ intersect _)
   /**
-   * Filters pushed down to Parquet: the scan's own and the lookup's (on the key: any object). Filters that are
-   * exactly a set of key values are left out when the lookup's filter selects exactly its values, which implies
-   * them: Parquet would evaluate the same values twice against every page, and decode both for every object.
+   * The lookup DIFFs may be pruned by (objects skipped, the lookup pushed to their pages), given the scan's `look`:
+   * a DIFF page or object holding a newer change of a key outside the lookup (a delete of a neighbour of a
+   * looked-up key) must not be skipped while the SNAP page holding that key's old row is read, unless that row is
+   * dropped anyway. So the whole lookup when the readers drop every row of other keys ([[lookupKeys]]); else one
+   * made only of the scan's own filters, which Spark evaluates again after the scan (a runtime filter, such as a
+   * row-level UPDATE's `key IN (...)` of a string key, and an internal read's keys are not evaluated again: rows of
+   * other keys would come back with their old values).
    */
-  private def parquetFilters: Seq[Filter] = withLookup(filters, lookup)
-  /**
-   * DIFFs are pruned (objects skipped, the lookup pushed to their pages) only by [[diffLookup]]: a DIFF page or
-   * object holding a newer change of a key outside the lookup (a delete of a neighbour of a looked-up key) must
-   * not be skipped while the SNAP page holding that key's old row is read, unless that row is dropped anyway.
-   */
-  private def parquetKeyFilters: Seq[Filter] = withLookup(keyFilters, diffLookup)
-  /**
-   * The lookup DIFFs may be pruned by: the whole lookup when the readers drop every row of other keys
-   * ([[lookupKeys]]); else one made only of the scan's own filters, which Spark evaluates again after the scan
-   * (a runtime filter, such as a row-level UPDATE's `key IN (...)` of a string key, and an internal read's keys are
-   * not evaluated again: rows of other keys would come back with their old values).
-   */
-  private def diffLookup: Option[KeyLookup] =
-    if (lookupKeys.isDefined) lookup
+  private def diffLookup(look: Option[KeyLookup]): Option[KeyLookup] =
+    if (lookupKeys.isDefined) look
     else if (runtimeLookup.isEmpty && snapshot.lookupKeys.isEmpty) staticLookup
     else None
+  /**
+   * Filters pushed down to Parquet: `fs` (the scan's own for SNAPs, its key filters for DIFFs) and the filter of
+   * `look` (on the key: any object). Filters that are exactly a set of key values are left out when the lookup's
+   * filter selects exactly its values, which implies them: Parquet would evaluate the same values twice against
+   * every page, and decode both for every object.
+   */
   private def withLookup(fs: Seq[Filter], look: Option[KeyLookup]): Seq[Filter] = look.fold(fs) { l =>
     (if (l.filterIsExact) fs.filterNot(keySetFilters) else fs) ++ l.filter
   }
@@ -95,7 +92,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     KeyLookup.fromPredicates(layout, predicates.toSeq).foreach { l =>
       runtimeLookup = Some(runtimeLookup.fold(l)(_ intersect l))
       planned = None
-      built.foreach(_.readers = readers(shape))
+      built.foreach(_.readers = scanReaders)
     }
 
   /** Which Parquet readers a factory holds. */
@@ -104,38 +101,57 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
   /** The reader factory, once built. */
   private var built: Option[FragmentReaderFactory] = None
 
-  private var planned: Option[Array[FragmentPartition]] = None
+  /**
+   * A fragment's share of the scan's lookup (`look`) and of [[diffLookup]] (`diffLook`): the values its key range
+   * may hold, which its readers push down to Parquet.
+   */
+  private case class Looks(look: Option[KeyLookup], diffLook: Option[KeyLookup])
+  /** The partitions of a plan and, when the scan has a lookup, each planned fragment's [[Looks]]. */
+  private case class Plan(parts: Array[FragmentPartition], looks: Option[Map[Int, Looks]])
+  private var planned: Option[Plan] = None
 
   /** Fragments and objects that survive pruning, computed once per scan (again after a runtime filter). */
-  def partitions: Array[FragmentPartition] = planned.getOrElse {
+  def partitions: Array[FragmentPartition] = plan.parts
+
+  /**
+   * The plan: with a key lookup, split once by fragment ([[KeyLookup.byFragments]]: sorted values, binary search on
+   * the fragments' lower bounds), so that a fragment holding none of the values is neither planned nor opened, and
+   * each fragment's objects are pruned by, and read with, only the values in its range.
+   */
+  private def plan: Plan = planned.getOrElse {
     val frags = snapshot.version.effectiveFragments
     val uppers = frags.drop(1).map(_.lower) :+ None
+    val look = lookup
+    val diffLook = diffLookup(look)
+    def split(l: KeyLookup) = l.byFragments(frags.map(_.lower), layout.keyColumns.size)
+    val looks = look.map(split)
+    val diffLooks = diffLook.map(d => if (look.exists(_ eq d)) looks.get else split(d))
+    def looksOf(i: Int) = Looks(looks.map(_(i)), diffLooks.map(_(i)))
     val ps = frags.zip(uppers).zipWithIndex
       .filter { case (_, i) => snapshot.onlyFragments.forall(_.contains(i)) }
-      .flatMap { case ((f, upper), i) => plan(f, upper, i) }.toArray
-    planned = Some(ps)
-    ps
+      .flatMap { case ((f, upper), i) => planFragment(f, upper, i, looksOf(i)) }.toArray
+    val p = Plan(ps, look.map(_ => ps.map(part => part.index -> looksOf(part.index)).toMap))
+    planned = Some(p)
+    p
   }
 
-  private def plan(f: Fragment, upper: Option[Seq[Any]], index: Int): Option[FragmentPartition] = {
+  private def planFragment(f: Fragment, upper: Option[Seq[Any]], index: Int, looks: Looks): Option[FragmentPartition] = {
     val fb = pruning.fragmentBounds(layout.keyColumns.head, f.lower, upper)
     if (!keyFilters.forall(pruning.mayMatch(_, fb))) return None
-    val look = lookup
-    def canon(v: Option[Any]) = look.flatMap(l => v.filter(_ != null).map(Values.fromJson(_, l.field.dataType)))
-    val (lo, hi) = (canon(f.lower.map(_.head)), canon(upper.map(_.head)))
-    if (!look.forall(_.mayHold(lo, hi))) return None
+    val look = looks.look
+    if (look.exists(_.values.isEmpty)) return None
+    def canon(v: Option[Any], l: KeyLookup) = v.filter(_ != null).map(Values.fromJson(_, l.field.dataType))
     val metas = f.objects.map(snapshot.objects)
-    def holds(m: ObjectMeta, l: KeyLookup) = l.mayHold(canon(m.minValues.get(l.field.name)), canon(m.maxValues.get(l.field.name)))
+    def holds(m: ObjectMeta, l: KeyLookup) = l.mayHold(canon(m.minValues.get(l.field.name), l), canon(m.maxValues.get(l.field.name), l))
     def matches(m: ObjectMeta, fs: Seq[Filter]) = fs.forall(pruning.mayMatch(_, pruning.objectBounds(m.minValues, m.maxValues)))
     // the SNAP may always be skipped by the lookup (DIFF rows are whole rows); DIFFs only by `diffLookup`
     val snap = metas.headOption.filter(_.kind == ObjectKind.Snap)
       .filter(m => m.rowCount > 0 && look.forall(holds(m, _)) && matches(m, filters))
-    val diffLook = diffLookup
     val diffs = metas.filter(_.kind == ObjectKind.Diff)
-      .filter(m => m.rowCount > 0 && diffLook.forall(holds(m, _)) && matches(m, keyFilters))
+      .filter(m => m.rowCount > 0 && looks.diffLook.forall(holds(m, _)) && matches(m, keyFilters))
     // a lookup reads about one page per key of each column (pages of `ParquetSink.PageRows` rows)
     val rows = math.max(1L, metas.map(_.rowCount).sum)
-    val share = look.fold(1.0)(l => math.min(1.0, l.count(lo, hi).toDouble * versioned.core.format.ObjectShape.PageRows / rows))
+    val share = look.fold(1.0)(l => math.min(1.0, l.values.size.toDouble * versioned.core.format.ObjectShape.PageRows / rows))
     // the read rule: each object within the fragment's bounds (a no-op for objects whose keys all are)
     val bounds = FragmentBounds(layout.keyColumns, layout.keyTypes, f.lower, upper)
     def file(m: ObjectMeta) = bounds.file(snapshot.config, m)
@@ -189,7 +205,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
   override def createReaderFactory(): PartitionReaderFactory = built.getOrElse {
     // Runtime filters arrive after the factory is built: every scan of a keyed table whose output has an
     // integral first key can apply the lookup values its partitions carry (and `filter` rebuilds the readers).
-    val factory = new FragmentReaderFactory(readers(shape), merged, layout.keyColumns.size,
+    val factory = new FragmentReaderFactory(scanReaders, merged, layout.keyColumns.size,
       readSchema0.fieldNames.map(merged.fieldIndex), limit, if (snapshot.onlyFragments.isDefined) None else lookupKey)
     built = Some(factory)
     factory
@@ -214,14 +230,37 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
    * fragment its SNAP without its DIFFs (their key ranges miss the values), or its DIFFs without the SNAP, so the
    * kinds are taken from the current plan each time readers are built.
    */
-  private def shape: ReaderShape = {
-    val ps = partitions
+  private def shape(ps: Seq[FragmentPartition]): ReaderShape =
     ReaderShape(columnar, snapRows = !columnar && ps.exists(_.snap.isDefined), diffRows = ps.exists(_.diffs.nonEmpty),
       snapBatches = columnar && ps.exists(_.diffs.isEmpty), mergedBatches = columnar && ps.exists(p => p.diffs.nonEmpty && p.snap.isDefined))
+
+  /**
+   * The readers of the partitions planned now. Without a lookup, one set for every fragment. With one, runs of
+   * consecutive planned fragments get their own set, pushing down only their share of the lookup ([[Looks]]):
+   * Spark's Parquet reader converts, serializes and evaluates its filter for every object it opens, so readers
+   * given the whole lookup cost O(values) per object, and a lookup of scattered keys O(values x fragments). But
+   * every set of readers costs its own Hadoop configuration copy and broadcast: [[VersionedScan.readerGroups]]
+   * balances the two.
+   */
+  private def scanReaders: ScanReaders = {
+    val p = plan
+    p.looks match {
+      case None => ScanReaders(readers(shape(p.parts.toSeq), filters, keyFilters))
+      case Some(looks) =>
+        val runs = lookup.fold(0)(_.runCount)
+        val groups = p.parts.toSeq.grouped(math.max(1, math.ceil(p.parts.length.toDouble /
+          VersionedScan.readerGroups(p.parts.length, runs)).toInt)).toSeq
+        ScanReaders(readers(shape(Nil), Nil, Nil), groups.flatMap { g =>
+          val ls = g.map(part => looks(part.index))
+          val r = readers(shape(g), withLookup(filters, KeyLookup.union(ls.flatMap(_.look))),
+            withLookup(keyFilters, KeyLookup.union(ls.flatMap(_.diffLook))))
+          g.map(_.index -> r)
+        }.toMap)
+    }
   }
 
-  /** The Parquet readers of `shape`, with this scan's filters and lookup pushed down. */
-  private def readers(shape: ReaderShape): FragmentReaders = {
+  /** The Parquet readers of `shape`, pushing down `snapFilters` (to SNAPs) and `diffFilters` (to DIFFs). */
+  private def readers(shape: ReaderShape, snapFilters: Seq[Filter], diffFilters: Seq[Filter]): FragmentReaders = {
     val spark = SparkSession.active
     val format = new ParquetFileFormat()
     // Each reader broadcasts its own copy of the Hadoop configuration: build only the ones this scan's partitions use.
@@ -230,12 +269,12 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
       ObjectFiles.verifying(spark.sparkContext.hadoopConfiguration))
     FragmentReaders(
       shape.columnar,
-      snapRows = Option.when(shape.snapRows)(reader(layout.physicalSchema, merged, parquetFilters, batch = false)),
-      diffRows = Option.when(shape.diffRows)(reader(layout.diffSchema, layout.diffRead(others), parquetKeyFilters, batch = false)),
-      snapBatches = Option.when(shape.snapBatches)(reader(layout.physicalSchema, readSchema0, parquetFilters, batch = true)),
-      mergedBatches = Option.when(shape.mergedBatches)(reader(layout.physicalSchema, merged, parquetFilters, batch = true)),
+      snapRows = Option.when(shape.snapRows)(reader(layout.physicalSchema, merged, snapFilters, batch = false)),
+      diffRows = Option.when(shape.diffRows)(reader(layout.diffSchema, layout.diffRead(others), diffFilters, batch = false)),
+      snapBatches = Option.when(shape.snapBatches)(reader(layout.physicalSchema, readSchema0, snapFilters, batch = true)),
+      mergedBatches = Option.when(shape.mergedBatches)(reader(layout.physicalSchema, merged, snapFilters, batch = true)),
       // DIFF reads with key filters may skip pages: their conflated rows are not the whole chain, never cached
-      diffCacheBytes = if (parquetKeyFilters.isEmpty) versioned.spark.session.Warehouses.diffCacheBytes(spark) else 0L,
+      diffCacheBytes = if (diffFilters.isEmpty) versioned.spark.session.Warehouses.diffCacheBytes(spark) else 0L,
       hadoopConf = ObjectFiles.verifyingBroadcast(spark.sparkContext))
   }
 
@@ -330,6 +369,24 @@ private[versioned] object VersionedScan {
         case _ => true
       }
     }
+
+  /**
+   * How many sets of Parquet readers a scan of `fragments` planned fragments with a key lookup of `runs` runs builds
+   * (each for consecutive fragments, pushing down their share of the lookup). A set costs milliseconds to build on
+   * the driver (a Hadoop configuration copied and broadcast per reader); a filter costs each object it is pushed to
+   * microseconds per run (converted, serialized, evaluated). With g sets, about g x build + fragments x runs / g x
+   * run, least at g = sqrt(fragments x runs x run / build); [[RunsPerBuild]] is build / run.
+   */
+  def readerGroups(fragments: Int, runs: Int): Int =
+    math.max(1, math.min(fragments, math.round(math.sqrt(fragments.toDouble * runs / RunsPerBuild)).toInt))
+
+  /**
+   * How many lookup runs pushed to one object cost about as much as building one set of readers: ~5 us per run and
+   * object (the delete_where sweep of bench/results/scale-100m-s33/dml-profile.md: +1.5 s for 3,100 more keys over
+   * 100 fragments on 2 cores) against ~3 ms per set (a MERGE of 1,000 keys over 100 fragments, one set each: ~0.35 s
+   * more driver time before its scan; issue 35).
+   */
+  val RunsPerBuild: Double = 600.0
 
   /**
    * Packs a scan's fragments into input partitions. Every task has a fixed cost (scheduling, task

@@ -1,0 +1,103 @@
+package versioned.spark.read
+
+import scala.util.Random
+import org.apache.spark.sql.Row
+import org.apache.spark.sql.sources.In
+import org.apache.spark.sql.types._
+import versioned.core.Revision
+import versioned.spark.VersionedTestBase
+import versioned.spark.session.{TableSnapshot, VersionedOptions}
+
+/**
+ * A key lookup split by fragment ([[KeyLookup.byFragments]]): each fragment is planned, pruned and read with only the
+ * values its key range may hold. Against an in-memory oracle, on tables of many fragments with DIFF chains (shared
+ * DIFFs, the defaults) and random fragment bounds: keys on, at and around the bounds, absent keys, deleted keys;
+ * distributed scans and driver lookups alike; single and composite keys. A fragment holding none of the values is not
+ * planned, so not opened.
+ */
+class FragmentLookupSuite extends VersionedTestBase {
+  private val schema = new StructType().add("id", LongType).add("v", StringType)
+  private def snapshot(table: String): TableSnapshot =
+    TableSnapshot.load(engine, "r", table, engine.resolve("r", Revision.DefaultBranch))
+  private def sorted(rows: Seq[Row]): Seq[Row] = rows.sortBy(_.toString)
+
+  test("a lookup split by fragment returns exactly the oracle's rows; fragments without values are not planned") {
+    val r = new Random(31)
+    val oracle = scala.collection.mutable.Map.empty[Long, String]
+    // random fragment sizes: a few loads of random lengths make fragments of random bounds
+    withConf(VersionedOptions.ConfFragmentRows -> (20 + r.nextInt(40)).toString) {
+      val rows = (0 until 700).map(i => (i * 3L, s"n$i"))
+      rows.foreach { case (k, v) => oracle(k) = v }
+      write(frame(schema, rows.map { case (k, v) => Row(k, v) }), "r.t", "primaryKey" -> "id")
+    }
+    for (round <- 0 until 3) {
+      // a scattered upsert with deletes: small, so written as shared DIFFs (the defaults)
+      val changes = Seq.fill(30)(r.nextInt(2200).toLong).distinct.map { k =>
+        val gone = oracle.contains(k) && r.nextInt(3) == 0
+        if (gone) oracle.remove(k) else oracle(k) = s"u$round-$k"
+        Row(k, if (gone) null else s"u$round-$k", gone)
+      }
+      write(frame(schema.add("gone", BooleanType), changes), "r.t", "upsert" -> "true", "deleteColumn" -> "gone")
+      awaitCompaction()
+      val snap = snapshot("t")
+      val frags = snap.version.effectiveFragments
+      assert(frags.size >= 8, s"the table should have many fragments: ${frags.size}")
+      val lowers = frags.flatMap(_.lower).map(_.head.asInstanceOf[Number].longValue())
+      for (set <- 0 until 4) {
+        val near = lowers.flatMap(l => Seq(l - 1, l, l + 1)).filter(_ => r.nextInt(3) == 0)
+        // the last set is large: its fragments share several sets of readers (VersionedScan.readerGroups)
+        val count = if (set == 3) 400 else r.nextInt(12)
+        val keys = (near ++ Seq.fill(count)(r.nextInt(2300).toLong - 20)).distinct
+        val expected = sorted(keys.flatMap(k => oracle.get(k).map(v => Row(k, v))))
+        val clue = s"round $round, keys ${keys.sorted}, bounds $lowers"
+        // a distributed scan with a static lookup
+        assert(sorted(read("r.t").filter(s"id IN (${keys.mkString(",")})").collect().toSeq) == expected, clue)
+        // a driver lookup (deleteWhere's, MERGE's before-values')
+        val look = KeyLookup.of(schema("id"), keys)
+        assert(sorted(LocalLookup.exactRows(snap.lookingUp(keys), schema, look)) == expected, clue)
+        // planned: only fragments whose range [lower, next lower) holds a value (the others are never opened)
+        val planned = new VersionedScan(snap, schema, Seq(In("id", keys.toArray[Any]))).partitions.map(_.index).toSeq
+        val holding = frags.indices.filter { i =>
+          val lo = frags(i).lower.map(_.head.asInstanceOf[Number].longValue())
+          val hi = frags.lift(i + 1).flatMap(_.lower).map(_.head.asInstanceOf[Number].longValue())
+          keys.exists(k => lo.forall(_ <= k) && hi.forall(k < _))
+        }
+        assert(planned.forall(holding.contains), s"planned fragments $planned, holding a value $holding; $clue")
+        if (set == 3) assert(VersionedScan.readerGroups(planned.size, KeyLookup.of(schema("id"), keys).runCount) > 1, clue)
+      }
+    }
+  }
+
+  test("a key at a fragment's lower bound opens only that fragment; the one below it is not planned") {
+    withConf(VersionedOptions.ConfFragmentRows -> "50") {
+      write(frame(schema, (0 until 400).map(i => Row(i.toLong, s"n$i"))), "r.b", "primaryKey" -> "id")
+    }
+    val snap = snapshot("b")
+    val frags = snap.version.effectiveFragments
+    assert(frags.size >= 4, s"several fragments: ${frags.size}")
+    val i = frags.size / 2
+    val bound = frags(i).lower.get.head.asInstanceOf[Number].longValue()
+    val scan = new VersionedScan(snap, schema, Seq(In("id", Array[Any](bound))))
+    assert(scan.partitions.map(_.index).toSeq == Seq(i))
+    assert(sorted(read("r.b").filter(s"id = $bound").collect().toSeq) == Seq(Row(bound, s"n$bound")))
+    // values below every key: the first fragment's range holds them, its SNAP's statistics do not; nothing is planned
+    assert(new VersionedScan(snap, schema, Seq(In("id", Array[Any](-5L, -1L)))).partitions.isEmpty)
+  }
+
+  test("a composite key: a first-key value on a bound is looked up on both sides of it") {
+    val cs = new StructType().add("a", LongType).add("b", StringType).add("v", IntegerType)
+    val rows = (0 until 600).map(i => Row((i / 4).toLong, s"b${i % 4}", i))
+    withConf(VersionedOptions.ConfFragmentRows -> "37") { // bounds fall inside runs of the same first column
+      write(frame(cs, rows), "r.ck", "primaryKey" -> "a,b")
+    }
+    val snap = snapshot("ck")
+    val firsts = snap.version.effectiveFragments.flatMap(_.lower).map(_.head.asInstanceOf[Number].longValue())
+    assert(firsts.nonEmpty)
+    for (a <- firsts.flatMap(f => Seq(f - 1, f, f + 1)).distinct) {
+      val expected = sorted(rows.filter(_.getLong(0) == a))
+      assert(sorted(read("r.ck").filter(s"a = $a").collect().toSeq) == expected, s"a = $a, bounds $firsts")
+      val look = KeyLookup.of(cs("a"), Seq(a))
+      assert(sorted(LocalLookup.exactRows(snap.lookingUp(Seq(a)), cs, look)) == expected, s"driver lookup a = $a")
+    }
+  }
+}
