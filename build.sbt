@@ -21,19 +21,21 @@ Global / concurrentRestrictions := Seq(
   Tags.limit(Tags.ForkedTestGroup, 2),
   Tags.exclusiveGroup(Tags.Clean))
 
-// Seconds each long suite takes on 2 cores (the larger of a quiet CI run and of a run on a loaded host scaled to CI's
-// total; tests were added since the first figures: InsertKeyRangesSuite had none); others count 3. The split only
-// balances the two JVMs, which now run side by side: the stage takes as long as the heavier one.
+// Seconds each long suite takes on 2 cores (a quiet CI run where one was measured: FaultInjectionSuite to
+// ChangelogSuite; the per-fragment reruns scaled by their measured share of the base suite's cases; the rest the larger
+// of a quiet CI run and of a run on a loaded host scaled to CI's total); others count 3. The split only balances the
+// two JVMs, which run side by side: the stage takes as long as the heavier one.
 val suiteSeconds: Map[String, Double] = Map(
-  "safety.FaultInjectionSuite" -> 234, "merge.MergeOracleSuite" -> 175, "diff.DiffPropertySuite" -> 120,
-  "stream.StreamCrashSuite" -> 97, "RandomizedOracleSuite" -> 81, "catalog.ChangelogSuite" -> 43,
-  "write.InsertKeyRangesSuite" -> 41, "ParallelWritersSuite" -> 39, "catalog.KeyLookupDmlSuite" -> 38,
+  "safety.FaultInjectionSuite" -> 267, "write.InsertKeyRangesSuite" -> 204, "merge.MergeOracleSuite" -> 196,
+  "diff.DiffPropertySuite" -> 132, "stream.StreamCrashSuite" -> 131, "RandomizedOracleSuite" -> 81,
+  "catalog.ChangelogSuite" -> 64, "RandomizedOraclePerFragmentSuite" -> 50, "DiffPropertyPerFragmentSuite" -> 45,
+  "ParallelWritersSuite" -> 39, "catalog.KeyLookupDmlSuite" -> 38, "MergeOraclePerFragmentSuite" -> 32,
   "stream.StreamMetastoreOutageSuite" -> 32, "stream.StreamOutageSuite" -> 31, "catalog.RandomizedDmlSuite" -> 27,
-  "safety.GcRaceSuite" -> 25, "write.LocalCommitSuite" -> 24, "catalog.DdlSuite" -> 21,
-  "write.BackgroundCompactionSuite" -> 20, "merge.MergeSchemaSuite" -> 18, "safety.RetentionRaceSuite" -> 17,
-  "ConcurrencySuite" -> 16, "catalog.KeylessDmlSuite" -> 16, "merge.MergeSuite" -> 15, "catalog.DmlSuite" -> 15,
-  "safety.RefMoveRaceSuite" -> 14, "write.CompactionSuite" -> 14, "diff.BeforeImagesSuite" -> 13,
-  "read.PruningSuite" -> 13)
+  "ChangelogPerFragmentSuite" -> 25, "safety.GcRaceSuite" -> 25, "write.LocalCommitSuite" -> 24,
+  "catalog.DdlSuite" -> 21, "write.BackgroundCompactionSuite" -> 20, "merge.MergeSchemaSuite" -> 18,
+  "safety.RetentionRaceSuite" -> 17, "ConcurrencySuite" -> 16, "catalog.KeylessDmlSuite" -> 16,
+  "merge.MergeSuite" -> 15, "catalog.DmlSuite" -> 15, "safety.RefMoveRaceSuite" -> 14, "write.CompactionSuite" -> 14,
+  "diff.BeforeImagesSuite" -> 13, "read.PruningSuite" -> 13)
 
 /** The suites in two groups of about equal time (longest first, each to the lighter group), each in its own JVM. */
 def splitSuites(tests: Seq[TestDefinition], opts: ForkOptions): Seq[Tests.Group] = {
