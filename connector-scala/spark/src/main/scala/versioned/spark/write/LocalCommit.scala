@@ -100,14 +100,15 @@ private[versioned] object LocalCommit {
 
   /**
    * Whether the `sorted` rows of an append (no deletes) go to a new last fragment of `cur` (the kernel's
-   * `TailFragment` rule): decided from the records of the committed version's objects (`table`, loaded only for an
+   * `TailFragment` rule; `spark.versioned.write.tailFragments`): decided from the records of the committed version's objects (`table`, loaded only for an
    * append of at least the rule's minimum rows), never for a key-less table.
    */
   private def tailFragment(spark: SparkSession, layout: TableLayout, cur: TableVersion,
                            sorted: IndexedSeq[(InternalRow, InternalRow)], table: Option[StoredTable]): Boolean = {
-    val fragmentRows = versioned.spark.session.Settings.of(spark).fragmentRows
+    val settings = versioned.spark.session.Settings.of(spark)
+    val fragmentRows = settings.fragmentRows
     val frags = cur.effectiveFragments
-    !layout.hidden && frags.nonEmpty && sorted.size >= TailFragment.minRows(fragmentRows) && table.exists { t =>
+    settings.tailFragments && !layout.hidden && frags.nonEmpty && sorted.size >= TailFragment.minRows(fragmentRows) && table.exists { t =>
       val objects = t.snapshot.objects
       val first = layout.keyFields.head
       frags.last.objects.forall(objects.contains) && TailFragment.applies(SparkKeys.keyTypeOf(first.dataType), first.name,
