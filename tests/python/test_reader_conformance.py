@@ -438,3 +438,55 @@ def test_the_read_rule_reads_objects_listed_by_several_fragments_within_each(spa
     from versioned.reader._diff import diff_versions
 
     assert diff_versions("s.t", before, shared).to_pylist() == diff_versions("s.t", before, after).to_pylist()
+
+
+def test_appends_past_the_last_key_are_new_fragments_read_alike(spark: SparkSession, warehouse: str,
+                                                                tmp_path: Any) -> None:
+    """Appends whose keys are above every stored key (a batch insert, an upsert of new keys, a stream of ascending
+    ids) become new last fragments (docs/FORMAT.md, "Appends past the last key"); the Spark-free reader reads every
+    version as Spark does, before and after compaction."""
+    import json
+
+    spark.conf.set("spark.versioned.fragment.targetRows", "40")
+    try:
+        spark.createDataFrame([(i, f"n{i}") for i in range(120)], "id long, name string").write.versioned(
+            "a.t", primary_key="id", message="load")
+        repo = Repository(spark, "a")
+        spark.createDataFrame([(i, f"i{i}") for i in range(200, 230)], "id long, name string").write.versioned(
+            "a.t", mode="append", message="insert past the last key")
+        repo.upsert(spark.createDataFrame([(i, f"u{i}") for i in range(230, 260)], "id long, name string"), "t",
+                    message="upsert past the last key")
+        source, checkpoint = str(tmp_path / "in"), str(tmp_path / "ckpt")
+        os.makedirs(source)
+        for n, (lo, hi) in enumerate([(300, 325), (325, 330), (330, 360)]):
+            with open(os.path.join(source, f"{n}.json"), "w") as f:
+                for i in range(lo, hi):
+                    f.write(json.dumps({"id": i, "name": f"s{i}"}) + "\n")
+            (spark.readStream.schema("id long, name string").json(source).writeStream.format("versioned")
+             .option("checkpointLocation", checkpoint).trigger(availableNow=True).start("a.t").awaitTermination())
+    finally:
+        spark.conf.unset("spark.versioned.fragment.targetRows")
+    reader = open_warehouse(warehouse).repository("a")
+    lowers = [f["lower"] for f in reader.table("t").fragments]
+    assert lowers[-4:] == [[200], [230], [300], [330]], lowers  # the 5-row batch is a DIFF on the fragment of 300
+    expected = [(i, f"n{i}") for i in range(120)] + [(i, f"i{i}") for i in range(200, 230)] + \
+        [(i, f"u{i}") for i in range(230, 260)] + [(i, f"s{i}") for i in range(300, 360)]
+    columns = ["id", "name"]
+    main = repo.default_branch
+    for back in range(6):
+        ref = f"{main}~{back}"
+        assert _reader_rows(reader, "t", ref, columns) == _spark_rows(spark, "a.t", ref, columns), ref
+    assert _reader_rows(reader, "t", main, columns) == sorted(expected, key=repr)
+    assert reader.table("t").to_arrow(filters=[("id", ">=", 231)]).num_rows == 29 + 60
+    spark.conf.set("spark.versioned.compaction.maxDiffRatio", "0.0001")
+    try:
+        repo.upsert(spark.createDataFrame([(5, "c5"), (201, "c201"), (301, "c301"), (900, "c900")],
+                                          "id long, name string"), "t", message="changes")
+        repo.compact("t").collect()
+    finally:
+        spark.conf.unset("spark.versioned.compaction.maxDiffRatio")
+    getattr(getattr(getattr(spark, "_sc"), "_jvm"), "versioned.spark.api.VersionedApi").awaitCompactions(0)
+    reader = open_warehouse(warehouse).repository("a")
+    assert reader.table("t").compacted is not None
+    assert _reader_rows(reader, "t", main, columns) == _spark_rows(spark, "a.t", main, columns)
+    assert len(_reader_rows(reader, "t", main, columns)) == len(expected) + 1

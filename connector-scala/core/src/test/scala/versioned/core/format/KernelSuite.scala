@@ -312,4 +312,40 @@ class KernelSuite extends AnyFunSuite {
     assert(step(req(delete = true, tx = true), none, fits) == Distributed)
     assert(step(req(tx = true), other, fits) == Distributed && step(req(upsert = true, tx = true), same, fits) == LocalAppend)
   }
+
+  test("appends past the last key: a new last fragment only above every stored key, when the append and the last SNAP are big enough") {
+    import versioned.core.{Fragment, ObjectKind, ObjectMeta}
+    def meta(id: String, kind: String, rows: Long, max: Any) =
+      ObjectMeta(id, kind, Nil, rows, 0L, "parquet", Map("id" -> 0L), Map("id" -> max), Map("id" -> 0L))
+    val objs = Map("s0" -> meta("s0", ObjectKind.Snap, 1000, 99L), "s1" -> meta("s1", ObjectKind.Snap, 600, 180L),
+      "d1" -> meta("d1", ObjectKind.Diff, 10, 250L), "e" -> meta("e", ObjectKind.Diff, 0, null),
+      "small" -> meta("small", ObjectKind.Snap, 400, 180L), "nomax" -> meta("nomax", ObjectKind.Diff, 5, null))
+    val frags = Seq(Fragment(None, Seq("s0")), Fragment(Some(Seq(100L)), Seq("s1", "d1", "e")))
+    def applies(rows: Long, smallest: Any, fs: Seq[Fragment] = frags, target: Long = 1000) =
+      TailFragment.applies(KeyType.Int64, "id", rows, smallest, fs, objs, target)
+    assert(TailFragment.minRows(1000) == 500 && TailFragment.minRows(1) == 1)
+    // above the largest key of every object of the last chain (the DIFF's 250; an empty object has no keys)
+    assert(applies(500, 251L) && applies(5000, Long.MaxValue))
+    assert(!applies(500, 250L) && !applies(500, 200L) && !applies(500, -5L)) // at or below a stored key
+    assert(!applies(499, 251L)) // fewer rows than half the target
+    assert(!applies(500, 251L, target = 1300)) // the last SNAP (600 rows) under half the target
+    assert(!applies(500, null))
+    assert(!applies(500, 251L, Seq(Fragment(None, Seq("s0")), Fragment(Some(Seq(100L)), Seq("small")))))
+    assert(!applies(500, 251L, Seq(Fragment(None, Seq("s0")), Fragment(Some(Seq(100L)), Seq("s1", "nomax"))))) // no statistic
+    assert(!applies(500, 251L, Seq(Fragment(None, Seq("d1"))))) // a chain that does not start with a SNAP
+    assert(!applies(500, 251L, Nil))
+    // the last fragment's lower bound counts even when its objects hold smaller keys
+    assert(!applies(500, 251L, Seq(Fragment(None, Seq("s0")), Fragment(Some(Seq(300L)), Seq("s1")))))
+    assert(applies(500, 301L, Seq(Fragment(None, Seq("s0")), Fragment(Some(Seq(300L)), Seq("s1")))))
+    // one fragment, no lower bound; strings compare in the key order (UTF-8 bytes)
+    val strs = Map("t" -> ObjectMeta("t", ObjectKind.Snap, Nil, 800, 0L, "parquet", Map("k" -> "a"), Map("k" -> "zz"), Map("k" -> 0L)))
+    assert(TailFragment.applies(KeyType.Utf8, "k", 600, "\u00e9", Seq(Fragment(None, Seq("t"))), strs, 1000))
+    assert(!TailFragment.applies(KeyType.Utf8, "k", 600, "zz", Seq(Fragment(None, Seq("t"))), strs, 1000))
+    // the new fragment follows the others, bounded by the smallest appended key
+    assert(TailFragment.appended(frags, Seq(251L, "x"), "s9") == frags :+ Fragment(Some(Seq(251L, "x")), Seq("s9")))
+    // the result routes every key at or above the new bound to it, the others as before
+    val router = FragmentRouter.of(TailFragment.appended(frags, Seq(251L), "s9").map(_.lower),
+      new KeyOrder(IndexedSeq(KeyType.Int64), ArrayAccess))(vs => Array[Any](vs.head))
+    assert(router(Array[Any](250L)) == 1 && router(Array[Any](251L)) == 2 && router(Array[Any](99L)) == 0)
+  }
 }

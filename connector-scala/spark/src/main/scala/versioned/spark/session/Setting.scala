@@ -106,6 +106,11 @@ object Setting {
       "written as one shared DIFF that each touched fragment reads its key range of (docs/FORMAT.md, format version 2), " +
       "instead of one DIFF per fragment; not when the commit records before-images; 0 turns it off (until compaction " +
       "pushes it down, each touched fragment decodes the row groups of it, of up to 4,000 rows, that may hold its keys)")
+  val TailFragments: Setting[Boolean] = Setting("spark.versioned.write.tailFragments", Kind.boolean, true, "true",
+    "an append committed by the driver (no deletes) whose keys are all above every stored key, of at least half " +
+      "`fragment.targetRows` rows, after a last fragment whose SNAP is as big, is written as a new last fragment (one " +
+      "SNAP) instead of a DIFF on the last fragment, so a stream of ascending ids leaves nothing to compact " +
+      "(docs/FORMAT.md, \"Appends past the last key\"); `false`: a DIFF, as a write planned with Spark jobs writes it")
   val BeforeImages: Setting[Boolean] = Setting("spark.versioned.write.beforeImages", Kind.boolean, false, "false",
     "such driver-written commits record each changed key's row before them in their DIFFs, so diffs across them need no " +
       "lookups (`docs/DIFF.md`)", Some("beforeImages"))
@@ -122,7 +127,7 @@ object Setting {
   /** Every setting, in the README's order. */
   val all: Seq[Setting[_]] = Seq(Warehouse, MetastoreUrl, DefaultBranch, FragmentRows, BackgroundCompaction,
     CompactionYieldMs, CompactionDutyCycle, MaxDiffRatio, MaxChain, ConsolidateAfter, DiffCacheBytes, MaxOverlayRows,
-    DiffCompression, LocalCommitMaxRows, LocalCommitMaxBytes, SharedDiffMaxRows, BeforeImages, Author, User, Client)
+    DiffCompression, LocalCommitMaxRows, LocalCommitMaxBytes, SharedDiffMaxRows, TailFragments, BeforeImages, Author, User, Client)
 
   /** The README's configuration table of [[all]] (and the per-remote credentials, which have no fixed key). */
   def markdownTable: String = (Seq("| key | default | meaning |", "|---|---|---|") ++ all.map { s =>

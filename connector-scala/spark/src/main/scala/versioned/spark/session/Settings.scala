@@ -44,6 +44,7 @@ final class Settings private (conf: Map[String, String]) {
   def diffCacheBytes: Long = get(Setting.DiffCacheBytes)
   def localCommitMaxRows: Long = get(Setting.LocalCommitMaxRows)
   def sharedDiffMaxRows: Long = get(Setting.SharedDiffMaxRows)
+  def tailFragments: Boolean = get(Setting.TailFragments)
   def localCommitMaxBytes: Long = get(Setting.LocalCommitMaxBytes)
   def diffCompression: String = get(Setting.DiffCompression)
   def beforeImages: Boolean = get(Setting.BeforeImages)

@@ -73,6 +73,7 @@ object VersionedOptions {
   val ConfDiffCacheBytes: String = Setting.DiffCacheBytes.key
   val ConfLocalCommitMaxRows: String = Setting.LocalCommitMaxRows.key
   val ConfSharedDiffMaxRows: String = Setting.SharedDiffMaxRows.key
+  val ConfTailFragments: String = Setting.TailFragments.key
   val ConfLocalCommitMaxBytes: String = Setting.LocalCommitMaxBytes.key
   val ConfDiffCompression: String = Setting.DiffCompression.key
   val ConfBeforeImages: String = Setting.BeforeImages.key

@@ -127,7 +127,7 @@ private[versioned] object CommitPlanner {
       // too, once the driver has looked their keys up in the table
       case CommitPath.LocalAppend =>
         LocalCommit.writeDiffs(spark, target, layout, current.get, staged.schema, req.deleteColumn, staged.localRows.get,
-          priors, LocalCommit.inserts(req), LocalCommit.lookedUp(req, stored))
+          priors, LocalCommit.inserts(req), LocalCommit.lookedUp(req, stored), table = stored)
       // a new SNAP of a few keyed rows (a transaction's first write of a table): the driver writes it, no job
       case CommitPath.LocalSnapshot =>
         LocalCommit.writeSnapshot(spark, target, layout, staged.schema, staged.localRows.get, req.ident.table)

@@ -1,6 +1,6 @@
 package versioned.spark.write
 
-import versioned.core.format.{KeyRules, WriteMode}
+import versioned.core.format.{KeyRules, TailFragment, WriteMode}
 
 import versioned.spark.format.SparkKeys
 
@@ -85,7 +85,7 @@ private[versioned] object LocalCommit {
   def writeDiffs(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
                  schema: StructType, deleteColumn: Option[String],
                  rows: IndexedSeq[InternalRow], priors: Priors, inserts: Boolean,
-                 existing: Option[StoredTable] = None): (TableVersion, Seq[ObjectMeta]) = {
+                 existing: Option[StoredTable] = None, table: Option[StoredTable] = None): (TableVersion, Seq[ObjectMeta]) = {
     val sorted = sortedByKey(rows, schema, layout)
     val stored = existing.filter(_ => cur.effectiveFragments.nonEmpty)
     if (inserts) stored.foreach(s => requireNew(sorted, layout, s))
@@ -93,7 +93,35 @@ private[versioned] object LocalCommit {
     val unchanged = !inserts && stored.filter(_ => lookupFits(layout, rows.size, lookup = true)).exists(s =>
       scala.util.Try(!changesAny(sorted, schema, deleteColumn, layout, s.snapshot)).getOrElse(false))
     if (sorted.isEmpty || unchanged) (cur, Nil)
+    else if (deleteColumn.isEmpty && priors.isEmpty && tailFragment(spark, layout, cur, sorted, table.orElse(existing)))
+      writeTail(spark, target, layout, cur, schema, sorted)
     else write(spark, target, layout, cur, sorted, diffRows(spark, schema, layout, deleteColumn, inserts), priors)
+  }
+
+  /**
+   * Whether the `sorted` rows of an append (no deletes) go to a new last fragment of `cur` (the kernel's
+   * `TailFragment` rule; `spark.versioned.write.tailFragments`): decided from the records of the committed version's objects (`table`, loaded only for an
+   * append of at least the rule's minimum rows), never for a key-less table.
+   */
+  private def tailFragment(spark: SparkSession, layout: TableLayout, cur: TableVersion,
+                           sorted: IndexedSeq[(InternalRow, InternalRow)], table: Option[StoredTable]): Boolean = {
+    val settings = versioned.spark.session.Settings.of(spark)
+    val fragmentRows = settings.fragmentRows
+    val frags = cur.effectiveFragments
+    settings.tailFragments && !layout.hidden && frags.nonEmpty && sorted.size >= TailFragment.minRows(fragmentRows) && table.exists { t =>
+      val objects = t.snapshot.objects
+      val first = layout.keyFields.head
+      frags.last.objects.forall(objects.contains) && TailFragment.applies(SparkKeys.keyTypeOf(first.dataType), first.name,
+        sorted.size.toLong, Values.fromInternal(sorted.head._1, 0, first.dataType), frags, objects, fragmentRows)
+    }
+  }
+
+  /** The `sorted` rows as one SNAP, a new last fragment of `cur` bounded below by their smallest key. */
+  private def writeTail(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
+                        schema: StructType, sorted: IndexedSeq[(InternalRow, InternalRow)]): (TableVersion, Seq[ObjectMeta]) = {
+    val written = snapObjects(spark, target, layout, schema, sorted)
+    val frags = written.foldLeft(cur.effectiveFragments)((fs, w) => TailFragment.appended(fs, w.firstKey, w.meta.id))
+    (cur.copy(fragments = frags, compacted = None), written.map(_.meta))
   }
 
   /** The rows of `snapshot` holding the keys of the `keyed` rows (first key column looked up, then exact keys), by key. */
@@ -170,13 +198,18 @@ private[versioned] object LocalCommit {
    */
   def writeSnapshot(spark: SparkSession, target: ObjectTarget, layout: TableLayout, schema: StructType,
                     rows: IndexedSeq[InternalRow], table: String): (TableVersion, Seq[ObjectMeta]) = {
-    val sorted = sortedByKey(rows, schema, layout)
-    val project = UnsafeProjection.create(layout.physicalSchema.fields.toSeq.map(f =>
-      BoundReference(schema.fieldIndex(f.name), f.dataType, f.nullable)))
-    val written = new ObjectRuns(ParquetSink.forObjects(spark, layout.physicalSchema, ObjectKind.Snap), target,
-      ObjectKind.Snap, layout.keyColumns, overlap = sorted.size >= ObjectWriter.OverlapMinRows).writing(objects => sorted.foreach { case (_, row) => objects.write(0, project(row)) })
+    val written = snapObjects(spark, target, layout, schema, sortedByKey(rows, schema, layout))
     (TableVersion(table, layout.schemaJson, layout.primaryKey, layout.hidden, written.map(w => Fragment(None, Seq(w.meta.id)))),
       written.map(_.meta))
+  }
+
+  /** `sorted` (key, row) pairs, rows in `schema`, as one SNAP object of the layout's columns. */
+  private def snapObjects(spark: SparkSession, target: ObjectTarget, layout: TableLayout, schema: StructType,
+                          sorted: IndexedSeq[(InternalRow, InternalRow)]): Seq[WrittenObject] = {
+    val project = UnsafeProjection.create(layout.physicalSchema.fields.toSeq.map(f =>
+      BoundReference(schema.fieldIndex(f.name), f.dataType, f.nullable)))
+    new ObjectRuns(ParquetSink.forObjects(spark, layout.physicalSchema, ObjectKind.Snap), target,
+      ObjectKind.Snap, layout.keyColumns, overlap = sorted.size >= ObjectWriter.OverlapMinRows).writing(objects => sorted.foreach { case (_, row) => objects.write(0, project(row)) })
   }
 
   /** The same for DIFF rows already computed (`WriteMode.Changes`): `rows` hold the DIFF columns in `schema`'s order. */

@@ -14,12 +14,13 @@ import versioned.core.{ErrorClass, Revision}
  * with more than 10,000 such keys is planned with Spark jobs. Every case is compared with the distributed path
  * (`localCommitMaxRows` 0): the same table, or the same error with nothing committed.
  *
- * Both paths write one DIFF per fragment here (`sharedDiffMaxRows` = 0), so that they make the same table version:
+ * Both paths write one DIFF per fragment here (`sharedDiffMaxRows` = 0, `tailFragments` = false), so that they make the same table version:
  * the driver's shared DIFF (`SharedDiffSuite`) holds the same rows in another form.
  */
 class InsertKeyRangesSuite extends VersionedTestBase {
   override protected def extraConf: Map[String, String] =
-    super.extraConf ++ Map(versioned.spark.session.Setting.SharedDiffMaxRows.key -> "0")
+    super.extraConf ++ Map(versioned.spark.session.Setting.SharedDiffMaxRows.key -> "0",
+      versioned.spark.session.Setting.TailFragments.key -> "false")
   private val schema = new StructType().add("id", IntegerType).add("v", StringType)
   private val Distributed = VersionedOptions.ConfLocalCommitMaxRows -> "0"
 

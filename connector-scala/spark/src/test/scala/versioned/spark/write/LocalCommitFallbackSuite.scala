@@ -13,12 +13,13 @@ import versioned.core.{Engine, ErrorClass, WarehouseConfig}
  * input with the distributed path's error classes and messages (committing nothing, leaving no staging
  * data), and hands everything it does not cover to the distributed path with the same result.
  *
- * Both paths write one DIFF per fragment here (`sharedDiffMaxRows` = 0), so that they make the same table version:
+ * Both paths write one DIFF per fragment here (`sharedDiffMaxRows` = 0, `tailFragments` = false), so that they make the same table version:
  * the driver's shared DIFF (`SharedDiffSuite`) holds the same rows in another form.
  */
 class LocalCommitFallbackSuite extends VersionedTestBase {
   override protected def extraConf: Map[String, String] =
-    super.extraConf ++ Map(versioned.spark.session.Setting.SharedDiffMaxRows.key -> "0")
+    super.extraConf ++ Map(versioned.spark.session.Setting.SharedDiffMaxRows.key -> "0",
+      versioned.spark.session.Setting.TailFragments.key -> "false")
   private val schema = new StructType().add("v", StringType).add("id", IntegerType).add("del", BooleanType)
   private val Distributed = VersionedOptions.ConfLocalCommitMaxRows -> "0"
   private val NoCompaction = Seq(VersionedOptions.ConfMaxChain -> "1000", VersionedOptions.ConfMaxDiffRatio -> "1000",

@@ -17,12 +17,13 @@ import versioned.core.{Engine, Hashing, Revision, WarehouseConfig}
  * (threshold 0) in another, loaded identically. After every commit both must hold the same rows (also
  * equal to an oracle), the same table hash (same object ids per fragment), the same object metadata
  * (sizes, statistics, parents) and the same image hash once commit time and parents are aligned. The driver writes
- * one DIFF per fragment here (`sharedDiffMaxRows` = 0), as the distributed path does: a shared DIFF (its own
+ * one DIFF per fragment here (`sharedDiffMaxRows` = 0) and appends past the last key as DIFFs (`tailFragments` = false), as the distributed path does: a shared DIFF (its own
  * suite, `SharedDiffSuite`) is a different table version holding the same rows.
  */
 class LocalCommitSuite extends VersionedTestBase {
   override protected def extraConf: Map[String, String] =
-    super.extraConf ++ Map(versioned.spark.session.Setting.SharedDiffMaxRows.key -> "0")
+    super.extraConf ++ Map(versioned.spark.session.Setting.SharedDiffMaxRows.key -> "0",
+      versioned.spark.session.Setting.TailFragments.key -> "false")
   private val Rounds = 8
 
   /** A keyed table: key columns anywhere in the schema, random keys and values. */
