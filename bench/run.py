@@ -89,13 +89,15 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--rows", type=int, default=None, help="N, rows of the main table (default 10,000,000)")
     ap.add_argument("--quick", action="store_true", help="smoke run: N = 200,000 and shorter histories")
     ap.add_argument("--scale", action="store_true",
-                    help="growth run: N = 100,000,000, no peers, the steps " + ",".join(SCALE_STEPS) +
-                         " with 3 churn commits (compare with a default run to see how each grows with N)")
+                    help="growth run: N = 100,000,000, the steps " + ",".join(SCALE_STEPS) +
+                         " with 3 churn commits unless --churn-commits is given; no peers unless --peers names "
+                         "them (compare with a default run to see how each grows with N)")
     ap.add_argument("--streaming", action="store_true",
                     help="the streaming workload only (a stream into the table, ours and the peers'; see "
                          "--stream-*), results in bench/results/streaming/ unless --results is given")
     ap.add_argument("--k", type=int, default=1000, help="changed rows of the k-row commit (default 1,000)")
-    ap.add_argument("--churn-commits", type=int, default=10, help="DIFF commits of 1%% churn before the head scan")
+    ap.add_argument("--churn-commits", type=int, default=None,
+                    help="DIFF commits of 1%% churn before the head scan (default 10; 3 with --scale)")
     ap.add_argument("--hist-rows", type=int, default=None,
                     help="rows of the history table (default N)")
     ap.add_argument("--hist-commits", type=int, default=None, help="commits of 0.1%% churn (default 100; 20 quick)")
@@ -151,9 +153,11 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     a.results = a.results or os.path.join(HERE, "results")
     if a.scale:
         a.rows = a.rows or 100_000_000
-        a.no_peers = True
-        a.only = a.only or ",".join(SCALE_STEPS)
-        a.churn_commits = min(a.churn_commits, 3)
+        a.no_peers = a.no_peers or a.peers is None
+        a.only = a.only or ",".join(SCALE_STEPS) + ("" if a.no_peers else ",peers")
+        a.churn_commits = 3 if a.churn_commits is None else a.churn_commits
+    if a.churn_commits is None:
+        a.churn_commits = 10
     if a.rows is None:
         a.rows = 200_000 if a.quick else 10_000_000
     if a.hist_rows is None:
