@@ -47,7 +47,7 @@ private[versioned] object ChainRows {
     val readers = FragmentReaders(columnar = false,
       snapRows = Some(reader(layout.physicalSchema, merged)),
       diffRows = Some(reader(layout.diffSchema, layout.diffRead(layout.nonKeyColumns))),
-      snapBatches = None, mergedBatches = None, diffCacheBytes = 0L,
+      snapBatches = None, mergedBatches = None, diffCacheBytes = 0L, maxOverlayRows = Long.MaxValue,
       hadoopConf = ObjectFiles.verifyingBroadcast(spark.sparkContext))
     val factory = new FragmentReaderFactory(ScanReaders(readers), merged, layout.keyColumns.size, merged.indices.toArray, None)
     val frags = snapshot.version.effectiveFragments

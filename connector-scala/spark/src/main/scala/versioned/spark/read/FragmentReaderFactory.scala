@@ -12,11 +12,13 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  * Spark's Parquet file readers prepared on the driver, only those a scan's partitions use. Rows and
  * batches lead with the key columns, except `snapBatches` (the output columns of one-SNAP fragments).
  *
- * @param columnar every partition is read as columnar batches (the scan decided the DIFFs fit)
- * @param snapRows SNAP rows in the merged layout (row mode)
+ * @param columnar every partition is read as columnar batches (the scan's output types allow it)
+ * @param snapRows SNAP rows in the merged layout (row mode, and fragments merged row by row in columnar mode)
  * @param diffRows DIFF rows in the merged layout plus the change kind (any fragment with DIFFs)
  * @param mergedBatches SNAP batches in the merged layout (columnar mode, SNAPs under DIFFs)
  * @param diffCacheBytes budget of the executor's [[DiffCache]] (columnar mode)
+ * @param maxOverlayRows most DIFF rows of a fragment merged column-wise (columnar mode); a fragment with more is
+ *                       merged row by row and its rows handed out as batches ([[RowBatches]])
  * @param hadoopConf how executors reach objects to verify them
  */
 private[read] final case class FragmentReaders(
@@ -26,8 +28,16 @@ private[read] final case class FragmentReaders(
     snapBatches: Option[ObjectFiles.Reader],
     mergedBatches: Option[ObjectFiles.Reader],
     diffCacheBytes: Long,
+    maxOverlayRows: Long,
     hadoopConf: org.apache.spark.broadcast.Broadcast[org.apache.spark.util.SerializableConfiguration]) {
   def conf: org.apache.hadoop.conf.Configuration = hadoopConf.value.value
+  /** Whether the fragment's DIFFs are merged column-wise ([[Overlay]]), in columnar mode. */
+  def overlays(p: FragmentPartition): Boolean = FragmentReaders.overlays(p, maxOverlayRows)
+}
+
+private[read] object FragmentReaders {
+  /** Whether `p`'s DIFFs are few enough (at most `maxOverlayRows` rows) to be held and merged column-wise. */
+  def overlays(p: FragmentPartition, maxOverlayRows: Long): Boolean = p.diffRows <= maxOverlayRows
 }
 
 /**
@@ -77,7 +87,11 @@ private[read] final class FragmentReaderFactory(
 
   private def columnarReader(p: FragmentPartition): PartitionReader[ColumnarBatch] = {
     val readers = this.readers.of(p)
-    if (p.diffs.isEmpty) {
+    if (p.diffs.nonEmpty && !readers.overlays(p)) {
+      // too many DIFF rows to hold: merged as a stream, one key comparison per SNAP row
+      FragmentReaderFactory.rowMerged.incrementAndGet()
+      new RowBatches(rowReader(p, None), outputOrdinals.map(mergedSchema(_).dataType), OverlayBatchReader.BatchRows)
+    } else if (p.diffs.isEmpty) {
       val it = ObjectFiles.openBatches(readers.snapBatches.get, p.snap.get, readers.conf)
       new PartitionReader[ColumnarBatch] {
         private var current: ColumnarBatch = _
@@ -142,4 +156,9 @@ private[read] final class FragmentReaderFactory(
       new MergingReader((snap.map(restrict).toSeq :+ conflated(diffs.map(restrict))).toArray,
         (snap.map(_ => false).toSeq :+ true).toArray, mergedSchema.length, SparkKeys.order(keyTypes), project, close)
   }
+}
+
+private[read] object FragmentReaderFactory {
+  /** Fragments merged row by row within columnar scans in this JVM (tests: which merge read a fragment). */
+  val rowMerged = new java.util.concurrent.atomic.AtomicLong()
 }

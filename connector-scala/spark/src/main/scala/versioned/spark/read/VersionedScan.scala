@@ -230,9 +230,15 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
    * fragment its SNAP without its DIFFs (their key ranges miss the values), or its DIFFs without the SNAP, so the
    * kinds are taken from the current plan each time readers are built.
    */
-  private def shape(ps: Seq[FragmentPartition]): ReaderShape =
-    ReaderShape(columnar, snapRows = !columnar && ps.exists(_.snap.isDefined), diffRows = ps.exists(_.diffs.nonEmpty),
-      snapBatches = columnar && ps.exists(_.diffs.isEmpty), mergedBatches = columnar && ps.exists(p => p.diffs.nonEmpty && p.snap.isDefined))
+  private def shape(ps: Seq[FragmentPartition]): ReaderShape = {
+    val overlays = (p: FragmentPartition) => FragmentReaders.overlays(p, maxOverlayRows)
+    val underDiffs = ps.filter(p => p.diffs.nonEmpty && p.snap.isDefined)
+    ReaderShape(columnar, snapRows = if (columnar) underDiffs.exists(!overlays(_)) else ps.exists(_.snap.isDefined),
+      diffRows = ps.exists(_.diffs.nonEmpty), snapBatches = columnar && ps.exists(_.diffs.isEmpty),
+      mergedBatches = columnar && underDiffs.exists(overlays))
+  }
+
+  private def maxOverlayRows: Long = versioned.spark.session.Warehouses.maxOverlayRows(SparkSession.active)
 
   /**
    * The readers of the partitions planned now. Without a lookup, one set for every fragment. With one, runs of
@@ -275,13 +281,16 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
       mergedBatches = Option.when(shape.mergedBatches)(reader(layout.physicalSchema, merged, snapFilters, batch = true)),
       // DIFF reads with key filters may skip pages: their conflated rows are not the whole chain, never cached
       diffCacheBytes = if (diffFilters.isEmpty) versioned.spark.session.Warehouses.diffCacheBytes(spark) else 0L,
+      maxOverlayRows = maxOverlayRows,
       hadoopConf = ObjectFiles.verifyingBroadcast(spark.sparkContext))
   }
 
-  /** Whether fragments with DIFFs can be merged column-wise: atomic output types and DIFFs small enough to hold. */
+  /**
+   * Whether fragments with DIFFs can be read as batches: atomic output types. Each is merged column-wise when its
+   * DIFFs are small enough to hold (`maxOverlayRows`), else row by row into batches ([[RowBatches]]).
+   */
   private def overlayFits(spark: SparkSession, format: ParquetFileFormat, merged: StructType): Boolean =
-    format.supportBatch(spark, merged) && readSchema0.forall(f => RowColumns.supports(f.dataType)) &&
-      partitions.map(_.diffRows).max <= versioned.spark.session.Warehouses.maxOverlayRows(spark)
+    format.supportBatch(spark, merged) && readSchema0.forall(f => RowColumns.supports(f.dataType))
 
   override def estimateStatistics(): Statistics = {
     val objs = partitions.flatMap(_.objects)

@@ -72,8 +72,22 @@ class ColumnarMergeSuite extends VersionedTestBase {
       assertSameRows(norm(read("r.t").collect().toSeq), expected, "columnar, no cache")
     }
     withConf(VersionedOptions.ConfMaxOverlayRows -> "0") {
-      assert(!columnar(read("r.t")))
+      // every fragment's DIFFs over the limit: each merged row by row, its rows handed out as batches
+      assert(columnar(read("r.t")))
+      val before = FragmentReaderFactory.rowMerged.get()
       assertSameRows(norm(read("r.t").collect().toSeq), expected, "row-wise merge")
+      assert(FragmentReaderFactory.rowMerged.get() - before >= 4)
+    }
+    // fragments over and under the limit in one scan: some merged row by row, the others column-wise
+    val table = engine.tableOption("r", headHash("r").get, "t").get
+    val metas = engine.objects(table.fragments.flatMap(_.objects))
+    val diffRows = table.fragments.map(_.objects.map(metas).filter(_.kind == versioned.core.ObjectKind.Diff).map(_.rowCount).sum).sorted
+    withConf(VersionedOptions.ConfMaxOverlayRows -> diffRows(diffRows.size / 2).toString) {
+      DiffCache.clear()
+      val before = FragmentReaderFactory.rowMerged.get()
+      assertSameRows(norm(read("r.t").collect().toSeq), expected, "mixed merges")
+      val merged = FragmentReaderFactory.rowMerged.get() - before
+      assert(merged > 0 && merged < diffRows.count(_ > 0), s"$merged of ${diffRows.size} fragments merged row by row ($diffRows)")
     }
     // projections without the key, and filters Spark re-applies after the merge
     assertSameRows(read("r.t").select("s", "dec").collect().toSeq,
@@ -107,7 +121,9 @@ class ColumnarMergeSuite extends VersionedTestBase {
     assert(columnar(read("r.c")))
     assertSameRows(read("r.c").collect().toSeq, model.values.toSeq, "composite key, columnar")
     withConf(VersionedOptions.ConfMaxOverlayRows -> "0") {
+      val before = FragmentReaderFactory.rowMerged.get()
       assertSameRows(read("r.c").collect().toSeq, model.values.toSeq, "composite key, row-wise")
+      assert(FragmentReaderFactory.rowMerged.get() > before)
     }
   }
 
