@@ -58,4 +58,26 @@ class DiffCacheSuite extends VersionedTestBase {
     assert(loads.last == (Seq("a", "b") -> None), "a superseded prefix was dropped: rebuilt from its DIFFs alone")
     DiffCache.clear()
   }
+
+  test("repeated scans of more chains than fit keep hitting the chains cached first; idle chains make room") {
+    DiffCache.clear()
+    val one = Overlay(Array.empty[org.apache.spark.sql.catalyst.InternalRow], Seq(LongType), 1).estimatedBytes max 1L
+    val budget = 4 * one // room for 4 chains (each at most half the budget)
+    var loads = Vector.empty[String]
+    def get(c: String): Unit = DiffCache.getOrLoad(DiffCache.Key(Seq(c), "l"), budget) { _ =>
+      loads :+= c; Overlay(Array.empty[org.apache.spark.sql.catalyst.InternalRow], Seq(LongType), 1)
+    }
+    val chains = (1 to 6).map(i => s"c$i")
+    chains.foreach(get)
+    assert(loads == chains)
+    chains.foreach(get) // least recently used eviction would load all 6 again
+    assert(loads.drop(6) == Seq("c5", "c6"), "the first 4 chains stay cached for the next scan")
+    val saved = DiffCache.idleNanos
+    try {
+      DiffCache.idleNanos = 0L // every cached chain counts as idle: the new ones displace the least recently used
+      get("c7"); get("c1")
+      assert(loads.takeRight(2) == Seq("c7", "c1"), "c7 displaced c1 (the least recently used), so c1 is loaded again")
+    } finally DiffCache.idleNanos = saved
+    DiffCache.clear()
+  }
 }
