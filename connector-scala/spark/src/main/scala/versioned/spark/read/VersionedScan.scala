@@ -231,7 +231,8 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
    * kinds are taken from the current plan each time readers are built.
    */
   private def shape(ps: Seq[FragmentPartition]): ReaderShape = {
-    val overlays = (p: FragmentPartition) => FragmentReaders.overlays(p, maxOverlayRows)
+    val limit = maxOverlayRows // the session's setting, read once for every partition
+    val overlays = (p: FragmentPartition) => FragmentReaders.overlays(p, limit)
     val underDiffs = ps.filter(p => p.diffs.nonEmpty && p.snap.isDefined)
     ReaderShape(columnar, snapRows = if (columnar) underDiffs.exists(!overlays(_)) else ps.exists(_.snap.isDefined),
       diffRows = ps.exists(_.diffs.nonEmpty), snapBatches = columnar && ps.exists(_.diffs.isEmpty),

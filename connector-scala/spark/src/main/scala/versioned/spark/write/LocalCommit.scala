@@ -100,8 +100,9 @@ private[versioned] object LocalCommit {
 
   /**
    * Whether the `sorted` rows of an append (no deletes) go to a new last fragment of `cur` (the kernel's
-   * `TailFragment` rule; `spark.versioned.write.tailFragments`): decided from the records of the committed version's objects (`table`, loaded only for an
-   * append of at least the rule's minimum rows), never for a key-less table.
+   * `TailFragment` rule; `spark.versioned.write.tailFragments`): decided from the records of the committed version's
+   * objects (`table`, already read for the commit), never for a key-less table; an append under the rule's minimum
+   * rows is refused before the last fragment's records are looked at.
    */
   private def tailFragment(spark: SparkSession, layout: TableLayout, cur: TableVersion,
                            sorted: IndexedSeq[(InternalRow, InternalRow)], table: Option[StoredTable]): Boolean = {
