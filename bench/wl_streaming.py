@@ -95,7 +95,7 @@ def stats(progs: List[Dict[str, Any]]) -> Dict[str, Any]:
             "p50": pct(trig, 0.5), "p99": pct(trig, 0.99), "max": max(trig),
             "add_p50": pct(add, 0.5), "add_p99": pct(add, 0.99), "batches": len(progs),
             "first_batch_s": progs[0]["durationMs"]["triggerExecution"] / 1000, "trigger_s": trig, "add_s": add,
-            "start_ts": [_ts(p) for p in progs[1:]]}
+            "start_ts": [_ts(p) for p in progs[1:]], "phases_ms": [dict(p["durationMs"]) for p in progs[1:]]}
 
 
 def note(s: Dict[str, Any], kind: str, size: int, n: int) -> str:

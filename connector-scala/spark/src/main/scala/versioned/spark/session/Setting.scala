@@ -111,6 +111,11 @@ object Setting {
       "`fragment.targetRows` rows, after a last fragment whose SNAP is as big, is written as a new last fragment (one " +
       "SNAP) instead of a DIFF on the last fragment, so a stream of ascending ids leaves nothing to compact " +
       "(docs/FORMAT.md, \"Appends past the last key\"); `false`: a DIFF, as a write planned with Spark jobs writes it")
+  val JavaPermissions: Setting[Boolean] = Setting("spark.versioned.fs.javaPermissions", Kind.boolean, true, "true",
+    "`file:` paths opened through Hadoop's `FileContext` API (a streaming query's checkpoint) are renamed without a " +
+      "`readlink` process per path and (without Hadoop's native library) created without a `chmod` process per file, " +
+      "~5 ms each: the connector sets `fs.AbstractFileSystem.file.impl` of the application's Hadoop configuration once, " +
+      "unless it is already set (docs/STREAMING.md); `false` leaves it as it is")
   val BeforeImages: Setting[Boolean] = Setting("spark.versioned.write.beforeImages", Kind.boolean, false, "false",
     "such driver-written commits record each changed key's row before them in their DIFFs, so diffs across them need no " +
       "lookups (`docs/DIFF.md`)", Some("beforeImages"))
@@ -127,7 +132,7 @@ object Setting {
   /** Every setting, in the README's order. */
   val all: Seq[Setting[_]] = Seq(Warehouse, MetastoreUrl, DefaultBranch, FragmentRows, BackgroundCompaction,
     CompactionYieldMs, CompactionDutyCycle, MaxDiffRatio, MaxChain, ConsolidateAfter, DiffCacheBytes, MaxOverlayRows,
-    DiffCompression, LocalCommitMaxRows, LocalCommitMaxBytes, SharedDiffMaxRows, TailFragments, BeforeImages, Author, User, Client)
+    DiffCompression, LocalCommitMaxRows, LocalCommitMaxBytes, SharedDiffMaxRows, TailFragments, BeforeImages, JavaPermissions, Author, User, Client)
 
   /** The README's configuration table of [[all]] (and the per-remote credentials, which have no fixed key). */
   def markdownTable: String = (Seq("| key | default | meaning |", "|---|---|---|") ++ all.map { s =>

@@ -48,6 +48,7 @@ final class Settings private (conf: Map[String, String]) {
   def localCommitMaxBytes: Long = get(Setting.LocalCommitMaxBytes)
   def diffCompression: String = get(Setting.DiffCompression)
   def beforeImages: Boolean = get(Setting.BeforeImages)
+  def javaPermissions: Boolean = get(Setting.JavaPermissions)
 
   /** The author of a commit: `explicit` when given, else `spark.versioned.author`, else `spark.versioned.user`, else the JVM's user. */
   def authorOr(explicit: Option[String]): String =

@@ -2,6 +2,7 @@ package versioned.spark.session
 
 import org.apache.spark.sql.SparkSession
 import versioned.core.{Engine, Errors, WarehouseConfig}
+import versioned.spark.fs.{LocalObjectFileSystem, LocalObjectFs}
 
 /**
  * Builds the engine for a session from per-call options, falling back to the Spark conf. Every
@@ -70,9 +71,17 @@ private[versioned] object Warehouses {
 
   def engine(spark: SparkSession, options: Map[String, String]): Engine = engine(spark, config(spark, options))
 
-  /** The engine of a warehouse, reaching its object store with the session's Hadoop configuration. */
-  def engine(spark: SparkSession, config: WarehouseConfig): Engine =
-    Identity.install(Engine(config, spark.sparkContext.hadoopConfiguration))
+  /**
+   * The engine of a warehouse, reaching its object store with the session's Hadoop configuration (in which the
+   * local `FileContext` file system is installed first, unless `spark.versioned.fs.javaPermissions` is false).
+   */
+  def engine(spark: SparkSession, config: WarehouseConfig): Engine = {
+    val hadoop = spark.sparkContext.hadoopConfiguration
+    if (Settings.of(spark).javaPermissions && LocalObjectFileSystem.install(hadoop))
+      log.info("versioned: file: paths opened through Hadoop's FileContext (streaming checkpoints) set permissions " +
+        s"through Java (${classOf[LocalObjectFs].getName}; spark.versioned.fs.javaPermissions=false turns this off)")
+    Identity.install(Engine(config, hadoop))
+  }
 
   // Each getter reads (and validates) all settings; see Settings.
   def fragmentRows(spark: SparkSession): Long = Settings.of(spark).fragmentRows

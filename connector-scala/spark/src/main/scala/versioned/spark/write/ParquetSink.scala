@@ -8,6 +8,7 @@ import org.apache.spark.sql.execution.datasources.{OutputWriter, OutputWriterFac
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.util.SerializableConfiguration
+import versioned.spark.fs.LocalObjectFileSystem
 
 /**
  * Spark's Parquet writer, prepared on the driver and opened on executors for one file at a time. A file
