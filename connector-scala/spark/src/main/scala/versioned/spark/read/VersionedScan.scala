@@ -260,12 +260,14 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
         val runs = lookup.fold(0)(_.runCount)
         val groups = p.parts.toSeq.grouped(math.max(1, math.ceil(p.parts.length.toDouble /
           VersionedScan.readerGroups(p.parts.length, runs)).toInt)).toSeq
-        ScanReaders(build(shape(Nil), Nil, Nil), groups.flatMap { g =>
+        columnar // decided once, before the sets are built in parallel
+        // the sets are built on the driver's threads at once (each mostly serializes and stores its broadcasts)
+        ScanReaders(build(shape(Nil), Nil, Nil), versioned.spark.session.Jobs.onDriver(groups) { g =>
           val ls = g.map(part => looks(part.index))
           val r = build(shape(g), withLookup(filters, KeyLookup.union(ls.flatMap(_.look))),
             withLookup(keyFilters, KeyLookup.union(ls.flatMap(_.diffLook))))
           g.map(_.index -> r)
-        }.toMap)
+        }.flatten.toMap)
     }
   }
 
