@@ -1,6 +1,9 @@
 """Profiles delete_where of 200 scattered keys and SQL MERGE of 1,000 rows on the 100M bench table
 (issue 35): Spark jobs with durations from the event log, driver samples from JFR. Usage:
-  flock -x /work/bench.lock python3 bench/prof/dml_profile.py --jar JAR --out DIR [--reps 3]"""
+  flock -x /work/bench.lock python3 bench/prof/dml_profile.py --jar JAR --out DIR [--reps 3] [--wh WAREHOUSE] [--jfr]
+With --jfr the driver JVM records DIR/driver.jfr (settings `profile`, or the .jfc file JFR_SETTINGS names, e.g. a
+copy of the JDK's profile.jfc with jdk.ExecutionSample's period lowered; stack depth 256); bench/prof/jfr_inclusive.py
+and jfr_callees.py aggregate its samples per run. Each job line gives its tasks' run and CPU time and bytes read."""
 import argparse, json, os, sys, time, glob
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
