@@ -1,6 +1,9 @@
 """Profiles delete_where of 200 scattered keys and SQL MERGE of 1,000 rows on the 100M bench table
 (issue 35): Spark jobs with durations from the event log, driver samples from JFR. Usage:
-  flock -x /work/bench.lock python3 bench/prof/dml_profile.py --jar JAR --out DIR [--reps 3]"""
+  flock -x /work/bench.lock python3 bench/prof/dml_profile.py --jar JAR --out DIR [--reps 3] [--wh WAREHOUSE] [--jfr]
+With --jfr the driver JVM records DIR/driver.jfr (settings `profile`, or the .jfc file JFR_SETTINGS names, e.g. a
+copy of the JDK's profile.jfc with jdk.ExecutionSample's period lowered; stack depth 256); bench/prof/jfr_inclusive.py
+and jfr_callees.py aggregate its samples per run. Each job line gives its tasks' run and CPU time and bytes read."""
 import argparse, json, os, sys, time, glob
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
@@ -14,13 +17,14 @@ ap.add_argument("--reps", type=int, default=3)
 ap.add_argument("--jfr", action="store_true")
 ap.add_argument("--only", default="both")
 ap.add_argument("--parse-only", action="store_true")
+ap.add_argument("--conf", action="append", default=[], help="extra Spark conf key=value (experiments)")
 ap.add_argument("--sweep", default="", help="comma-separated key counts: delete_where of that many scattered keys each (all fragments touched)")
 a = ap.parse_args()
 os.makedirs(a.out, exist_ok=True)
 evdir = os.path.join(a.out, "events"); os.makedirs(evdir, exist_ok=True)
 jopts = "-Xms4g -XX:+AlwaysPreTouch"
 if a.jfr:
-    jopts += f" -XX:StartFlightRecording=filename={a.out}/driver.jfr,settings=profile"
+    jopts += f" -XX:StartFlightRecording=filename={a.out}/driver.jfr,settings={os.environ.get('JFR_SETTINGS', 'profile')} -XX:FlightRecorderOptions=stackdepth=256"
 def run():
     from pyspark.sql import SparkSession
     spark = (SparkSession.builder.master("local[2]").appName("dml-profile")
@@ -31,7 +35,10 @@ def run():
              .config("spark.sql.catalog.vc", "versioned.spark.catalog.VersionedCatalog")
              .config("spark.versioned.author", "bench")
              .config("spark.eventLog.enabled", "true").config("spark.eventLog.compress", "false").config("spark.eventLog.rolling.enabled", "false").config("spark.eventLog.dir", evdir)
-             .config("spark.local.dir", "/work/b100/work/spark-local").getOrCreate())
+             .config("spark.local.dir", os.path.join(os.path.dirname(os.path.abspath(a.wh)), "spark-local")))
+    for kv in a.conf:
+        spark = spark.config(*kv.split("=", 1))
+    spark = spark.getOrCreate()
     import versioned
     repo = versioned.Repository(spark, "bench")
     n, k = 100_000_000, 1000
@@ -72,12 +79,19 @@ def run():
 marks = json.load(open(os.path.join(a.out, "marks.json"))) if a.parse_only else run()
 # jobs from the event log
 jobs = []
+tasks = {}  # stage id -> [tasks, run ms, cpu ms, bytes read]
+stages_of = {}  # job id -> stage ids
 for f in [x for x in glob.glob(os.path.join(evdir, "**"), recursive=True) if os.path.isfile(x) and "appstatus" not in x]:
     starts = {}
     for line in open(f):
         e = json.loads(line)
+        if e["Event"] == "SparkListenerTaskEnd" and e.get("Task Metrics"):
+            m = e["Task Metrics"]; t = tasks.setdefault(e["Stage ID"], [0, 0, 0, 0])
+            t[0] += 1; t[1] += m["Executor Run Time"]; t[2] += m["Executor CPU Time"] // 1000000
+            t[3] += m["Input Metrics"]["Bytes Read"]
         if e["Event"] == "SparkListenerJobStart":
             p = e.get("Properties", {})
+            stages_of[e["Job ID"]] = e.get("Stage IDs", [])
             starts[e["Job ID"]] = (e["Submission Time"], p.get("spark.job.description", ""),
                                    p.get("callSite.short", ""), len(e.get("Stage Infos", [])),
                                    sum(s.get("Number of Tasks", 0) for s in e.get("Stage Infos", [])))
@@ -92,7 +106,10 @@ with open(os.path.join(a.out, "profile.txt"), "w") as out:
         line = f"{name}: {t1 - t0:.3f} s, {len(inside)} jobs, {jt:.3f} s in jobs, {t1 - t0 - jt:.3f} s outside"
         print(line); out.write(line + "\n")
         for j in inside:
-            l2 = f"   job {j[0]} {j[2] - j[1]:.3f} s at +{j[1] - t0:.3f} stages={j[5]} tasks={j[6]} {j[4]}"
+            ts = [tasks.get(s, [0, 0, 0, 0]) for s in stages_of.get(j[0], [])]
+            l2 = (f"   job {j[0]} {j[2] - j[1]:.3f} s at +{j[1] - t0:.3f} stages={j[5]} tasks={j[6]} {j[4]}"
+                  f" (ran {sum(t[0] for t in ts)} tasks: run {sum(t[1] for t in ts)} ms, cpu {sum(t[2] for t in ts)} ms, "
+                  f"read {sum(t[3] for t in ts) / 1e6:.1f} MB)")
             print(l2); out.write(l2 + "\n")
         busy = sorted((j[1], j[2]) for j in inside); covered, end = 0.0, t0
         for b0, b1 in busy:

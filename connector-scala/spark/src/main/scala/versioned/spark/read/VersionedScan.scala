@@ -251,23 +251,32 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
    */
   private def scanReaders: ScanReaders = {
     val p = plan
+    // one broadcast configuration for every set (finding it compares the whole Hadoop configuration)
+    val conf = ObjectFiles.verifyingBroadcast(SparkSession.active.sparkContext)
+    def build(shape: ReaderShape, snapFilters: Seq[Filter], diffFilters: Seq[Filter]) = readers(shape, snapFilters, diffFilters, conf)
     p.looks match {
-      case None => ScanReaders(readers(shape(p.parts.toSeq), filters, keyFilters))
+      case None => ScanReaders(build(shape(p.parts.toSeq), filters, keyFilters))
       case Some(looks) =>
         val runs = lookup.fold(0)(_.runCount)
         val groups = p.parts.toSeq.grouped(math.max(1, math.ceil(p.parts.length.toDouble /
           VersionedScan.readerGroups(p.parts.length, runs)).toInt)).toSeq
-        ScanReaders(readers(shape(Nil), Nil, Nil), groups.flatMap { g =>
+        columnar // decided once, before the sets are built in parallel
+        // the sets are built on the driver's threads at once (each mostly serializes and stores its broadcasts)
+        ScanReaders(build(shape(Nil), Nil, Nil), versioned.spark.session.Jobs.onDriver(groups) { g =>
           val ls = g.map(part => looks(part.index))
-          val r = readers(shape(g), withLookup(filters, KeyLookup.union(ls.flatMap(_.look))),
+          val r = build(shape(g), withLookup(filters, KeyLookup.union(ls.flatMap(_.look))),
             withLookup(keyFilters, KeyLookup.union(ls.flatMap(_.diffLook))))
           g.map(_.index -> r)
-        }.toMap)
+        }.flatten.toMap)
     }
   }
 
-  /** The Parquet readers of `shape`, pushing down `snapFilters` (to SNAPs) and `diffFilters` (to DIFFs). */
-  private def readers(shape: ReaderShape, snapFilters: Seq[Filter], diffFilters: Seq[Filter]): FragmentReaders = {
+  /**
+   * The Parquet readers of `shape`, pushing down `snapFilters` (to SNAPs) and `diffFilters` (to DIFFs); `conf` is
+   * the configuration executors open and verify objects with ([[ObjectFiles.verifyingBroadcast]]).
+   */
+  private def readers(shape: ReaderShape, snapFilters: Seq[Filter], diffFilters: Seq[Filter],
+                      conf: org.apache.spark.broadcast.Broadcast[org.apache.spark.util.SerializableConfiguration]): FragmentReaders = {
     val spark = SparkSession.active
     val format = new ParquetFileFormat()
     // Each reader broadcasts its own copy of the Hadoop configuration: build only the ones this scan's partitions use.
@@ -283,7 +292,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
       // DIFF reads with key filters may skip pages: their conflated rows are not the whole chain, never cached
       diffCacheBytes = if (diffFilters.isEmpty) versioned.spark.session.Warehouses.diffCacheBytes(spark) else 0L,
       maxOverlayRows = maxOverlayRows,
-      hadoopConf = ObjectFiles.verifyingBroadcast(spark.sparkContext))
+      hadoopConf = conf)
   }
 
   /**

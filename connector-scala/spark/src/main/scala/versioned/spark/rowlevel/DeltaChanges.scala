@@ -9,7 +9,10 @@ import versioned.core.{ChangeKind, DataValidationException, ErrorClass}
 import versioned.spark.format.TableLayout
 import versioned.spark.format.ChangeColumns
 import versioned.spark.session.VersionedOptions.{ChangeColumn, DupColumn, RowIdColumn}
-import versioned.spark.write.{ChangeSets, Validation}
+import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, EqualNullSafe, RowOrdering}
+import versioned.core.format.ChangeRule
+import versioned.spark.write.{ChangeSets, LocalCommit, StagedInput, Validation}
 
 /**
  * Turns staged delta rows (operation, old row id `o_*`, new row `n_*`) into conflated changes in the
@@ -145,11 +148,12 @@ private[rowlevel] object DeltaChanges {
   /**
    * [[compute]] of an UPDATE or MERGE on a keyed table ([[local]]) whose staged rows (`stagedSchema`) and the
    * table rows of their keys (`current`, in the table's columns) are on the driver: the same validation and
-   * the same [[resolve]], with the rows paired by key in hash maps instead of joins, so no Spark job runs.
-   * The result is a frame over local rows.
+   * the same change rule, with the rows paired by key in hash maps instead of joins, so no Spark job runs.
+   * The result is the changes as rows on the driver (DIFF layout): decided row by row ([[localChanges]]) when
+   * every value column is orderable, else by [[resolve]] over a frame of the local rows, evaluated on the driver.
    */
   def computeLocal(spark: SparkSession, staged: Seq[Row], stagedSchema: StructType, current: Seq[Row],
-                   layout: TableLayout, cmd: Command): DataFrame = {
+                   layout: TableLayout, cmd: Command): StagedInput = {
     val keys = layout.primaryKey
     val values = layout.nonKeyColumns
     final case class Written(key: Seq[Any], values: Seq[Any], inPlace: Boolean)
@@ -180,10 +184,49 @@ private[rowlevel] object DeltaChanges {
       Row.fromSeq(k ++ w.getOrElse(nulls) ++ Seq(present(w)) ++ t.getOrElse(nulls) ++ Seq(present(t)))
     }
     val schema = layout.physicalSchema
+    if (values.forall(v => RowOrdering.isOrderable(schema(v).dataType)))
+      return StagedInput.local(layout.diffSchema, localChanges(touched, layout))
     def valueFields(prefix: String) = values.map(v => StructField(prefix + v, schema(v).dataType, nullable = true))
     val touchedSchema = StructType(keys.map(schema(_)) ++ valueFields("w_") ++ Seq(StructField("_vw", BooleanType)) ++
       valueFields("c_") :+ StructField("_vc", BooleanType))
-    resolve(spark.createDataFrame(touched.asJava, touchedSchema), layout)
+    val changes = resolve(spark.createDataFrame(touched.asJava, touchedSchema), layout)
+    StagedInput(changes, Some(LocalCommit.collect(changes)))
+  }
+
+  /**
+   * What [[resolve]] computes, for touched rows on the driver (key, written values, whether a row is written, the
+   * table's values, whether the table has a row; external values): the change of each key by the kernel's rule
+   * ([[ChangeRule.change]]), its values compared null-safely as Spark's `<=>` compares them (the same expression,
+   * interpreted: -0.0 equals 0.0, NaN equals NaN, collations apply), as rows in the DIFF layout. Keys without a
+   * change give no row.
+   */
+  private def localChanges(touched: Seq[Row], layout: TableLayout): IndexedSeq[InternalRow] = {
+    val keys = layout.primaryKey
+    val values = layout.nonKeyColumns
+    val schema = layout.physicalSchema
+    val (nk, nv) = (keys.size, values.size)
+    val types = values.map(schema(_).dataType)
+    val pair = CatalystTypeConverters.createToCatalystConverter(
+      StructType((types ++ types).zipWithIndex.map { case (t, i) => StructField(s"v$i", t, nullable = true) }))
+    val same = types.zipWithIndex.map { case (t, i) => EqualNullSafe(BoundReference(i, t, nullable = true), BoundReference(nv + i, t, nullable = true)) }
+    val diff = layout.diffSchema
+    val toDiff = CatalystTypeConverters.createToCatalystConverter(diff)
+    // the DIFF columns in order: a key, a value (the written one), or the change
+    val source: Seq[Either[Int, Int]] = diff.fieldNames.toSeq.dropRight(1).map { n =>
+      val k = keys.indexOf(n); if (k >= 0) Left(k) else Right(values.indexOf(n))
+    }
+    touched.flatMap { r =>
+      val written = r.get(nk + nv) != null
+      val held = r.get(nk + nv + 1 + nv) != null
+      lazy val unchanged = {
+        val both = pair(Row.fromSeq((nk until nk + nv).map(r.get) ++ (nk + nv + 1 until nk + 2 * nv + 1).map(r.get))).asInstanceOf[InternalRow]
+        same.forall(_.eval(both) == true)
+      }
+      ChangeRule.change(before = held, after = written, same = unchanged).map { kind =>
+        val cols = source.map { case Left(k) => r.get(k); case Right(v) => r.get(nk + v) }
+        toDiff(Row.fromSeq(cols :+ kind)).asInstanceOf[InternalRow]
+      }
+    }.toIndexedSeq
   }
 
   /** The values of the named fields of a row. */

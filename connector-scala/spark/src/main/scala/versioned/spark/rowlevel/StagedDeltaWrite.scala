@@ -141,11 +141,13 @@ private[rowlevel] final class StagedDeltaWrite(
     }
     val changes =
       if (localRules) DeltaChanges.computeLocal(spark, stagedRows, stagedSchema, currentRows, layout, cmd)
-      else DeltaChanges.compute(spark.createDataFrame(stagedRows.asJava, stagedSchema),
-        spark.createDataFrame(currentRows.asJava, rows.schema), layout, cmd)
-    // a frame of local rows: collected by the planner, without a job
-    val local = LocalCommit.collect(changes)
-    if (local.nonEmpty) record(req, StagedInput(changes, Some(local)))
+      else {
+        val df = DeltaChanges.compute(spark.createDataFrame(stagedRows.asJava, stagedSchema),
+          spark.createDataFrame(currentRows.asJava, rows.schema), layout, cmd)
+        // a frame of local rows: collected by the planner, without a job
+        StagedInput(df, Some(LocalCommit.collect(df)))
+      }
+    if (changes.localRows.exists(_.nonEmpty)) record(req, changes)
   }
 
   /** One DIFF commit through the shared commit path, moving the branch only from the image that was read. */

@@ -28,9 +28,12 @@ private[rowlevel] final class VersionedDeltaOperation(
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = table.newScanBuilder(options)
 
-  override def rowId(): Array[NamedReference] =
+  /** Spark asks for the row id and the metadata columns many times while analysing one statement: built once. */
+  private lazy val rowIds: Array[NamedReference] =
     (if (snapshot.layout.hidden) Seq(RowIdColumn) else snapshot.layout.primaryKey)
       .map(k => Expressions.column(s"`${k.replace("`", "``")}`")).toArray
+
+  override def rowId(): Array[NamedReference] = rowIds.clone()
 
   override def representUpdateAsDeleteAndInsert(): Boolean = false
 
@@ -38,7 +41,9 @@ private[rowlevel] final class VersionedDeltaOperation(
    * UPDATE and MERGE of a keyed table read `_vbefore`, the old values of the rows they change, which Spark
    * passes to the write with each update and delete ([[StagedDeltaWrite]]).
    */
-  override def requiredMetadataAttributes(): Array[NamedReference] =
+  override def requiredMetadataAttributes(): Array[NamedReference] = metadataAttributes.clone()
+
+  private lazy val metadataAttributes: Array[NamedReference] =
     if (cmd == RowLevelOperation.Command.DELETE) Array.empty
     else versioned.spark.read.BeforeValuesScan.column(snapshot.layout).map(c => Expressions.column(c.name()): NamedReference).toArray
 
