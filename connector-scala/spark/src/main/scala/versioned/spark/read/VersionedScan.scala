@@ -259,11 +259,38 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
           VersionedScan.readerGroups(p.parts.length, runs)).toInt)).toSeq
         ScanReaders(readers(shape(Nil), Nil, Nil), groups.flatMap { g =>
           val ls = g.map(part => looks(part.index))
-          val r = readers(shape(g), withLookup(filters, KeyLookup.union(ls.flatMap(_.look))),
-            withLookup(keyFilters, KeyLookup.union(ls.flatMap(_.diffLook))))
+          val (look, diffLook) = (KeyLookup.union(ls.flatMap(_.look)), KeyLookup.union(ls.flatMap(_.diffLook)))
+          val r = if (lookupFiles.isDefined) lookupReaders(shape(g), look, diffLook)
+            else readers(shape(g), withLookup(filters, look), withLookup(keyFilters, diffLook))
           g.map(_.index -> r)
         }.toMap)
     }
+  }
+
+  /**
+   * For a lookup read as rows on the driver ([[LocalLookup]], `rowsOnly`) whose readers keep only the lookup's rows
+   * ([[lookupKeys]]): the configurations of [[LookupFileReader]]s of SNAPs and DIFFs, prepared once per scan, when
+   * that reader supports the key and columns. Such a lookup opens each fragment for a few rows, and that reader
+   * opens an object for less than Spark's.
+   */
+  private lazy val lookupFiles: Option[(org.apache.hadoop.conf.Configuration, org.apache.hadoop.conf.Configuration)] = for {
+    key <- KeyLookup.keyField(layout) if rowsOnly && lookupKeys.isDefined
+    diffRead = layout.diffRead(others) if LookupFileReader.supports(key, merged, diffRead)
+  } yield {
+    val spark = SparkSession.active
+    (LookupFileReader.conf(spark, layout.physicalSchema, merged), LookupFileReader.conf(spark, layout.diffSchema, diffRead))
+  }
+
+  /** [[lookupFiles]]' readers of `shape` (rows), SNAPs keeping the rows of `look`'s keys, DIFFs those of `diffLook`. */
+  private def lookupReaders(shape: ReaderShape, look: Option[KeyLookup], diffLook: Option[KeyLookup]): FragmentReaders = {
+    val spark = SparkSession.active
+    val (snapConf, diffConf) = lookupFiles.get
+    val key = KeyLookup.keyField(layout).get
+    FragmentReaders(columnar = false,
+      snapRows = Option.when(shape.snapRows)(LookupFileReader(snapConf, merged, key, look)),
+      diffRows = Option.when(shape.diffRows)(LookupFileReader(diffConf, layout.diffRead(others), key, diffLook)),
+      snapBatches = None, mergedBatches = None, diffCacheBytes = 0L, maxOverlayRows = maxOverlayRows,
+      hadoopConf = ObjectFiles.verifyingBroadcast(spark.sparkContext))
   }
 
   /** The Parquet readers of `shape`, pushing down `snapFilters` (to SNAPs) and `diffFilters` (to DIFFs). */
