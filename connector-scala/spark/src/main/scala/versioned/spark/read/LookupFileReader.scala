@@ -50,7 +50,9 @@ private[read] final class LookupFileReader private (conf: Configuration, readSch
       val materializer = support.prepareForRead(conf, kv, fileSchema, context)
       val columns = new ColumnIOFactory(meta.getCreatedBy).getColumnIO(context.getRequestedSchema, fileSchema, true)
       val project = ObjectFiles.identity(readSchema) // rows as Spark's readers return them: unsafe, reused
-      new LookupFileReader.Rows(reader, pages => columns.getRecordReader(pages, materializer, filter), project)
+      // the filter selects row groups and pages; rows of other keys in those pages are dropped by the caller
+      // (LookupReaders.restrict), which costs less than Parquet's record filter (a scan of the set of values per row)
+      new LookupFileReader.Rows(reader, pages => columns.getRecordReader(pages, materializer, FilterCompat.NOOP), project)
     } catch { case e: Throwable => reader.close(); throw e }
   }
 }
@@ -96,11 +98,19 @@ private[read] object LookupFileReader {
   def apply(conf: Configuration, readSchema: StructType, key: StructField, lookup: Option[KeyLookup]): LookupFileReader =
     new LookupFileReader(conf, readSchema, lookup.fold(FilterCompat.NOOP)(l => FilterCompat.get(predicate(key, l.values))))
 
-  private def predicate(key: StructField, values: Seq[Any]): FilterPredicate = key.dataType match {
-    case LongType =>
-      FilterApi.in(FilterApi.longColumn(key.name), new java.util.HashSet[java.lang.Long](values.map(v => java.lang.Long.valueOf(v.asInstanceOf[Long])).asJava))
-    case _ => // Parquet INT32
-      FilterApi.in(FilterApi.intColumn(key.name), new java.util.HashSet[Integer](values.map(v => Integer.valueOf(v.asInstanceOf[Long].toInt)).asJava))
+  /**
+   * `key` equal to one of `values`, as a balanced OR of equalities: Parquet's column index narrows each equality to the
+   * pages that may hold its value, where it narrows an IN to every page between the set's least and greatest values.
+   */
+  private def predicate(key: StructField, values: Seq[Any]): FilterPredicate = {
+    def eq(v: Any): FilterPredicate = key.dataType match {
+      case LongType => FilterApi.eq(FilterApi.longColumn(key.name), java.lang.Long.valueOf(v.asInstanceOf[Long]))
+      case _ => FilterApi.eq(FilterApi.intColumn(key.name), Integer.valueOf(v.asInstanceOf[Long].toInt)) // Parquet INT32
+    }
+    def or(vs: Seq[Any]): FilterPredicate =
+      if (vs.size == 1) eq(vs.head) else { val (a, b) = vs.splitAt(vs.size / 2); FilterApi.or(or(a), or(b)) }
+    require(values.nonEmpty, "a lookup holds values")
+    or(values.toIndexedSeq)
   }
 
   /** The rows of the row groups a file reader returns, pages filtered by its record filter; closes the reader at the end. */

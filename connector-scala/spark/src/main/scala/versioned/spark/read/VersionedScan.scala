@@ -255,8 +255,9 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
       case None => ScanReaders(readers(shape(p.parts.toSeq), filters, keyFilters))
       case Some(looks) =>
         val runs = lookup.fold(0)(_.runCount)
-        val groups = p.parts.toSeq.grouped(math.max(1, math.ceil(p.parts.length.toDouble /
-          VersionedScan.readerGroups(p.parts.length, runs)).toInt)).toSeq
+        // a LookupFileReader costs no more than its filter: one per fragment
+        val sets = if (lookupFiles.isDefined) p.parts.length else VersionedScan.readerGroups(p.parts.length, runs)
+        val groups = p.parts.toSeq.grouped(math.max(1, math.ceil(p.parts.length.toDouble / sets).toInt)).toSeq
         ScanReaders(readers(shape(Nil), Nil, Nil), groups.flatMap { g =>
           val ls = g.map(part => looks(part.index))
           val (look, diffLook) = (KeyLookup.union(ls.flatMap(_.look)), KeyLookup.union(ls.flatMap(_.diffLook)))
@@ -283,15 +284,17 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
 
   /** [[lookupFiles]]' readers of `shape` (rows), SNAPs keeping the rows of `look`'s keys, DIFFs those of `diffLook`. */
   private def lookupReaders(shape: ReaderShape, look: Option[KeyLookup], diffLook: Option[KeyLookup]): FragmentReaders = {
-    val spark = SparkSession.active
     val (snapConf, diffConf) = lookupFiles.get
     val key = KeyLookup.keyField(layout).get
     FragmentReaders(columnar = false,
       snapRows = Option.when(shape.snapRows)(LookupFileReader(snapConf, merged, key, look)),
       diffRows = Option.when(shape.diffRows)(LookupFileReader(diffConf, layout.diffRead(others), key, diffLook)),
       snapBatches = None, mergedBatches = None, diffCacheBytes = 0L, maxOverlayRows = maxOverlayRows,
-      hadoopConf = ObjectFiles.verifyingBroadcast(spark.sparkContext))
+      hadoopConf = objectConf)
   }
+
+  /** How readers reach objects to verify them: looked up once per scan (every set of readers shares it). */
+  private lazy val objectConf = ObjectFiles.verifyingBroadcast(SparkSession.active.sparkContext)
 
   /** The Parquet readers of `shape`, pushing down `snapFilters` (to SNAPs) and `diffFilters` (to DIFFs). */
   private def readers(shape: ReaderShape, snapFilters: Seq[Filter], diffFilters: Seq[Filter]): FragmentReaders = {
@@ -310,7 +313,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
       // DIFF reads with key filters may skip pages: their conflated rows are not the whole chain, never cached
       diffCacheBytes = if (diffFilters.isEmpty) versioned.spark.session.Warehouses.diffCacheBytes(spark) else 0L,
       maxOverlayRows = maxOverlayRows,
-      hadoopConf = ObjectFiles.verifyingBroadcast(spark.sparkContext))
+      hadoopConf = objectConf)
   }
 
   /**
