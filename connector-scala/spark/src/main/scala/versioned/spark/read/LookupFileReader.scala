@@ -35,6 +35,7 @@ private[read] final class LookupFileReader private (conf: Configuration, readSch
   extends ObjectFiles.TailReader {
 
   override def read(file: PartitionedFile, tail: Option[Array[Byte]]): Iterator[InternalRow] = {
+    LookupFileReader.opened.incrementAndGet()
     val path = file.toPath
     val options = HadoopReadOptions.builder(conf, path).withRecordFilter(filter)
       .withRange(file.start, file.start + file.length).build()
@@ -57,7 +58,10 @@ private[read] final class LookupFileReader private (conf: Configuration, readSch
   }
 }
 
-private[read] object LookupFileReader {
+private[versioned] object LookupFileReader {
+  /** Objects opened by these readers in this JVM (tests: which reader a lookup used). */
+  val opened = new java.util.concurrent.atomic.AtomicLong()
+
   /** Whether lookups of `key` reading `schemas` can use this reader. */
   def supports(key: StructField, schemas: StructType*): Boolean =
     integral(key.dataType) && !key.name.contains('.') && schemas.forall(_.fields.forall(f => plain(f.dataType)))
