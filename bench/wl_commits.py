@@ -92,6 +92,7 @@ class CommitWorkloads:
         def content(verified: Optional[bool]) -> str:
             return "" if verified is None else f"; content {'verified' if verified else 'MISMATCH'}"
 
+        t_feed: Optional[float] = None
         if self.state.get("feed_public"):
             # Like the baseline: the input DataFrame is built before the timer, one untimed warm-up commit,
             # then the median of 3 commits (each on its own branch from the loaded version).
@@ -143,11 +144,18 @@ class CommitWorkloads:
         t_up, t_del, deleted = sorted(runs, key=lambda r: r[0] + r[1])[1]
         bytes_pub, objs_pub = b1[0] - b0[0], b1[1] - b0[1]
         verified, allow, ok = verdict(t_pub, bytes_pub, objs_pub, "kc", 1)
+        # Issue 35's goal for this row: the two commits take at most twice the one-write commit of the same k changes
+        # (the feed row above, measured in this run); without that row, the generic time target.
+        if t_feed is not None:
+            pub_target = "time ≤ 2× the one-write commit (row above); bytes ≤ 1.5× Parquet(k rows) + metadata"
+            ok = t_pub <= 2 * t_feed and bytes_pub <= allow
+            time_note = f"time target 2 × {fmt_s(t_feed)} = {fmt_s(2 * t_feed)} ({t_pub / t_feed:.2f}× the one-write commit)"
+        else:
+            pub_target, time_note = target, f"time target {fmt_s(time_target)}"
         self.add("k_commit_public", f"commit k={k:,} changed rows (upserts + deletes) into N rows — public API "
-                 "(upsert write + delete_where: 2 commits)", t_pub, t_pq, t_pub / t_pq, target, ok,
+                 "(upsert write + delete_where: 2 commits)", t_pub, t_pq, t_pub / t_pq, pub_target, ok,
                  f"median of 3 runs after a warm-up (all: {', '.join(fmt_s(x) for x in totals)}); the median run: "
-                 f"upsert commit {fmt_s(t_up)} + delete_where {fmt_s(t_del)} ({deleted} rows); time target "
-                 f"{fmt_s(time_target)}; wrote {fmt_b(bytes_pub)} in {objs_pub} objects vs Parquet(k rows) "
+                 f"upsert commit {fmt_s(t_up)} + delete_where {fmt_s(t_del)} ({deleted} rows); {time_note}; wrote {fmt_b(bytes_pub)} in {objs_pub} objects vs Parquet(k rows) "
                  f"{fmt_b(pk_bytes)} → allowed {fmt_b(allow)} (1.5× + {objs_pub} × {fmt_b(footer)} per-object "
                  f"Parquet footer); bytes ratio {bytes_pub / pk_bytes:.2f}×; metastore +{fmt_b(meta_after - meta_before)}"
                  + content(verified),

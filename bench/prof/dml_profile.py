@@ -46,10 +46,17 @@ def run():
     cond = "id IN (" + ",".join(map(str, ks.deleted_keys(1))) + ")"
     tag = str(int(time.time()))
     marks = []
+    proc = getattr(spark.sparkContext._gateway, "proc", None)  # the driver JVM (local mode)
+    def cpu():
+        """CPU seconds (user + system, all threads: JIT and GC included) of the driver JVM so far."""
+        if proc is None:
+            return float("nan")
+        f = open(f"/proc/{proc.pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
     def mark(name, f):
         spark.sparkContext.setJobDescription(name)
-        t0 = time.time(); r = f(); t1 = time.time()
-        marks.append((name, t0, t1)); print(f"{name}: {t1 - t0:.3f} s", flush=True)
+        c0 = cpu(); t0 = time.time(); r = f(); t1 = time.time(); c1 = cpu()
+        marks.append((name, t0, t1, c1 - c0)); print(f"{name}: {t1 - t0:.3f} s, driver CPU {c1 - c0:.2f} s", flush=True)
         return r
     def merge(br):
         ks.changes(spark, 2).createOrReplaceTempView("bench_changes")
@@ -100,10 +107,11 @@ for f in [x for x in glob.glob(os.path.join(evdir, "**"), recursive=True) if os.
             jobs.append((e["Job ID"], s[0] / 1000, e["Completion Time"] / 1000, s[1], s[2], s[3], s[4]))
 jobs.sort()
 with open(os.path.join(a.out, "profile.txt"), "w") as out:
-    for name, t0, t1 in marks:
+    for name, t0, t1, *c in marks:
         inside = [j for j in jobs if j[3] == name]
         jt = sum(j[2] - j[1] for j in inside)
-        line = f"{name}: {t1 - t0:.3f} s, {len(inside)} jobs, {jt:.3f} s in jobs, {t1 - t0 - jt:.3f} s outside"
+        line = (f"{name}: {t1 - t0:.3f} s, {len(inside)} jobs, {jt:.3f} s in jobs, {t1 - t0 - jt:.3f} s outside"
+                + (f", driver JVM CPU {c[0]:.2f} s" if c else ""))
         print(line); out.write(line + "\n")
         for j in inside:
             ts = [tasks.get(s, [0, 0, 0, 0]) for s in stages_of.get(j[0], [])]

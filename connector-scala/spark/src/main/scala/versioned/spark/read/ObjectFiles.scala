@@ -20,6 +20,12 @@ import versioned.core.{Errors, ObjectChecksum, ObjectStores, ObjectCorruptExcept
 private[versioned] object ObjectFiles {
   type Reader = PartitionedFile => Iterator[InternalRow]
 
+  /** A reader that plans from the object's tail [[open]] has read and verified (None: no recorded checksum). */
+  trait TailReader extends Reader {
+    def read(file: PartitionedFile, tail: Option[Array[Byte]]): Iterator[InternalRow]
+    override def apply(file: PartitionedFile): Iterator[InternalRow] = read(file, None)
+  }
+
   /**
    * A copy of `conf` whose Parquet readers verify page checksums (and read without Hadoop vectored IO), cheap to
    * broadcast ([[LeanConfiguration]]).
@@ -69,8 +75,9 @@ private[versioned] object ObjectFiles {
     val (start, end) = (for { b <- f.bounds; t <- tail; span <- guarded(f)(RowGroupSpan.of(t, b, conf)) } yield span)
       .getOrElse((0L, f.size))
     if (end <= start) return Iterator.empty
-    val rows = guarded(f)(read(PartitionedFile(InternalRow.empty, SparkPath.fromUrlString(f.uri), start, end - start,
-      Array.empty[String], 0L, f.size, Map.empty)))
+    val file = PartitionedFile(InternalRow.empty, SparkPath.fromUrlString(f.uri), start, end - start, Array.empty[String], 0L,
+      f.size, Map.empty)
+    val rows = guarded(f)(read match { case r: TailReader => r.read(file, tail); case r => r(file) })
     // columnar readers hand out batches through the same iterator type: stay generic
     val checked = new Checked[Any](f, rows.asInstanceOf[Iterator[Any]]).asInstanceOf[Iterator[InternalRow]]
     f.bounds.fold(checked)(b => new Within(checked, b))

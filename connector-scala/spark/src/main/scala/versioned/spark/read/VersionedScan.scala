@@ -251,32 +251,55 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
    */
   private def scanReaders: ScanReaders = {
     val p = plan
-    // one broadcast configuration for every set (finding it compares the whole Hadoop configuration)
-    val conf = ObjectFiles.verifyingBroadcast(SparkSession.active.sparkContext)
-    def build(shape: ReaderShape, snapFilters: Seq[Filter], diffFilters: Seq[Filter]) = readers(shape, snapFilters, diffFilters, conf)
     p.looks match {
-      case None => ScanReaders(build(shape(p.parts.toSeq), filters, keyFilters))
+      case None => ScanReaders(readers(shape(p.parts.toSeq), filters, keyFilters))
       case Some(looks) =>
         val runs = lookup.fold(0)(_.runCount)
-        val groups = p.parts.toSeq.grouped(math.max(1, math.ceil(p.parts.length.toDouble /
-          VersionedScan.readerGroups(p.parts.length, runs)).toInt)).toSeq
-        columnar // decided once, before the sets are built in parallel
+        // a LookupFileReader costs no more than its filter: one per fragment
+        val sets = if (lookupFiles.isDefined) p.parts.length else VersionedScan.readerGroups(p.parts.length, runs)
+        val groups = p.parts.toSeq.grouped(math.max(1, math.ceil(p.parts.length.toDouble / sets).toInt)).toSeq
+        columnar; objectConf // decided once, before the sets are built in parallel
         // the sets are built on the driver's threads at once (each mostly serializes and stores its broadcasts)
-        ScanReaders(build(shape(Nil), Nil, Nil), versioned.spark.session.Jobs.onDriver(groups) { g =>
+        ScanReaders(readers(shape(Nil), Nil, Nil), versioned.spark.session.Jobs.onDriver(groups) { g =>
           val ls = g.map(part => looks(part.index))
-          val r = build(shape(g), withLookup(filters, KeyLookup.union(ls.flatMap(_.look))),
-            withLookup(keyFilters, KeyLookup.union(ls.flatMap(_.diffLook))))
+          val (look, diffLook) = (KeyLookup.union(ls.flatMap(_.look)), KeyLookup.union(ls.flatMap(_.diffLook)))
+          val r = if (lookupFiles.isDefined) lookupReaders(shape(g), look, diffLook)
+            else readers(shape(g), withLookup(filters, look), withLookup(keyFilters, diffLook))
           g.map(_.index -> r)
         }.flatten.toMap)
     }
   }
 
   /**
-   * The Parquet readers of `shape`, pushing down `snapFilters` (to SNAPs) and `diffFilters` (to DIFFs); `conf` is
-   * the configuration executors open and verify objects with ([[ObjectFiles.verifyingBroadcast]]).
+   * For a lookup read as rows on the driver ([[LocalLookup]], `rowsOnly`) whose readers keep only the lookup's rows
+   * ([[lookupKeys]]): the configurations of [[LookupFileReader]]s of SNAPs and DIFFs, prepared once per scan, when
+   * that reader supports the key and columns. Such a lookup opens each fragment for a few rows, and that reader
+   * opens an object for less than Spark's.
    */
-  private def readers(shape: ReaderShape, snapFilters: Seq[Filter], diffFilters: Seq[Filter],
-                      conf: org.apache.spark.broadcast.Broadcast[org.apache.spark.util.SerializableConfiguration]): FragmentReaders = {
+  private lazy val lookupFiles: Option[(org.apache.hadoop.conf.Configuration, org.apache.hadoop.conf.Configuration)] = for {
+    key <- KeyLookup.keyField(layout) if rowsOnly && lookupKeys.isDefined
+    diffRead = layout.diffRead(others) if LookupFileReader.supports(key, merged, diffRead)
+  } yield {
+    val spark = SparkSession.active
+    (LookupFileReader.conf(spark, layout.physicalSchema, merged), LookupFileReader.conf(spark, layout.diffSchema, diffRead))
+  }
+
+  /** [[lookupFiles]]' readers of `shape` (rows), SNAPs keeping the rows of `look`'s keys, DIFFs those of `diffLook`. */
+  private def lookupReaders(shape: ReaderShape, look: Option[KeyLookup], diffLook: Option[KeyLookup]): FragmentReaders = {
+    val (snapConf, diffConf) = lookupFiles.get
+    val key = KeyLookup.keyField(layout).get
+    FragmentReaders(columnar = false,
+      snapRows = Option.when(shape.snapRows)(LookupFileReader(snapConf, merged, key, look)),
+      diffRows = Option.when(shape.diffRows)(LookupFileReader(diffConf, layout.diffRead(others), key, diffLook)),
+      snapBatches = None, mergedBatches = None, diffCacheBytes = 0L, maxOverlayRows = maxOverlayRows,
+      hadoopConf = objectConf)
+  }
+
+  /** How readers reach objects to verify them: looked up once per scan (every set of readers shares it). */
+  private lazy val objectConf = ObjectFiles.verifyingBroadcast(SparkSession.active.sparkContext)
+
+  /** The Parquet readers of `shape`, pushing down `snapFilters` (to SNAPs) and `diffFilters` (to DIFFs). */
+  private def readers(shape: ReaderShape, snapFilters: Seq[Filter], diffFilters: Seq[Filter]): FragmentReaders = {
     val spark = SparkSession.active
     val format = new ParquetFileFormat()
     // Each reader broadcasts its own copy of the Hadoop configuration: build only the ones this scan's partitions use.
@@ -292,7 +315,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
       // DIFF reads with key filters may skip pages: their conflated rows are not the whole chain, never cached
       diffCacheBytes = if (diffFilters.isEmpty) versioned.spark.session.Warehouses.diffCacheBytes(spark) else 0L,
       maxOverlayRows = maxOverlayRows,
-      hadoopConf = conf)
+      hadoopConf = objectConf)
   }
 
   /**

@@ -52,9 +52,11 @@ class FragmentLookupSuite extends VersionedTestBase {
         val clue = s"round $round, keys ${keys.sorted}, bounds $lowers"
         // a distributed scan with a static lookup
         assert(sorted(read("r.t").filter(s"id IN (${keys.mkString(",")})").collect().toSeq) == expected, clue)
-        // a driver lookup (deleteWhere's, MERGE's before-values')
+        // a driver lookup (deleteWhere's, MERGE's before-values'), its objects opened by LookupFileReader
         val look = KeyLookup.of(schema("id"), keys)
+        val opened = LookupFileReader.opened.get()
         assert(sorted(LocalLookup.exactRows(snap.lookingUp(keys), schema, look)) == expected, clue)
+        assert(expected.isEmpty || LookupFileReader.opened.get() > opened, s"the driver lookup used Spark's file reader; $clue")
         // planned: only fragments whose range [lower, next lower) holds a value (the others are never opened)
         val planned = new VersionedScan(snap, schema, Seq(In("id", keys.toArray[Any]))).partitions.map(_.index).toSeq
         val holding = frags.indices.filter { i =>

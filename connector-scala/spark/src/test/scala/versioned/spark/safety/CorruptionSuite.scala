@@ -135,6 +135,39 @@ class CorruptionSuite extends VersionedSparkSuite {
     assert(versioned.spark.api.TableApi.deleteWhere(spark, opts, "r.t", "id IN (2, 3, 4)", null, null, null) == 3)
   }
 
+  test("driver key lookups of a damaged object (LookupFileReader, tail served from the verified bytes): typed errors or the right rows") {
+    val expected = setup()
+    val snap = allObjects().find(_.kind == ObjectKind.Snap).get // holds keys 1.. of the first fragment
+    val f = objectFile(snap.id)
+    dropCrc(f)
+    val original = Files.readAllBytes(f.toPath)
+    val keys = Seq(2L, 3L, 4L, 50L)
+    val want = expected.filter(r => keys.contains(r.getInt(0).toLong))
+    val tailOffset = ObjectChecksum.parse(snap.checksum).get.tailOffset
+    val rnd = new scala.util.Random(5)
+    var detected = 0
+    // flips in the data pages (checked by Parquet page checksums) and in the tail (checked by the tail checksum)
+    val positions = Seq.fill(12)(rnd.nextInt(tailOffset.toInt)) ++ Seq.fill(6)(tailOffset.toInt + rnd.nextInt((original.length - tailOffset).toInt))
+    positions.foreach { pos =>
+      val bytes = original.clone()
+      bytes(pos) = (bytes(pos) ^ (1 << rnd.nextInt(8))).toByte
+      Files.write(f.toPath, bytes)
+      val table = versioned.spark.session.TableSnapshot.load(engine, "r", "t", engine.resolve("r", Revision.Spec("main")))
+      val layout = table.layout
+      val opened = versioned.spark.read.LookupFileReader.opened.get()
+      try {
+        val got = versioned.spark.read.LocalLookup.exactRows(table.lookingUp(keys), layout.physicalSchema,
+          versioned.spark.read.KeyLookup.of(layout.physicalSchema("id"), keys))
+        assert(got.toSet == want, s"flip at $pos (tail from $tailOffset) returned wrong rows")
+      } catch { case t: Throwable if errorOf(t).isDefined =>
+        assert(errorOf(t).get.errorClass == ErrorClass.ObjectCorrupt, s"flip at $pos: $t"); detected += 1 }
+      if (pos < tailOffset) assert(versioned.spark.read.LookupFileReader.opened.get() > opened, "the lookup used LookupFileReader")
+    }
+    Files.write(f.toPath, original)
+    info(s"$detected of ${positions.size} flips were errors on lookup (the others are in pages the lookup does not read)")
+    assert(positions.count(_ >= tailOffset) <= detected, "every flip in the tail is an error")
+  }
+
   test("a corrupt object read by commit-time compaction never fails the write that committed") {
     val s = spark; import s.implicits._
     write((1 to 40).map(i => (i, s"v$i")).toDF("id", "v"), "r.t", "primaryKey" -> "id")
