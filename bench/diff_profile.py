@@ -6,7 +6,7 @@ the end as the benchmark runs it) the Spark jobs it started with their durations
 API), and, with ``--jfr``, the driver's CPU samples of a loop of diffs (JDK Flight Recorder) by method.
 
     flock -x /work/bench.lock python3 bench/diff_profile.py [--rows 2000000] [--k 1000] [--reps 7] [--jfr]
-                                                         [--results bench/results/diff-2m-s33]
+                                                         [--results bench/results/diff-2m-s35]
 
 Writes ``diff-profile.md`` and ``diff-profile.json`` in the results directory, with the load average.
 """
@@ -69,7 +69,7 @@ class Jobs:
 def jfr_top(path: str, start: float, end: float, top: int = 25) -> Dict[str, Any]:
     """CPU samples of the recording between ``start`` and ``end`` (epoch seconds): by thread, by the frame that
     ran (self), and by the innermost frame of the project (``versioned.``) on the stack."""
-    out = subprocess.run(["jfr", "print", "--json", "--events", "jdk.ExecutionSample", path], capture_output=True,
+    out = subprocess.run(["jfr", "print", "--json", "--stack-depth", "256", "--events", "jdk.ExecutionSample", path], capture_output=True,
                          text=True, check=True).stdout
     events = json.loads(out)["recording"]["events"]
     threads: collections.Counter = collections.Counter()
@@ -103,7 +103,7 @@ def main() -> int:
     ap.add_argument("--jfr", action="store_true", help="record the driver with JDK Flight Recorder (a loop of diffs)")
     ap.add_argument("--jfr-loop", type=int, default=30, help="diffs of the recorded loop")
     ap.add_argument("--work", default=os.path.join(HERE, "work"))
-    ap.add_argument("--results", default=os.path.join(HERE, "results", "diff-2m-s33"))
+    ap.add_argument("--results", default=os.path.join(HERE, "results", "diff-2m-s35"))
     a = ap.parse_args()
     os.makedirs(a.results, exist_ok=True)
     jfr = os.path.join(os.path.abspath(a.work) + "-jfr", "diff.jfr")
@@ -111,7 +111,7 @@ def main() -> int:
             "--conf", "spark.ui.enabled=true"]
     if a.jfr:
         os.makedirs(os.path.dirname(jfr), exist_ok=True)
-        argv += ["--driver-java-options=-XX:StartFlightRecording=name=diff,settings=profile"]
+        argv += ["--driver-java-options=-XX:StartFlightRecording=name=diff,settings=profile -XX:FlightRecorderOptions=stackdepth=256"]
     load_start = load()
     suite = run.Bench(run.parse_args(argv))
     suite.start()
@@ -161,13 +161,17 @@ def main() -> int:
     profile = None
     if a.jfr:
         pid = sp.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
-        t0 = time.time()
-        for _ in range(a.jfr_loop):
-            force(api.diff("t", base, "dsn"))
-        t1 = time.time()
+        windows = {}
+        for branch in ("dsn", "dcn"):
+            t0 = time.time()
+            for _ in range(a.jfr_loop):
+                force(api.diff("t", base, branch))
+            windows[branch] = (t0, time.time())
         subprocess.run(["jcmd", str(pid), "JFR.dump", "name=diff", f"filename={jfr}"], check=True, capture_output=True)
-        profile = jfr_top(jfr, t0, t1)
-        profile["loop"] = {"diffs": a.jfr_loop, "s": t1 - t0}
+        profile = {}
+        for branch, (t0, t1) in windows.items():
+            profile[branch] = jfr_top(jfr, t0, t1)
+            profile[branch]["loop"] = {"diffs": a.jfr_loop, "s": t1 - t0, "label": cases[branch]["label"]}
     load_end = load()
     sp.stop()
     write(a, cases, profile, load_start, load_end)
@@ -197,14 +201,14 @@ def write(a: argparse.Namespace, cases: Dict[str, Dict[str, Any]], profile: Any,
             shown = "; ".join(f"#{j['id']} {j['name'][:60]} ({'?' if j['s'] is None else ms(j['s'])}, {j['tasks']} tasks)"
                               for j in js) or "none"
             lines.append(f"- {c['label']}, {phase}: {len(js)} job(s): {shown}")
-    if profile:
-        lines += ["", f"## Driver CPU samples (JFR) over {profile['loop']['diffs']} diffs of the scattered change "
-                  f"({profile['loop']['s']:.2f} s, {profile['samples']} samples)", "",
-                  "By thread: " + ", ".join(f"{t} {c}" for t, c in profile["threads"]), "",
+    for p in (profile or {}).values():
+        lines += ["", f"## Driver CPU samples (JFR) over {p['loop']['diffs']} diffs, {p['loop']['label']} "
+                  f"({p['loop']['s']:.2f} s, {p['samples']} samples)", "",
+                  "By thread: " + ", ".join(f"{t} {c}" for t, c in p["threads"]), "",
                   "| innermost `versioned.` frame | samples |", "|---|---|"]
-        lines += [f"| `{m}` | {c} |" for m, c in profile["innermost_versioned"]]
+        lines += [f"| `{m}` | {c} |" for m, c in p["innermost_versioned"]]
         lines += ["", "| running frame | samples |", "|---|---|"]
-        lines += [f"| `{m}` | {c} |" for m, c in profile["self"]]
+        lines += [f"| `{m}` | {c} |" for m, c in p["self"]]
     with open(os.path.join(a.results, "diff-profile.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
