@@ -66,13 +66,50 @@ class Jobs:
         return out
 
 
+# Phases of a diff by the frames on a sample's stack (first match wins; thread names as Spark and Jobs.onDriver set them).
+LOOKUP_PHASES = (  # on the lookup threads (versioned-driver-task): the fragments' tasks
+    ("lookup: open an object, the pushed filter (de)serialized per file", ("setFilterPredicate", "HadoopReadOptions")),
+    ("lookup: open an object (footer, column and offset indexes, reader set-up)", ("ObjectFiles$.open",)),
+    ("lookup: decode strings (DELTA_BYTE_ARRAY)", ("BinaryUpdater", "DeltaByteArray")),
+    ("lookup: read and decompress pages", ("readPage", "DataPageV2", "readNextFilteredRowGroup", "BytesInput")),
+    ("lookup: decode the other columns", ("VectorizedColumnReader", "VectorizedRle", "Updater")),
+)
+CALLER_PHASES = (  # on the py4j thread that runs Repository.diff and the run of its frame
+    ("diff: resolve the revisions (metastore)", ("Engine.resolve", "Resolver")),
+    ("diff: table and object records (metastore)", ("TableDiff$.snapshots", "MetaDao", "Metastore")),
+    ("diff: key filter (changed keys read from the DIFFs)", ("KeyFilter",)),
+    ("diff: build Parquet readers (configuration copy, broadcast)", ("FastDiff$.reader", "verifying")),
+    ("diff: fragment tasks on the calling thread", ("Jobs$.onDriver", "FragmentDiff")),
+    ("diff: frame from the rows (conversion, analysis)", ("createDataFrame", "Dataset$.ofRows", "LocalRelation")),
+    ("diff: other", ("VersionedApi",)),
+    ("run: closure cleaning", ("SparkContext.clean",)),
+    ("run: submit the job, wait", ("runJob",)),
+    ("run: analyze, optimize, plan", ("QueryExecution", "Dataset.select")),
+    ("py4j: class look-ups", ("getUnknownMember", "ClassLoader")),
+)
+
+
+def phase(thread: str, frames: List[str]) -> str:
+    stack = " ".join(frames).replace("/", ".")
+    if thread.startswith("versioned-driver-task"):
+        return next((n for n, keys in LOOKUP_PHASES if any(k in stack for k in keys)), "lookup: other")
+    if thread.startswith("Executor task launch"):
+        return "run: executor tasks"
+    if thread.startswith(("dag-scheduler", "dispatcher", "task-result")):
+        return "run: scheduler threads"
+    if thread.startswith(("Thread-", "main")):
+        return next((n for n, keys in CALLER_PHASES if any(k in stack for k in keys)), "py4j and other on the calling thread")
+    return "other threads"
+
+
 def jfr_top(path: str, start: float, end: float, top: int = 25) -> Dict[str, Any]:
-    """CPU samples of the recording between ``start`` and ``end`` (epoch seconds): by thread, by the frame that
-    ran (self), and by the innermost frame of the project (``versioned.``) on the stack."""
+    """CPU samples of the recording between ``start`` and ``end`` (epoch seconds): by thread, by phase (``phase``),
+    by the frame that ran (self), and by the innermost frame of the project (``versioned.``) on the stack."""
     out = subprocess.run(["jfr", "print", "--json", "--stack-depth", "256", "--events", "jdk.ExecutionSample", path], capture_output=True,
                          text=True, check=True).stdout
     events = json.loads(out)["recording"]["events"]
     threads: collections.Counter = collections.Counter()
+    phases: collections.Counter = collections.Counter()
     selfs: collections.Counter = collections.Counter()
     ours: collections.Counter = collections.Counter()
     n = 0
@@ -85,13 +122,15 @@ def jfr_top(path: str, start: float, end: float, top: int = 25) -> Dict[str, Any
         if not start <= when <= end:
             continue
         n += 1
-        threads[(v.get("sampledThread") or {}).get("javaName") or "?"] += 1
+        thread = (v.get("sampledThread") or {}).get("javaName") or "?"
+        threads[thread] += 1
         frames = [f"{f['method']['type']['name']}.{f['method']['name']}" for f in (v.get("stackTrace") or {}).get("frames", [])]
+        phases[phase(thread, frames)] += 1
         if frames:
             selfs[frames[0]] += 1
         mine = next((f for f in frames if f.startswith(("versioned.", "versioned/"))), None)
         ours[mine or "(no versioned frame)"] += 1
-    return {"samples": n, "threads": threads.most_common(10), "self": selfs.most_common(top),
+    return {"samples": n, "threads": threads.most_common(10), "phases": phases.most_common(), "self": selfs.most_common(top),
             "innermost_versioned": ours.most_common(top)}
 
 
@@ -111,7 +150,7 @@ def main() -> int:
             "--conf", "spark.ui.enabled=true"]
     if a.jfr:
         os.makedirs(os.path.dirname(jfr), exist_ok=True)
-        argv += ["--driver-java-options=-XX:StartFlightRecording=name=diff,settings=profile -XX:FlightRecorderOptions=stackdepth=256"]
+        argv += ["--driver-java-options=-XX:StartFlightRecording=name=diff,settings=profile,jdk.ExecutionSample#period=2ms -XX:FlightRecorderOptions=stackdepth=256"]
     load_start = load()
     suite = run.Bench(run.parse_args(argv))
     suite.start()
@@ -205,6 +244,9 @@ def write(a: argparse.Namespace, cases: Dict[str, Dict[str, Any]], profile: Any,
         lines += ["", f"## Driver CPU samples (JFR) over {p['loop']['diffs']} diffs, {p['loop']['label']} "
                   f"({p['loop']['s']:.2f} s, {p['samples']} samples)", "",
                   "By thread: " + ", ".join(f"{t} {c}" for t, c in p["threads"]), "",
+                  "| phase (`phase()`) | samples | share |", "|---|---|---|"]
+        lines += [f"| {m} | {c} | {100 * c / max(1, p['samples']):.0f}% |" for m, c in p["phases"]]
+        lines += ["",
                   "| innermost `versioned.` frame | samples |", "|---|---|"]
         lines += [f"| `{m}` | {c} |" for m, c in p["innermost_versioned"]]
         lines += ["", "| running frame | samples |", "|---|---|"]
