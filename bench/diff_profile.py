@@ -74,14 +74,15 @@ LOOKUP_PHASES = (  # on the lookup threads (versioned-driver-task): the fragment
     ("lookup: read and decompress pages", ("readPage", "DataPageV2", "readNextFilteredRowGroup", "BytesInput")),
     ("lookup: decode the other columns", ("VectorizedColumnReader", "VectorizedRle", "Updater")),
 )
-CALLER_PHASES = (  # on the py4j thread that runs Repository.diff and the run of its frame
+DIFF_PHASES = (  # on the py4j thread, within Repository.diff (VersionedApi.diff)
     ("diff: resolve the revisions (metastore)", ("Engine.resolve", "Resolver")),
     ("diff: table and object records (metastore)", ("TableDiff$.snapshots", "MetaDao", "Metastore")),
     ("diff: key filter (changed keys read from the DIFFs)", ("KeyFilter",)),
     ("diff: build Parquet readers (configuration copy, broadcast)", ("FastDiff$.reader", "verifying")),
     ("diff: fragment tasks on the calling thread", ("Jobs$.onDriver", "FragmentDiff")),
     ("diff: frame from the rows (conversion, analysis)", ("createDataFrame", "Dataset$.ofRows", "LocalRelation")),
-    ("diff: other", ("VersionedApi",)),
+)
+RUN_PHASES = (  # on the py4j thread, outside Repository.diff: the run of the frame as the benchmark runs it
     ("run: closure cleaning", ("SparkContext.clean",)),
     ("run: submit the job, wait", ("runJob",)),
     ("run: analyze, optimize, plan", ("QueryExecution", "Dataset.select")),
@@ -98,7 +99,9 @@ def phase(thread: str, frames: List[str]) -> str:
     if thread.startswith(("dag-scheduler", "dispatcher", "task-result")):
         return "run: scheduler threads"
     if thread.startswith(("Thread-", "main")):
-        return next((n for n, keys in CALLER_PHASES if any(k in stack for k in keys)), "py4j and other on the calling thread")
+        if "VersionedApi" in stack:
+            return next((n for n, keys in DIFF_PHASES if any(k in stack for k in keys)), "diff: other")
+        return next((n for n, keys in RUN_PHASES if any(k in stack for k in keys)), "py4j and other on the calling thread")
     return "other threads"
 
 
@@ -210,7 +213,8 @@ def main() -> int:
         profile = {}
         for branch, (t0, t1) in windows.items():
             profile[branch] = jfr_top(jfr, t0, t1)
-            profile[branch]["loop"] = {"diffs": a.jfr_loop, "s": t1 - t0, "label": cases[branch]["label"]}
+            profile[branch]["loop"] = {"diffs": a.jfr_loop, "s": t1 - t0, "from": t0, "to": t1, "label": cases[branch]["label"],
+                                       "recording": jfr}
     load_end = load()
     sp.stop()
     write(a, cases, profile, load_start, load_end)
