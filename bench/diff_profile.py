@@ -6,7 +6,7 @@ the end as the benchmark runs it) the Spark jobs it started with their durations
 API), and, with ``--jfr``, the driver's CPU samples of a loop of diffs (JDK Flight Recorder) by method.
 
     flock -x /work/bench.lock python3 bench/diff_profile.py [--rows 2000000] [--k 1000] [--reps 7] [--jfr]
-                                                         [--results bench/results/diff-2m-s33]
+                                                         [--results bench/results/diff-2m-s35]
 
 Writes ``diff-profile.md`` and ``diff-profile.json`` in the results directory, with the load average.
 """
@@ -66,13 +66,53 @@ class Jobs:
         return out
 
 
+# Phases of a diff by the frames on a sample's stack (first match wins; thread names as Spark and Jobs.onDriver set them).
+LOOKUP_PHASES = (  # on the lookup threads (versioned-driver-task): the fragments' tasks
+    ("lookup: open an object, the pushed filter (de)serialized per file", ("setFilterPredicate", "HadoopReadOptions")),
+    ("lookup: open an object (footer, column and offset indexes, reader set-up)", ("ObjectFiles$.open",)),
+    ("lookup: decode strings (DELTA_BYTE_ARRAY)", ("BinaryUpdater", "DeltaByteArray")),
+    ("lookup: read and decompress pages", ("readPage", "DataPageV2", "readNextFilteredRowGroup", "BytesInput")),
+    ("lookup: decode the other columns", ("VectorizedColumnReader", "VectorizedRle", "Updater")),
+)
+DIFF_PHASES = (  # on the py4j thread, within Repository.diff (VersionedApi.diff)
+    ("diff: resolve the revisions (metastore)", ("Engine.resolve", "Resolver")),
+    ("diff: table and object records (metastore)", ("TableDiff$.snapshots", "MetaDao", "Metastore")),
+    ("diff: key filter (changed keys read from the DIFFs)", ("KeyFilter",)),
+    ("diff: build Parquet readers (configuration copy, broadcast)", ("FastDiff$.reader", "verifying")),
+    ("diff: fragment tasks on the calling thread", ("Jobs$.onDriver", "FragmentDiff")),
+    ("diff: frame from the rows (conversion, analysis)", ("createDataFrame", "Dataset$.ofRows", "LocalRelation")),
+)
+RUN_PHASES = (  # on the py4j thread, outside Repository.diff: the run of the frame as the benchmark runs it
+    ("run: closure cleaning", ("SparkContext.clean",)),
+    ("run: submit the job, wait", ("runJob",)),
+    ("run: analyze, optimize, plan", ("QueryExecution", "Dataset.select")),
+    ("py4j: class look-ups", ("getUnknownMember", "ClassLoader")),
+)
+
+
+def phase(thread: str, frames: List[str]) -> str:
+    stack = " ".join(frames).replace("/", ".")
+    if thread.startswith("versioned-driver-task"):
+        return next((n for n, keys in LOOKUP_PHASES if any(k in stack for k in keys)), "lookup: other")
+    if thread.startswith("Executor task launch"):
+        return "run: executor tasks"
+    if thread.startswith(("dag-scheduler", "dispatcher", "task-result")):
+        return "run: scheduler threads"
+    if thread.startswith(("Thread-", "main")):
+        if "VersionedApi" in stack:
+            return next((n for n, keys in DIFF_PHASES if any(k in stack for k in keys)), "diff: other")
+        return next((n for n, keys in RUN_PHASES if any(k in stack for k in keys)), "py4j and other on the calling thread")
+    return "other threads"
+
+
 def jfr_top(path: str, start: float, end: float, top: int = 25) -> Dict[str, Any]:
-    """CPU samples of the recording between ``start`` and ``end`` (epoch seconds): by thread, by the frame that
-    ran (self), and by the innermost frame of the project (``versioned.``) on the stack."""
-    out = subprocess.run(["jfr", "print", "--json", "--events", "jdk.ExecutionSample", path], capture_output=True,
+    """CPU samples of the recording between ``start`` and ``end`` (epoch seconds): by thread, by phase (``phase``),
+    by the frame that ran (self), and by the innermost frame of the project (``versioned.``) on the stack."""
+    out = subprocess.run(["jfr", "print", "--json", "--stack-depth", "256", "--events", "jdk.ExecutionSample", path], capture_output=True,
                          text=True, check=True).stdout
     events = json.loads(out)["recording"]["events"]
     threads: collections.Counter = collections.Counter()
+    phases: collections.Counter = collections.Counter()
     selfs: collections.Counter = collections.Counter()
     ours: collections.Counter = collections.Counter()
     n = 0
@@ -85,13 +125,15 @@ def jfr_top(path: str, start: float, end: float, top: int = 25) -> Dict[str, Any
         if not start <= when <= end:
             continue
         n += 1
-        threads[(v.get("sampledThread") or {}).get("javaName") or "?"] += 1
+        thread = (v.get("sampledThread") or {}).get("javaName") or "?"
+        threads[thread] += 1
         frames = [f"{f['method']['type']['name']}.{f['method']['name']}" for f in (v.get("stackTrace") or {}).get("frames", [])]
+        phases[phase(thread, frames)] += 1
         if frames:
             selfs[frames[0]] += 1
         mine = next((f for f in frames if f.startswith(("versioned.", "versioned/"))), None)
         ours[mine or "(no versioned frame)"] += 1
-    return {"samples": n, "threads": threads.most_common(10), "self": selfs.most_common(top),
+    return {"samples": n, "threads": threads.most_common(10), "phases": phases.most_common(), "self": selfs.most_common(top),
             "innermost_versioned": ours.most_common(top)}
 
 
@@ -103,7 +145,7 @@ def main() -> int:
     ap.add_argument("--jfr", action="store_true", help="record the driver with JDK Flight Recorder (a loop of diffs)")
     ap.add_argument("--jfr-loop", type=int, default=30, help="diffs of the recorded loop")
     ap.add_argument("--work", default=os.path.join(HERE, "work"))
-    ap.add_argument("--results", default=os.path.join(HERE, "results", "diff-2m-s33"))
+    ap.add_argument("--results", default=os.path.join(HERE, "results", "diff-2m-s35"))
     a = ap.parse_args()
     os.makedirs(a.results, exist_ok=True)
     jfr = os.path.join(os.path.abspath(a.work) + "-jfr", "diff.jfr")
@@ -111,7 +153,7 @@ def main() -> int:
             "--conf", "spark.ui.enabled=true"]
     if a.jfr:
         os.makedirs(os.path.dirname(jfr), exist_ok=True)
-        argv += ["--driver-java-options=-XX:StartFlightRecording=name=diff,settings=profile"]
+        argv += ["--driver-java-options=-XX:StartFlightRecording=name=diff,settings=profile,jdk.ExecutionSample#period=2ms -XX:FlightRecorderOptions=stackdepth=256"]
     load_start = load()
     suite = run.Bench(run.parse_args(argv))
     suite.start()
@@ -161,13 +203,18 @@ def main() -> int:
     profile = None
     if a.jfr:
         pid = sp.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
-        t0 = time.time()
-        for _ in range(a.jfr_loop):
-            force(api.diff("t", base, "dsn"))
-        t1 = time.time()
+        windows = {}
+        for branch in ("dsn", "dcn"):
+            t0 = time.time()
+            for _ in range(a.jfr_loop):
+                force(api.diff("t", base, branch))
+            windows[branch] = (t0, time.time())
         subprocess.run(["jcmd", str(pid), "JFR.dump", "name=diff", f"filename={jfr}"], check=True, capture_output=True)
-        profile = jfr_top(jfr, t0, t1)
-        profile["loop"] = {"diffs": a.jfr_loop, "s": t1 - t0}
+        profile = {}
+        for branch, (t0, t1) in windows.items():
+            profile[branch] = jfr_top(jfr, t0, t1)
+            profile[branch]["loop"] = {"diffs": a.jfr_loop, "s": t1 - t0, "from": t0, "to": t1, "label": cases[branch]["label"],
+                                       "recording": jfr}
     load_end = load()
     sp.stop()
     write(a, cases, profile, load_start, load_end)
@@ -197,14 +244,17 @@ def write(a: argparse.Namespace, cases: Dict[str, Dict[str, Any]], profile: Any,
             shown = "; ".join(f"#{j['id']} {j['name'][:60]} ({'?' if j['s'] is None else ms(j['s'])}, {j['tasks']} tasks)"
                               for j in js) or "none"
             lines.append(f"- {c['label']}, {phase}: {len(js)} job(s): {shown}")
-    if profile:
-        lines += ["", f"## Driver CPU samples (JFR) over {profile['loop']['diffs']} diffs of the scattered change "
-                  f"({profile['loop']['s']:.2f} s, {profile['samples']} samples)", "",
-                  "By thread: " + ", ".join(f"{t} {c}" for t, c in profile["threads"]), "",
+    for p in (profile or {}).values():
+        lines += ["", f"## Driver CPU samples (JFR) over {p['loop']['diffs']} diffs, {p['loop']['label']} "
+                  f"({p['loop']['s']:.2f} s, {p['samples']} samples)", "",
+                  "By thread: " + ", ".join(f"{t} {c}" for t, c in p["threads"]), "",
+                  "| phase (`phase()`) | samples | share |", "|---|---|---|"]
+        lines += [f"| {m} | {c} | {100 * c / max(1, p['samples']):.0f}% |" for m, c in p["phases"]]
+        lines += ["",
                   "| innermost `versioned.` frame | samples |", "|---|---|"]
-        lines += [f"| `{m}` | {c} |" for m, c in profile["innermost_versioned"]]
+        lines += [f"| `{m}` | {c} |" for m, c in p["innermost_versioned"]]
         lines += ["", "| running frame | samples |", "|---|---|"]
-        lines += [f"| `{m}` | {c} |" for m, c in profile["self"]]
+        lines += [f"| `{m}` | {c} |" for m, c in p["self"]]
     with open(os.path.join(a.results, "diff-profile.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -11,7 +11,7 @@ import json
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from py4j.java_collections import JavaList
-from py4j.java_gateway import JavaClass, JavaObject, is_instance_of
+from py4j.java_gateway import JavaClass, JavaObject
 from pyspark.sql import DataFrame, SparkSession
 
 from versioned._ops import FetchOutcome, MergeOutcome, Ops, PushOutcome, RefKind, TransactionHandle, declare_client
@@ -42,8 +42,15 @@ def _api(spark: SparkSession, name: str = API_CLASS) -> Any:
     return cls
 
 
+def _jclass(spark: SparkSession, fqn: str) -> Any:
+    """The Java class ``fqn`` (which must exist), without asking the JVM for it. ``gateway.jvm.java.util.HashMap`` asks
+    the JVM for ``java``, then ``java.util``, as classes first: each miss looks through every jar of the classpath
+    (about a millisecond a call, a fixed cost of every small operation)."""
+    return JavaClass(fqn, _gateway(spark)._gateway_client)
+
+
 def _java_options(spark: SparkSession, options: Optional[Mapping[str, str]]) -> Any:
-    m = _gateway(spark).jvm.java.util.HashMap()
+    m = _jclass(spark, "java.util.HashMap")()
     for k, v in (options or {}).items():
         if v is not None:
             m.put(str(k), str(v))
@@ -75,7 +82,8 @@ def call(spark: SparkSession, options: Optional[Mapping[str, str]], method: str,
 def _from_java(spark: SparkSession, value: Any) -> Any:
     if isinstance(value, JavaList):
         return list(value)
-    if isinstance(value, JavaObject) and is_instance_of(_gateway(spark), value, "org.apache.spark.sql.Dataset"):
+    if isinstance(value, JavaObject) and _jclass(spark, "py4j.reflection.TypeUtil").isInstanceOf(
+            "org.apache.spark.sql.Dataset", value):
         return DataFrame(value, spark)
     return value
 
@@ -123,7 +131,7 @@ def java_list(spark: SparkSession, values: Sequence[str]) -> Any:
 
         call_frame(spark, None, "verify", "shop", java_list(spark, ["main", "v1"]))
     """
-    lst = _gateway(spark).jvm.java.util.ArrayList()
+    lst = _jclass(spark, "java.util.ArrayList")()
     for v in values:
         lst.add(v)
     return lst
@@ -148,7 +156,7 @@ def java_frames(spark: SparkSession, frames: Optional[Mapping[str, DataFrame]]) 
     """
     if not frames:
         return None
-    m = _gateway(spark).jvm.java.util.HashMap()
+    m = _jclass(spark, "java.util.HashMap")()
     for name, df in frames.items():
         if not isinstance(df, DataFrame):
             raise TypeError(f"expected a DataFrame for {name!r}, got {type(df).__name__}")

@@ -123,11 +123,45 @@ private[versioned] object FastDiff {
       m.minValues.get(VersionedOptions.PriorChainColumn).contains(chain) && m.maxValues.get(VersionedOptions.PriorChainColumn).contains(chain)
     }
 
-  /** A Parquet reader of objects whose columns are `data`, returning `read` (as batches: `batch`); each gets its own configuration. */
-  private def reader(spark: SparkSession, data: StructType, read: StructType, fs: Seq[Filter], batch: Boolean): ObjectFiles.Reader =
-    new ParquetFileFormat().buildReaderWithPartitionValues(spark, data, new StructType(), read, fs,
-      Map(FileFormat.OPTION_RETURNING_BATCH -> batch.toString), (if (fs.isEmpty) ObjectFiles.verifyingUnfiltered _
-        else ObjectFiles.verifying _)(spark.sparkContext.hadoopConfiguration))
+  /**
+   * A Parquet reader of objects whose columns are `data`, returning `read` (as batches: `batch`); each gets its own
+   * configuration. One that pushes no filter down is the same for every diff of a layout ([[Unfiltered]]).
+   */
+  private def reader(spark: SparkSession, data: StructType, read: StructType, fs: Seq[Filter], batch: Boolean): ObjectFiles.Reader = {
+    def build = {
+      readersBuilt.incrementAndGet()
+      new ParquetFileFormat().buildReaderWithPartitionValues(spark, data, new StructType(), read, fs,
+        Map(FileFormat.OPTION_RETURNING_BATCH -> batch.toString), (if (fs.isEmpty) ObjectFiles.verifyingUnfiltered _
+          else ObjectFiles.verifying _)(spark.sparkContext.hadoopConfiguration))
+    }
+    if (fs.isEmpty) Unfiltered(spark, data, read, batch)(build) else build
+  }
+
+  /** Parquet readers built in this JVM (for tests). */
+  private[versioned] val readersBuilt = new java.util.concurrent.atomic.AtomicLong()
+
+  /**
+   * Readers that push no filter down (whole DIFFs, the changed keys' column), kept for the diffs that follow: building
+   * one copies the Hadoop configuration and broadcasts it, a few milliseconds of a small diff. A reader is what its
+   * session, schemas, the session's SQL settings and the SparkContext's Hadoop configuration made it, so that is its
+   * key: the configuration by its verifying broadcast ([[ObjectFiles.verifyingBroadcast]], a new one when the
+   * content changed, or the context restarted). The most recently used few are kept.
+   */
+  private object Unfiltered {
+    private val Kept = 16
+    private type Key = (SparkSession, AnyRef, Map[String, String], StructType, StructType, Boolean)
+    private val kept = new java.util.LinkedHashMap[Key, ObjectFiles.Reader](Kept, 0.75f, true) {
+      override def removeEldestEntry(e: java.util.Map.Entry[Key, ObjectFiles.Reader]): Boolean = size() > Kept
+    }
+    def apply(spark: SparkSession, data: StructType, read: StructType, batch: Boolean)(build: => ObjectFiles.Reader): ObjectFiles.Reader = {
+      val key: Key = (spark, ObjectFiles.verifyingBroadcast(spark.sparkContext), spark.conf.getAll, data, read, batch)
+      synchronized(Option(kept.get(key))).getOrElse {
+        val r = build
+        synchronized(kept.put(key, r))
+        r
+      }
+    }
+  }
 
   /**
    * Readers of a fragment's objects for [[FragmentRows]] (result rows in `schema`): DIFFs whole (with their

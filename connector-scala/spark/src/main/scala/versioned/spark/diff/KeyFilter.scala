@@ -31,7 +31,7 @@ private[diff] object KeyFilter {
   private val PageRows = versioned.core.format.ObjectShape.PageRows.toLong
 
   def apply(layout: TableLayout, fast: Seq[DiffPlan.Fast], metas: Map[String, ObjectMeta], file: String => ObjectFile,
-            firstKeyReader: => ObjectFiles.Reader, conf: org.apache.hadoop.conf.Configuration): Option[Filter] = {
+            firstKeyReader: => ObjectFiles.Reader, conf: => org.apache.hadoop.conf.Configuration): Option[Filter] = {
     val first = layout.keyFields.head
     val extras = fast.flatMap(f => f.extraFrom ++ f.extraTo).distinct.map(metas).filter(_.rowCount > 0)
     if (extras.isEmpty || !KeyLookup.supports(first.dataType)) return None

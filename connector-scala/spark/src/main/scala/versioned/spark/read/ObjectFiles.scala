@@ -55,13 +55,14 @@ private[versioned] object ObjectFiles {
    * follow (broadcasting a whole Hadoop configuration costs milliseconds; a key lookup is not much more).
    */
   def verifyingBroadcast(sc: org.apache.spark.SparkContext): org.apache.spark.broadcast.Broadcast[org.apache.spark.util.SerializableConfiguration] = {
-    val conf = verifying(sc.hadoopConfiguration)
-    val content = scala.jdk.CollectionConverters.IteratorHasAsScala(conf.iterator()).asScala.map(e => e.getKey -> e.getValue).toMap
+    // the content of the context's configuration decides (the verifying copy adds the same settings to any): the copy,
+    // ~1,100 properties, is made only for a new broadcast
+    val content = scala.jdk.CollectionConverters.IteratorHasAsScala(sc.hadoopConfiguration.iterator()).asScala.map(e => e.getKey -> e.getValue).toMap
     synchronized {
       broadcast match {
         case Some((c, m, b)) if (c eq sc) && !sc.isStopped && m == content => b
         case _ =>
-          val b = sc.broadcast(new org.apache.spark.util.SerializableConfiguration(conf))
+          val b = sc.broadcast(new org.apache.spark.util.SerializableConfiguration(verifying(sc.hadoopConfiguration)))
           broadcast = Some((sc, content, b))
           b
       }

@@ -280,4 +280,31 @@ class DiffPropertySuite extends VersionedTestBase {
       assert(decoded > 0 && decoded <= n * 6 / 10, s"$decoded of $n SNAP rows decoded for ${keys.size} keys in $pages pages")
     }
   }
+
+  test("a reader that pushes no filter down is built once for the diffs that follow, again when a setting changes") {
+    // a layout of its own, so no earlier test built these readers
+    val schema = new StructType().add("id", LongType).add("reused_s", StringType)
+    write(spark.range(0, 5000).selectExpr("id", "concat('s', id) AS reused_s"), "r.reuse", "primaryKey" -> "id")
+    write(frame(schema, Seq(Row(3L, "x"), Row(4000L, null))), "r.reuse", "upsert" -> "true")
+    val location = Map(VersionedOptions.Warehouse -> warehouse.getAbsolutePath)
+    val branch = engine.defaultBranch("r")
+    val expected = Seq(Row("update", 3L, "s3", "x"), Row("update", 4000L, "s4000", null))
+    /** Readers built by one diff of the last commit, whose rows must be `expected`. */
+    def built(): Long = {
+      val before = FastDiff.readersBuilt.get()
+      val d = TableDiff.diff(spark, location, "r.reuse", engine.resolve("r", Revision.Spec(s"$branch~1")),
+        engine.resolve("r", Revision.Spec(branch))).collect().toSeq
+      assertSameRows(d, expected, "diff of the last commit")
+      FastDiff.readersBuilt.get() - before
+    }
+    val first = built()
+    val again = built()
+    assert(again < first, s"the second diff built $again readers, the first $first")
+    assert(built() == again)
+    // another SQL setting, another Hadoop configuration: built anew
+    withConf("spark.sql.parquet.columnarReaderBatchSize" -> "1000")(assert(built() > again))
+    val hadoop = spark.sparkContext.hadoopConfiguration
+    hadoop.set("versioned.test.reader", "1")
+    try assert(built() > again) finally hadoop.unset("versioned.test.reader")
+  }
 }
