@@ -77,6 +77,7 @@ object VersionedOptions {
   val ConfLocalCommitMaxBytes: String = Setting.LocalCommitMaxBytes.key
   val ConfDiffCompression: String = Setting.DiffCompression.key
   val ConfBeforeImages: String = Setting.BeforeImages.key
+  val ConfJavaPermissions: String = Setting.JavaPermissions.key
 
   /**
    * Credentials of remote `<name>`'s metastore (`spark.versioned.remote.<name>.metastore.user` / `.password`),
