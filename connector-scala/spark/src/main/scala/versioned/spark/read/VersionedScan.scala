@@ -8,7 +8,7 @@ import org.apache.spark.sql.execution.datasources.FileFormat
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.network.util.JavaUtils
 import org.apache.spark.sql.sources._
-import org.apache.spark.sql.types.{DataType, StructType}
+import org.apache.spark.sql.types.{DataType, StructField, StructType}
 import versioned.core.{Fragment, ObjectKind, ObjectMeta}
 import versioned.spark.session.TableSnapshot
 import versioned.spark.format.{SparkKeys, Values}
@@ -276,21 +276,21 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
    * that reader supports the key and columns. Such a lookup opens each fragment for a few rows, and that reader
    * opens an object for less than Spark's.
    */
-  private lazy val lookupFiles: Option[(org.apache.hadoop.conf.Configuration, org.apache.hadoop.conf.Configuration)] = for {
+  private lazy val lookupFiles: Option[VersionedScan.LookupFiles] = for {
     key <- KeyLookup.keyField(layout) if rowsOnly && lookupKeys.isDefined
     diffRead = layout.diffRead(others) if LookupFileReader.supports(key, merged, diffRead)
   } yield {
     val spark = SparkSession.active
-    (LookupFileReader.conf(spark, layout.physicalSchema, merged), LookupFileReader.conf(spark, layout.diffSchema, diffRead))
+    VersionedScan.LookupFiles(key, LookupFileReader.conf(spark, layout.physicalSchema, merged), diffRead,
+      LookupFileReader.conf(spark, layout.diffSchema, diffRead))
   }
 
   /** [[lookupFiles]]' readers of `shape` (rows), SNAPs keeping the rows of `look`'s keys, DIFFs those of `diffLook`. */
   private def lookupReaders(shape: ReaderShape, look: Option[KeyLookup], diffLook: Option[KeyLookup]): FragmentReaders = {
-    val (snapConf, diffConf) = lookupFiles.get
-    val key = KeyLookup.keyField(layout).get
+    val f = lookupFiles.get
     FragmentReaders(columnar = false,
-      snapRows = Option.when(shape.snapRows)(LookupFileReader(snapConf, merged, key, look)),
-      diffRows = Option.when(shape.diffRows)(LookupFileReader(diffConf, layout.diffRead(others), key, diffLook)),
+      snapRows = Option.when(shape.snapRows)(LookupFileReader(f.snapConf, merged, f.key, look)),
+      diffRows = Option.when(shape.diffRows)(LookupFileReader(f.diffConf, f.diffRead, f.key, diffLook)),
       snapBatches = None, mergedBatches = None, diffCacheBytes = 0L, maxOverlayRows = maxOverlayRows,
       hadoopConf = objectConf)
   }
@@ -341,6 +341,10 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
  * the fragments left are packed into input partitions ([[VersionedScan.groups]]).
  */
 private[versioned] object VersionedScan {
+  /** The first key, and the prepared configurations of SNAP reads and of DIFF reads (`diffRead`'s columns). */
+  private[read] final case class LookupFiles(key: StructField, snapConf: org.apache.hadoop.conf.Configuration,
+                                              diffRead: StructType, diffConf: org.apache.hadoop.conf.Configuration)
+
   /**
    * Decides from metastore statistics alone whether an object or a fragment may hold rows matching
    * filters. Always conservative: `true` unless the statistics prove that nothing can match.
