@@ -145,19 +145,22 @@ private[versioned] object FastDiff {
    * one copies the Hadoop configuration and broadcasts it, a few milliseconds of a small diff. A reader is what its
    * session, schemas, the session's SQL settings and the SparkContext's Hadoop configuration made it, so that is its
    * key: the configuration by its verifying broadcast ([[ObjectFiles.verifyingBroadcast]], a new one when the
-   * content changed, or the context restarted). The most recently used few are kept.
+   * content changed, or the context restarted). The most recently used few of each session are kept, and none
+   * keeps its session alive (a session no longer used takes its readers with it).
    */
   private object Unfiltered {
     private val Kept = 16
-    private type Key = (SparkSession, AnyRef, Map[String, String], StructType, StructType, Boolean)
-    private val kept = new java.util.LinkedHashMap[Key, ObjectFiles.Reader](Kept, 0.75f, true) {
-      override def removeEldestEntry(e: java.util.Map.Entry[Key, ObjectFiles.Reader]): Boolean = size() > Kept
-    }
+    private type Key = (AnyRef, Map[String, String], StructType, StructType, Boolean)
+    private val bySession = new java.util.WeakHashMap[SparkSession, java.util.LinkedHashMap[Key, ObjectFiles.Reader]]()
+    private def kept(spark: SparkSession) = bySession.computeIfAbsent(spark, _ =>
+      new java.util.LinkedHashMap[Key, ObjectFiles.Reader](Kept, 0.75f, true) {
+        override def removeEldestEntry(e: java.util.Map.Entry[Key, ObjectFiles.Reader]): Boolean = size() > Kept
+      })
     def apply(spark: SparkSession, data: StructType, read: StructType, batch: Boolean)(build: => ObjectFiles.Reader): ObjectFiles.Reader = {
-      val key: Key = (spark, ObjectFiles.verifyingBroadcast(spark.sparkContext), spark.conf.getAll, data, read, batch)
-      synchronized(Option(kept.get(key))).getOrElse {
+      val key: Key = (ObjectFiles.verifyingBroadcast(spark.sparkContext), spark.conf.getAll, data, read, batch)
+      synchronized(Option(kept(spark).get(key))).getOrElse {
         val r = build
-        synchronized(kept.put(key, r))
+        synchronized(kept(spark).put(key, r))
         r
       }
     }

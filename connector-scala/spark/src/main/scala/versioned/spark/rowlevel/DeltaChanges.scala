@@ -121,10 +121,30 @@ private[rowlevel] object DeltaChanges {
   }
 
   /**
-   * The change of each touched key of a keyed table, from the key (`keys`), what the operation writes
-   * there (`w_*` values, `_vw` true when it writes a row) and what the table holds (`c_*` values, `_vc`
-   * true when it has a row), by the kernel's change rule ([[versioned.core.format.ChangeRule]]).
+   * A touched key's row: the key columns, what the operation writes there (`w_*` values, `_vw` true when it
+   * writes a row) and what the table holds (`c_*` values, `_vc` true when it has a row), absent values null.
+   * [[resolve]] reads it as columns of a frame, [[localChanges]] by position ([[Touched]]).
    */
+  private final case class Touched(layout: TableLayout) {
+    val (nk, nv) = (layout.primaryKey.size, layout.nonKeyColumns.size)
+    def written(r: Row): Boolean = r.get(nk + nv) != null
+    def held(r: Row): Boolean = r.get(nk + nv + 1 + nv) != null
+    def writtenValues(r: Row): Seq[Any] = (nk until nk + nv).map(r.get)
+    def heldValues(r: Row): Seq[Any] = (nk + nv + 1 until nk + 2 * nv + 1).map(r.get)
+    def row(key: Seq[Any], w: Option[Seq[Any]], t: Option[Seq[Any]]): Row = {
+      val nulls = Seq.fill(nv)(null)
+      Row.fromSeq(key ++ w.getOrElse(nulls) ++ Seq(present(w)) ++ t.getOrElse(nulls) ++ Seq(present(t)))
+    }
+    private def present(o: Option[_]): Any = if (o.isDefined) true else null
+    def schema: StructType = {
+      val s = layout.physicalSchema
+      def valueFields(prefix: String) = layout.nonKeyColumns.map(v => StructField(prefix + v, s(v).dataType, nullable = true))
+      StructType(layout.primaryKey.map(s(_)) ++ valueFields("w_") ++ Seq(StructField("_vw", BooleanType)) ++
+        valueFields("c_") :+ StructField("_vc", BooleanType))
+    }
+  }
+
+  /** The change of each touched key of a keyed table ([[Touched]]) by the kernel's change rule ([[ChangeRule]]). */
   private def resolve(touched: DataFrame, layout: TableLayout): DataFrame = {
     val keys = layout.primaryKey
     val values = layout.nonKeyColumns
@@ -177,34 +197,26 @@ private[rowlevel] object DeltaChanges {
     writes.find(w => !w.inPlace && table.contains(w.key) && !removed.contains(w.key))
       .foreach(w => throw keyExists(what, keys, w.key))
     val byKey = writes.map(w => w.key -> w.values).toMap
-    val nulls: Seq[Any] = values.map(_ => null)
-    def present(o: Option[_]): Any = if (o.isDefined) true else null
-    val touched: Seq[Row] = (writes.map(_.key) ++ removed.filterNot(byKey.contains)).map { k =>
-      val (w, t) = (byKey.get(k), table.get(k))
-      Row.fromSeq(k ++ w.getOrElse(nulls) ++ Seq(present(w)) ++ t.getOrElse(nulls) ++ Seq(present(t)))
-    }
-    val schema = layout.physicalSchema
-    if (values.forall(v => RowOrdering.isOrderable(schema(v).dataType)))
-      return StagedInput.local(layout.diffSchema, localChanges(touched, layout))
-    def valueFields(prefix: String) = values.map(v => StructField(prefix + v, schema(v).dataType, nullable = true))
-    val touchedSchema = StructType(keys.map(schema(_)) ++ valueFields("w_") ++ Seq(StructField("_vw", BooleanType)) ++
-      valueFields("c_") :+ StructField("_vc", BooleanType))
-    val changes = resolve(spark.createDataFrame(touched.asJava, touchedSchema), layout)
+    val shape = Touched(layout)
+    val touched: Seq[Row] = (writes.map(_.key) ++ removed.filterNot(byKey.contains)).map(k => shape.row(k, byKey.get(k), table.get(k)))
+    if (values.forall(v => RowOrdering.isOrderable(layout.physicalSchema(v).dataType)))
+      return StagedInput.local(layout.diffSchema, localChanges(touched, shape))
+    val changes = resolve(spark.createDataFrame(touched.asJava, shape.schema), layout)
     StagedInput(changes, Some(LocalCommit.collect(changes)))
   }
 
   /**
-   * What [[resolve]] computes, for touched rows on the driver (key, written values, whether a row is written, the
-   * table's values, whether the table has a row; external values): the change of each key by the kernel's rule
-   * ([[ChangeRule.change]]), its values compared null-safely as Spark's `<=>` compares them (the same expression,
-   * interpreted: -0.0 equals 0.0, NaN equals NaN, collations apply), as rows in the DIFF layout. Keys without a
-   * change give no row.
+   * What [[resolve]] computes, for touched rows on the driver (external values): the change of each key by the
+   * kernel's rule ([[ChangeRule.change]]), its values compared null-safely as Spark's `<=>` compares them (the same
+   * expression, interpreted: -0.0 equals 0.0, NaN equals NaN, collations apply), as rows in the DIFF layout. Keys
+   * without a change give no row.
    */
-  private def localChanges(touched: Seq[Row], layout: TableLayout): IndexedSeq[InternalRow] = {
+  private def localChanges(touched: Seq[Row], shape: Touched): IndexedSeq[InternalRow] = {
+    val layout = shape.layout
     val keys = layout.primaryKey
     val values = layout.nonKeyColumns
     val schema = layout.physicalSchema
-    val (nk, nv) = (keys.size, values.size)
+    val (nk, nv) = (shape.nk, shape.nv)
     val types = values.map(schema(_).dataType)
     val pair = CatalystTypeConverters.createToCatalystConverter(
       StructType((types ++ types).zipWithIndex.map { case (t, i) => StructField(s"v$i", t, nullable = true) }))
@@ -216,13 +228,11 @@ private[rowlevel] object DeltaChanges {
       val k = keys.indexOf(n); if (k >= 0) Left(k) else Right(values.indexOf(n))
     }
     touched.flatMap { r =>
-      val written = r.get(nk + nv) != null
-      val held = r.get(nk + nv + 1 + nv) != null
       lazy val unchanged = {
-        val both = pair(Row.fromSeq((nk until nk + nv).map(r.get) ++ (nk + nv + 1 until nk + 2 * nv + 1).map(r.get))).asInstanceOf[InternalRow]
+        val both = pair(Row.fromSeq(shape.writtenValues(r) ++ shape.heldValues(r))).asInstanceOf[InternalRow]
         same.forall(_.eval(both) == true)
       }
-      ChangeRule.change(before = held, after = written, same = unchanged).map { kind =>
+      ChangeRule.change(before = shape.held(r), after = shape.written(r), same = unchanged).map { kind =>
         val cols = source.map { case Left(k) => r.get(k); case Right(v) => r.get(nk + v) }
         toDiff(Row.fromSeq(cols :+ kind)).asInstanceOf[InternalRow]
       }

@@ -73,15 +73,24 @@ private[versioned] object Warehouses {
 
   /**
    * The engine of a warehouse, reaching its object store with the session's Hadoop configuration (in which the
-   * local `FileContext` file system is installed first, unless `spark.versioned.fs.javaPermissions` is false).
+   * local `FileContext` file system is installed when the SparkContext's first warehouse opens, unless
+   * `spark.versioned.fs.javaPermissions` is false then).
    */
   def engine(spark: SparkSession, config: WarehouseConfig): Engine = {
     val hadoop = spark.sparkContext.hadoopConfiguration
-    if (Settings.of(spark).javaPermissions && LocalObjectFileSystem.install(hadoop))
+    if (fsChecked.putIfAbsent(spark.sparkContext, java.lang.Boolean.TRUE) == null && Settings.of(spark).javaPermissions &&
+      LocalObjectFileSystem.install(hadoop))
       log.info("versioned: file: paths opened through Hadoop's FileContext (streaming checkpoints) set permissions " +
         s"through Java (${classOf[LocalObjectFs].getName}; spark.versioned.fs.javaPermissions=false turns this off)")
     Identity.install(Engine(config, hadoop))
   }
+
+  /**
+   * SparkContexts whose Hadoop configuration was considered for [[LocalObjectFileSystem.install]]: once each, when
+   * the first warehouse opens (the setting is the context's, as the configuration it changes), not at every engine.
+   */
+  private val fsChecked = java.util.Collections.synchronizedMap(
+    new java.util.WeakHashMap[org.apache.spark.SparkContext, java.lang.Boolean]())
 
   // Each getter reads (and validates) all settings; see Settings.
   def fragmentRows(spark: SparkSession): Long = Settings.of(spark).fragmentRows
