@@ -71,10 +71,6 @@ object Setting {
     "the most share of the time a background compaction works: between its jobs it rests as long as its work since the " +
       "last rest × (1 − d) / d (0.5: as long as it worked; 1: no rest), so a burst of compaction spreads over the next " +
       "commits instead of slowing one")
-  val CompactionNiceness: Setting[Int] = Setting("spark.versioned.compaction.niceness",
-    Kind("an integer between 0 and 19", _.toIntOption.filter(n => n >= 0 && n <= 19)), 10, "10",
-    "the scheduling niceness (as `nice`, Linux only) of the driver threads that run background compaction: above 0 they take " +
-      "the CPU when writes and queries leave it idle and yield it when a commit needs it (0: the process's own priority)")
   val MaxDiffRatio: Setting[Double] = Setting("spark.versioned.compaction.maxDiffRatio",
     Kind.fraction("a number > 0, e.g. 0.1", d => d > 0 && !d.isInfinite), 1.0, "1.0",
     "re-snapshot a fragment once its DIFF rows reach this share of its SNAP rows (a SNAP smaller than the table's largest " +
@@ -135,7 +131,7 @@ object Setting {
 
   /** Every setting, in the README's order. */
   val all: Seq[Setting[_]] = Seq(Warehouse, MetastoreUrl, DefaultBranch, FragmentRows, BackgroundCompaction,
-    CompactionYieldMs, CompactionDutyCycle, CompactionNiceness, MaxDiffRatio, MaxChain, ConsolidateAfter, DiffCacheBytes, MaxOverlayRows,
+    CompactionYieldMs, CompactionDutyCycle, MaxDiffRatio, MaxChain, ConsolidateAfter, DiffCacheBytes, MaxOverlayRows,
     DiffCompression, LocalCommitMaxRows, LocalCommitMaxBytes, SharedDiffMaxRows, TailFragments, BeforeImages, JavaPermissions, Author, User, Client)
 
   /** The README's configuration table of [[all]] (and the per-remote credentials, which have no fixed key). */

@@ -40,7 +40,6 @@ final class Settings private (conf: Map[String, String]) {
   def backgroundCompaction: Boolean = get(Setting.BackgroundCompaction)
   def compactionYieldMs: Long = get(Setting.CompactionYieldMs)
   def compactionDutyCycle: Double = get(Setting.CompactionDutyCycle)
-  def compactionNiceness: Int = get(Setting.CompactionNiceness)
   def maxOverlayRows: Long = get(Setting.MaxOverlayRows)
   def diffCacheBytes: Long = get(Setting.DiffCacheBytes)
   def localCommitMaxRows: Long = get(Setting.LocalCommitMaxRows)

@@ -66,7 +66,6 @@ object VersionedOptions {
   val ConfBackgroundCompaction: String = Setting.BackgroundCompaction.key
   val ConfCompactionYieldMs: String = Setting.CompactionYieldMs.key
   val ConfCompactionDutyCycle: String = Setting.CompactionDutyCycle.key
-  val ConfCompactionNiceness: String = Setting.CompactionNiceness.key
   val ConfAuthor: String = Setting.Author.key
   val ConfUser: String = Setting.User.key
   val ConfClient: String = Setting.Client.key

@@ -30,8 +30,6 @@ import versioned.spark.session.Settings
  *    before each it waits while a write is in progress in the driver (at most `spark.versioned.compaction.yieldMs`).
  *  - It is paced ([[Pacing]]): between its jobs it rests so that it works at most
  *    `spark.versioned.compaction.dutyCycle` of the time, spreading a burst of work over the next commits.
- *  - Its thread runs at niceness `spark.versioned.compaction.niceness` ([[ThreadNiceness]]): it takes idle CPU, and
- *    a commit that needs the core it runs on gets most of it.
  *  - `spark.versioned.compaction.background=false` runs the same step inline after each commit.
  */
 private[versioned] object Compactions {
@@ -129,7 +127,6 @@ private[versioned] object Compactions {
       .foreach(sc.setLocalProperty(_, null))
     sc.clearJobTags()
     SparkSession.setActiveSession(r.spark)
-    ThreadNiceness.set(r.settings.compactionNiceness)
     sc.setJobGroup(group, s"versioned: compaction ${r.req.ident}@${r.image.shortHash}", interruptOnCancel = true)
     val pacing = new Pacing(r.settings.compactionDutyCycle, ns => waitWhile(sc, ns, stepNs = 10000000L)(true))
     try runLogged(r, backgroundSlots(sc), () => pacing.rest(() => yieldToWrites(sc, r.settings.compactionYieldMs)))
