@@ -15,7 +15,7 @@ ap.add_argument("--out", required=True)
 ap.add_argument("--wh", default="/work/b100/work/wh")
 ap.add_argument("--reps", type=int, default=3)
 ap.add_argument("--jfr", action="store_true")
-ap.add_argument("--only", default="both")
+ap.add_argument("--only", default="both", help="both (delete_where and SQL MERGE), delete, merge, public (upsert write then delete_where, as the bench), or threeway (the bench's three-way merge of branches, run_py's merge step, and its direct commit)")
 ap.add_argument("--parse-only", action="store_true")
 ap.add_argument("--conf", action="append", default=[], help="extra Spark conf key=value (experiments)")
 ap.add_argument("--sweep", default="", help="comma-separated key counts: delete_where of that many scattered keys each (all fragments touched)")
@@ -72,9 +72,28 @@ def run():
             mark(f"delete_where_{m}keys#{j}", lambda: repo.delete_where("t", c, branch=br))
         if a.sweep:
             break
+        if a.only == "public":  # the bench's k_commit_public row: upsert write, then delete_where on the same branch
+            br = f"p{tag}u{i}"; repo.create_branch(br, from_ref="main")
+            ups = ks.upserts(spark, 1)
+            mark(f"upsert#{i}", lambda: ups.write.format("versioned").option("upsert", "true").option("branch", br)
+                 .mode("append").save("bench.t"))
+            mark(f"delete_where#{i}", lambda: repo.delete_where("t", cond, branch=br))
         if a.only in ("both", "delete"):
             br = f"p{tag}d{i}"; repo.create_branch(br, from_ref="main")
             mark(f"delete_where#{i}", lambda: repo.delete_where("t", cond, branch=br))
+        if a.only == "threeway":
+            def feed(df, br, msg):
+                (df.withColumn("_del", G.F.col("_vchange") == G.DELETE).drop("_vchange").write.format("versioned")
+                 .option("upsert", "true").option("deleteColumn", "_del").option("branch", br).option("message", msg)
+                 .mode("append").save("bench.t"))
+            ours_df, theirs_df = ks.changes(spark, 4), ks.changes(spark, 5)
+            mt, ms, md = (f"p{tag}{x}{i}" for x in ("mt", "ms", "md"))
+            for b in (mt, ms, md):
+                repo.create_branch(b, from_ref="main")
+            feed(ours_df, mt, "target side"); feed(theirs_df, ms, "source side"); feed(ours_df, md, "target side")
+            mark(f"direct#{i}", lambda: feed(theirs_df, md, "direct"))
+            res = mark(f"threeway#{i}", lambda: repo.merge(ms, into=mt))
+            assert res.status == "merged", res.status
         if a.only in ("both", "merge"):
             br = f"p{tag}m{i}"; repo.create_branch(br, from_ref="main")
             mark(f"merge#{i}", lambda: merge(br))

@@ -43,7 +43,8 @@ object TableApi {
     val b = Option(branch).getOrElse(e.defaultBranch(ident.repo))
     val head = e.writableHead(ident.repo, b).getOrElse(throw new RefNotFoundException(
       s"Branch '$b' does not exist in repository '${ident.repo}'."))
-    val layout = TableLayout.of(e.table(ident.repo, head, ident.table)) // TableNotFound when the table is not on the branch
+    val version = e.table(ident.repo, head, ident.table) // TableNotFound when the table is not on the branch
+    val layout = TableLayout.of(version)
     val location = locationOptions(opts)
     val msg = Option(message).filter(_.nonEmpty).getOrElse(s"delete from ${ident.table} where $condition")
     val req = WriteRequest(ident, Some(b), WriteMode.Changes, None, upsert = false, ApiSupport.author(spark, author),
@@ -54,13 +55,10 @@ object TableApi {
     val deleteSchema = StructType(layout.physicalSchema.map(f => f.copy(nullable = !layout.keyColumns.contains(f.name))))
       .add(VersionedOptions.ChangeColumn, ByteType, nullable = false)
     // A few keys: found on the driver, committed with no job (KeyDelete).
-    KeyDelete.rows(spark, layout, versioned.spark.session.TableSnapshot.load(e, ident.repo, ident.table, head), condition, maxRows) match {
+    KeyDelete.rows(spark, layout, versioned.spark.session.TableSnapshot.of(e, ident.repo, head, version), condition, maxRows) match {
       case Some(rows) =>
         if (rows.nonEmpty) {
-          val external = org.apache.spark.sql.catalyst.CatalystTypeConverters.createToScalaConverter(deleteSchema)
-          val frame = spark.createDataFrame(scala.jdk.CollectionConverters.SeqHasAsJava(
-            rows.map(r => external(r).asInstanceOf[org.apache.spark.sql.Row])).asJava, deleteSchema)
-          CommitPlanner.commit(e, req, StagedInput(frame, Some(rows)))
+          CommitPlanner.commit(e, req, StagedInput.local(deleteSchema, rows))
         }
         return rows.size.toLong
       case None =>

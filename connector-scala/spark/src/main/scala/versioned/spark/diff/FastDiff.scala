@@ -78,7 +78,9 @@ private[versioned] object FastDiff {
                   fast: Seq[DiffPlan.Fast], lookedUp: Seq[DiffPlan.Fast], metas: Map[String, ObjectMeta],
                   cache: Option[ReaderCache] = None)(
       rows: (FragmentDiffReaders, FragmentTask) => Iterator[org.apache.spark.sql.Row]): Seq[org.apache.spark.sql.Row] = {
-    val (readers, tasks) = prepare(spark, config, layout, schema, fast, lookedUp, metas, cache)
+    val (prepared, tasks) = prepare(spark, config, layout, schema, fast, lookedUp, metas, cache)
+    // the extra DIFFs one commit wrote for many fragments are read once (ObjectFiles.SharedLoads)
+    val readers = prepared.copy(shared = Some(new ObjectFiles.SharedLoads(versioned.spark.session.Warehouses.localCommitMaxRows(spark))))
     versioned.spark.session.Jobs.onDriver(tasks)(t => rows(readers, t).toVector).flatten
   }
 

@@ -29,6 +29,8 @@ private[diff] object FragmentTask {
  * @param diffRows DIFF rows, whole objects (the extra DIFFs)
  * @param diffLookup DIFF rows of the prefix, with the changed keys pushed down as a filter (pages skipped)
  * @param snapLookup SNAP rows of the prefix with the same filter, as column batches when `snapBatches`
+ * @param shared on the driver, the shared objects read once for all fragments (their extra DIFFs, [[FastDiff.runOnDriver]]);
+ *               None in tasks
  */
 private[diff] final case class FragmentDiffReaders(
     rowSchema: StructType,
@@ -41,7 +43,8 @@ private[diff] final case class FragmentDiffReaders(
     snapLookup: Option[ObjectFiles.Reader],
     snapBatches: Boolean,
     outputSchema: StructType,
-    hadoopConf: org.apache.spark.broadcast.Broadcast[org.apache.spark.util.SerializableConfiguration])
+    hadoopConf: org.apache.spark.broadcast.Broadcast[org.apache.spark.util.SerializableConfiguration],
+    shared: Option[ObjectFiles.SharedLoads] = None)
 
 /**
  * Executor side of the fast diff of one fragment whose two chains are a common prefix P followed by

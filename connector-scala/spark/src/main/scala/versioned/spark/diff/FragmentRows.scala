@@ -44,7 +44,8 @@ private[diff] final class FragmentRows(r: FragmentDiffReaders) {
   def side(files: Seq[ObjectFile], recorded: Boolean): (Array[InternalRow], InternalRow => Option[InternalRow]) =
     if (files.isEmpty) (Array.empty, _ => None)
     else {
-      val loaded = files.map(ObjectFiles.load(r.diffRows, _, copyWhole, conf)).toArray
+      val loaded = files.map(f => r.shared.fold(ObjectFiles.load(r.diffRows, f, copyWhole, conf))(
+        _.load(r.diffRows, f, copyWhole, conf))).toArray
       val rows = Conflation(loaded, types.take(r.keyCount).toSeq)
       if (!recorded) (rows, _ => None)
       else {

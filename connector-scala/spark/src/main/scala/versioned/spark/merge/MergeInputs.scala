@@ -3,7 +3,7 @@ package versioned.spark.merge
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.types.StructType
-import versioned.core.{Fragment, Image, ObjectKind, ObjectMeta}
+import versioned.core.{Fragment, Image, ObjectKind, ObjectMeta, TableVersion}
 import versioned.spark.session.TableIdent
 import versioned.spark.session.{TableSnapshot, Warehouses}
 import versioned.spark.format.TableLayout
@@ -26,15 +26,17 @@ private[versioned] object MergeInputs {
   /**
    * The joined sides of the merge (`ThreeWay.joinedSchema` of `layout`, one row per key theirs changed), read in one
    * pass over the DIFFs both sides appended; None when the chains do not allow it. When theirs' DIFF rows
-   * are at most `localMaxRows`, the pass runs on the driver ([[Joined.Local]]).
+   * are at most `localMaxRows`, the pass runs on the driver ([[Joined.Local]]). `versions`: the table at the base,
+   * ours and theirs, as the caller read them (None where the table is absent); their objects' records are read in one
+   * metastore query.
    */
   def apply(spark: SparkSession, location: Map[String, String], ident: TableIdent, base: Image, ours: Image,
-            theirs: Image, layout: TableLayout, localMaxRows: Long): Option[Joined] = {
+            theirs: Image, versions: Seq[Option[TableVersion]], layout: TableLayout, localMaxRows: Long): Option[Joined] = {
     val engine = Warehouses.engine(spark, location)
-    val snaps = Seq(base, ours, theirs).map(i => engine.tableOption(ident.repo, i.hash, ident.table)
-      .map(_ => TableSnapshot.load(engine, ident.repo, ident.table, i)))
-    if (snaps.exists(_.isEmpty)) return None
-    val Seq(b, o, t) = snaps.flatten
+    if (versions.exists(_.isEmpty)) return None
+    val records = engine.objects(versions.flatMap(_.get.objectIds).distinct)
+    val Seq(b, o, t) = Seq(base, ours, theirs).zip(versions.flatten).map { case (i, v) =>
+      TableSnapshot.within(engine.config, ident.repo, i, v, records) }
     val shape = DiffShape.of(ident.toString, Some(o.layout), Some(t.layout))
     val sameBase = DiffShape.of(ident.toString, Some(b.layout), Some(o.layout)).exact
     if (b.layout.hidden || !sameBase || !FastDiff.supports(shape)) return None

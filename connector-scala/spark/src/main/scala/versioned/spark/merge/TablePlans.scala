@@ -43,7 +43,7 @@ private[merge] final class TablePlans(spark: SparkSession, engine: Engine, locat
       val (lo, lt) = (TableLayout.of(o.get), TableLayout.of(t.get))
       val sameShape = (x: TableLayout, y: TableLayout) =>
         TableLayout.sameColumns(x.schema, y.schema) && x.primaryKey == y.primaryKey
-      if (sameShape(lo, lt) && b.forall(v => sameShape(TableLayout.of(v), lo))) Some(rows(name, lo))
+      if (sameShape(lo, lt) && b.forall(v => sameShape(TableLayout.of(v), lo))) Some(rows(name, lo, Seq(b, o, t)))
       else SchemaMerge(b.map(TableLayout.of), lo, lt) match {
         case Left(why) =>
           log.info(s"versioned: merge of $repo.$name: schema conflict: $why")
@@ -85,7 +85,8 @@ private[merge] final class TablePlans(spark: SparkSession, engine: Engine, locat
     }
   }
 
-  private def rows(name: String, layout: TableLayout): TablePlan = {
+  /** A row merge of table `name`, whose `versions` at the base, ours and theirs have the same columns and key. */
+  private def rows(name: String, layout: TableLayout, versions: Seq[Option[TableVersion]]): TablePlan = {
     val ident = TableIdent(repo, name).toString
     def diff(from: Option[Image], to: Image): DataFrame = from match {
       case Some(f) => TableDiff.diff(spark, location, ident, f, to) // follows the change since the base
@@ -93,7 +94,7 @@ private[merge] final class TablePlans(spark: SparkSession, engine: Engine, locat
     }
     // the usual case: both sides appended DIFFs to the base's chains; read only what they appended
     val inputs = base.filter(_ => !layout.hidden).flatMap(b => MergeInputs(spark, location, TableIdent(repo, name), b, ours,
-      theirs.get, layout, localMaxRows))
+      theirs.get, versions, layout, localMaxRows))
     inputs match {
       // a small merge's joined sides are on the driver: merged there when no row conflicts (no query planned)
       case Some(in: MergeInputs.Joined.Local) =>

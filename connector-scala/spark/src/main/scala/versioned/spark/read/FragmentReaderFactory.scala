@@ -3,7 +3,7 @@ package versioned.spark.read
 import versioned.spark.format.SparkKeys
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, InterpretedUnsafeProjection, UnsafeProjection}
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 import org.apache.spark.sql.types.{ByteType, DataType, StructField, StructType}
 import org.apache.spark.sql.vectorized.ColumnarBatch
@@ -20,6 +20,9 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  * @param maxOverlayRows most DIFF rows of a fragment merged column-wise (columnar mode); a fragment with more is
  *                       merged row by row and its rows handed out as batches ([[RowBatches]])
  * @param hadoopConf how executors reach objects to verify them
+ * @param sharedDiffs for a driver lookup ([[LocalLookup]]), a reader of whole DIFFs (no lookup pushed down) and the
+ *                    most rows of a DIFF shared by fragments that the factory reads once for all of them
+ *                    ([[ObjectFiles.SharedLoads]]), instead of once per fragment with its share of the lookup
  */
 private[read] final case class FragmentReaders(
     columnar: Boolean,
@@ -29,7 +32,8 @@ private[read] final case class FragmentReaders(
     mergedBatches: Option[ObjectFiles.Reader],
     diffCacheBytes: Long,
     maxOverlayRows: Long,
-    hadoopConf: org.apache.spark.broadcast.Broadcast[org.apache.spark.util.SerializableConfiguration]) {
+    hadoopConf: org.apache.spark.broadcast.Broadcast[org.apache.spark.util.SerializableConfiguration],
+    sharedDiffs: Option[(ObjectFiles.Reader, Long)] = None) {
   def conf: org.apache.hadoop.conf.Configuration = hadoopConf.value.value
   /** Whether the fragment's DIFFs are merged column-wise ([[Overlay]]), in columnar mode. */
   def overlays(p: FragmentPartition): Boolean = FragmentReaders.overlays(p, maxOverlayRows)
@@ -72,6 +76,9 @@ private[read] final class FragmentReaderFactory(
   @volatile private[read] var readers: ScanReaders = initialReaders
 
   private def keyTypes = mergedSchema.fields.take(keyCount).map(_.dataType).toSeq
+
+  /** The shared DIFFs this factory's readers loaded whole ([[FragmentReaders.sharedDiffs]]), by their readers. */
+  @transient private lazy val shared = new java.util.concurrent.ConcurrentHashMap[ObjectFiles.Reader, ObjectFiles.SharedLoads]()
 
   override def supportColumnarReads(partition: InputPartition): Boolean = readers.default.columnar
 
@@ -142,12 +149,17 @@ private[read] final class FragmentReaderFactory(
    * every version of a key lies in the same restriction, so the merge yields exactly its rows of those keys.
    */
   private def rowReader(p: FragmentPartition, keys: Option[(DataType, Array[Long])]): PartitionReader[InternalRow] = {
-    val project = UnsafeProjection.create(outputOrdinals.toSeq.map { o =>
-      val f = mergedSchema(o); BoundReference(o, f.dataType, f.nullable)
-    })
+    val outputs = outputOrdinals.toSeq.map { o => val f = mergedSchema(o); BoundReference(o, f.dataType, f.nullable) }
+    // with keys, only their rows reach the projection: interpreted, which costs nothing to build (a lookup of scattered
+    // keys opens every fragment for a few rows, where generating the projection's code costs more than projecting them)
+    val project = if (keys.isDefined) InterpretedUnsafeProjection.createProjection(outputs) else UnsafeProjection.create(outputs)
     val readers = this.readers.of(p)
     val snap = p.snap.map(ObjectFiles.open(readers.snapRows.get, _, readers.conf))
-    val diffs = p.diffs.map(ObjectFiles.open(readers.diffRows.get, _, readers.conf)).toArray
+    val diffs = p.diffs.map { f =>
+      readers.sharedDiffs.flatMap { case (whole, max) =>
+        shared.computeIfAbsent(whole, _ => new ObjectFiles.SharedLoads(max)).rows(whole, f, identity(), readers.conf)
+      }.fold(ObjectFiles.open(readers.diffRows.get, f, readers.conf))(_.iterator)
+    }.toArray
     val close = () => ObjectFiles.close(snap.toSeq ++ diffs)
     // SNAP and DIFF rows lead with the key columns
     def restrict(rows: Iterator[InternalRow]) = keys.fold(rows) { case (dt, ks) => LookupReaders.restrict(rows, 0, dt, ks) }

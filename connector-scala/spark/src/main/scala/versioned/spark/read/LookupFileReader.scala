@@ -31,7 +31,8 @@ import versioned.core.ObjectStores
  * Only for what it reads as Spark does without session settings ([[supports]]): an integral first key column (not a
  * date or time) and no date or time columns, whose values Spark may rebase or shift by time zone.
  */
-private[read] final class LookupFileReader private (conf: Configuration, readSchema: StructType, filter: FilterCompat.Filter)
+private[read] final class LookupFileReader private (conf: Configuration, readSchema: StructType, filter: FilterCompat.Filter,
+                                                    keys: Option[(Int, DataType, Array[Long])])
   extends ObjectFiles.TailReader {
 
   override def read(file: PartitionedFile, tail: Option[Array[Byte]]): Iterator[InternalRow] = {
@@ -50,10 +51,14 @@ private[read] final class LookupFileReader private (conf: Configuration, readSch
       reader.setRequestedSchema(context.getRequestedSchema)
       val materializer = support.prepareForRead(conf, kv, fileSchema, context)
       val columns = new ColumnIOFactory(meta.getCreatedBy).getColumnIO(context.getRequestedSchema, fileSchema, true)
-      val project = ObjectFiles.identity(readSchema) // rows as Spark's readers return them: unsafe, reused
-      // the filter selects row groups and pages; rows of other keys in those pages are dropped by the caller
-      // (LookupReaders.restrict), which costs less than Parquet's record filter (a scan of the set of values per row)
-      new LookupFileReader.Rows(reader, pages => columns.getRecordReader(pages, materializer, FilterCompat.NOOP), project)
+      // rows as Spark's readers return them: unsafe, reused. With a lookup, only the few rows of its keys are
+      // projected: interpreted, which costs nothing to build, where generating the code costs more than projecting them
+      val project = if (keys.isEmpty) ObjectFiles.identity(readSchema) else ObjectFiles.interpretedIdentity(readSchema)
+      // the filter selects row groups and pages; rows of other keys in those pages are dropped as they are decoded,
+      // before they are projected, which costs less than Parquet's record filter (a scan of the set of values per row)
+      new LookupFileReader.Rows(reader, pages => columns.getRecordReader(pages, materializer, FilterCompat.NOOP), project,
+        keys.map { case (o, dt, ks) => val keyOf = LookupReaders.key(dt); (r: InternalRow) => !r.isNullAt(o) &&
+          java.util.Arrays.binarySearch(ks, keyOf(r, o)) >= 0 })
     } catch { case e: Throwable => reader.close(); throw e }
   }
 }
@@ -100,7 +105,8 @@ private[versioned] object LookupFileReader {
    * `lookup`'s values (every row without one).
    */
   def apply(conf: Configuration, readSchema: StructType, key: StructField, lookup: Option[KeyLookup]): LookupFileReader =
-    new LookupFileReader(conf, readSchema, lookup.fold(FilterCompat.NOOP)(l => FilterCompat.get(predicate(key, l.values))))
+    new LookupFileReader(conf, readSchema, lookup.fold(FilterCompat.NOOP)(l => FilterCompat.get(predicate(key, l.values))),
+      lookup.map(l => (readSchema.fieldIndex(key.name), key.dataType, l.values.map(_.asInstanceOf[Long]).toArray)))
 
   /**
    * `key` equal to one of `values`, as a balanced OR of equalities: Parquet's column index narrows each equality to the
@@ -117,10 +123,14 @@ private[versioned] object LookupFileReader {
     or(values.toIndexedSeq)
   }
 
-  /** The rows of the row groups a file reader returns, pages filtered by its record filter; closes the reader at the end. */
+  /**
+   * The rows of the row groups a file reader returns, pages filtered by its record filter, only those `keep` accepts
+   * (decoded rows, before they are projected); closes the reader at the end.
+   */
   private final class Rows(reader: ParquetFileReader,
                            records: org.apache.parquet.column.page.PageReadStore => org.apache.parquet.io.RecordReader[InternalRow],
-                           project: org.apache.spark.sql.catalyst.expressions.UnsafeProjection)
+                           project: org.apache.spark.sql.catalyst.expressions.UnsafeProjection,
+                           keep: Option[InternalRow => Boolean])
     extends Iterator[InternalRow] with AutoCloseable {
     private var group: org.apache.parquet.io.RecordReader[InternalRow] = _
     private var left = 0L
@@ -136,7 +146,7 @@ private[versioned] object LookupFileReader {
         } else {
           left -= 1
           val r = group.read()
-          if (r != null && !group.shouldSkipCurrentRecord()) current = r
+          if (r != null && !group.shouldSkipCurrentRecord() && keep.forall(_(r))) current = r
         }
       }
       current != null

@@ -97,10 +97,47 @@ private[versioned] object ObjectFiles {
   def identity(schema: StructType): UnsafeProjection =
     UnsafeProjection.create(schema.fields.toSeq.zipWithIndex.map { case (f, o) => BoundReference(o, f.dataType, f.nullable) })
 
+  /** [[identity]], interpreted: nothing generated or compiled to build it, for a few rows. */
+  def interpretedIdentity(schema: StructType): UnsafeProjection =
+    org.apache.spark.sql.catalyst.expressions.InterpretedUnsafeProjection.createProjection(
+      schema.fields.toSeq.zipWithIndex.map { case (f, o) => BoundReference(o, f.dataType, f.nullable) })
+
   /** Every row of an object, copied through `copy` (an [[identity]] of the rows `read` produces). */
   def load(read: Reader, f: ObjectFile, copy: UnsafeProjection, conf: Configuration): Array[InternalRow] = {
     val it = open(read, f, conf)
     try it.map(r => copy(r).copy(): InternalRow).toArray finally close(Seq(it))
+  }
+
+  /**
+   * Objects shared by fragments, each read once for one computation on the driver over many fragments. One commit of
+   * scattered keys writes one DIFF for every fragment it changes, and each fragment reads it within its bounds
+   * ([[FragmentBounds]]): a computation over those fragments would open it once per fragment, and an open costs far
+   * more than taking a few rows. Here an object read within bounds, of at most `maxRows` rows, is loaded whole on
+   * its first read (verified as any read), and each read takes its rows within its bounds from that copy. Larger
+   * objects, and objects read whole, are read as usual. Safe to use from several threads.
+   */
+  /** Shared objects [[SharedLoads]] loaded whole in this JVM (tests: an object shared by fragments is read once). */
+  val sharedLoaded = new java.util.concurrent.atomic.AtomicLong()
+
+  final class SharedLoads(maxRows: Long) {
+    private val loaded = new java.util.concurrent.ConcurrentHashMap[String, Array[InternalRow]]()
+
+    /** The rows of `f` as [[ObjectFiles.load]] reads them with `read` and `copy`. */
+    def load(read: Reader, f: ObjectFile, copy: => UnsafeProjection, conf: Configuration): Array[InternalRow] =
+      rows(read, f, copy, conf).getOrElse(ObjectFiles.load(read, f, copy, conf))
+
+    /**
+     * The rows of `f` (copied through `copy`, an [[identity]] of the rows `read` produces) taken from the whole copy of
+     * its object, when it is a shared object this memo holds or loads; None for the others.
+     */
+    def rows(read: Reader, f: ObjectFile, copy: => UnsafeProjection, conf: Configuration): Option[Array[InternalRow]] =
+      f.bounds.filter(_ => f.rows <= maxRows).map { b =>
+        val whole = loaded.computeIfAbsent(f.uri, _ => {
+          sharedLoaded.incrementAndGet()
+          ObjectFiles.load(read, f.copy(bounds = None), copy, conf)
+        })
+        b.rule.restrict(whole.iterator).toArray
+      }
   }
 
   def close(its: Seq[Iterator[_]]): Unit = its.foreach { case c: AutoCloseable => c.close(); case _ => () }

@@ -281,8 +281,9 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
     diffRead = layout.diffRead(others) if LookupFileReader.supports(key, merged, diffRead)
   } yield {
     val spark = SparkSession.active
-    VersionedScan.LookupFiles(key, LookupFileReader.conf(spark, layout.physicalSchema, merged), diffRead,
-      LookupFileReader.conf(spark, layout.diffSchema, diffRead))
+    val diffConf = LookupFileReader.conf(spark, layout.diffSchema, diffRead)
+    VersionedScan.LookupFiles(key, LookupFileReader.conf(spark, layout.physicalSchema, merged), diffRead, diffConf,
+      LookupFileReader(diffConf, diffRead, key, None), versioned.spark.session.Warehouses.localCommitMaxRows(spark))
   }
 
   /** [[lookupFiles]]' readers of `shape` (rows), SNAPs keeping the rows of `look`'s keys, DIFFs those of `diffLook`. */
@@ -292,7 +293,7 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
       snapRows = Option.when(shape.snapRows)(LookupFileReader(f.snapConf, merged, f.key, look)),
       diffRows = Option.when(shape.diffRows)(LookupFileReader(f.diffConf, f.diffRead, f.key, diffLook)),
       snapBatches = None, mergedBatches = None, diffCacheBytes = 0L, maxOverlayRows = maxOverlayRows,
-      hadoopConf = objectConf)
+      hadoopConf = objectConf, sharedDiffs = Option.when(shape.diffRows)((f.wholeDiffs, f.sharedRows)))
   }
 
   /** How readers reach objects to verify them: looked up once per scan (every set of readers shares it). */
@@ -341,9 +342,13 @@ private[versioned] final class VersionedScan(snapshot: TableSnapshot, readSchema
  * the fragments left are packed into input partitions ([[VersionedScan.groups]]).
  */
 private[versioned] object VersionedScan {
-  /** The first key, and the prepared configurations of SNAP reads and of DIFF reads (`diffRead`'s columns). */
+  /**
+   * The first key, the prepared configurations of SNAP reads and of DIFF reads (`diffRead`'s columns), a reader of whole
+   * DIFFs, and the most rows of a DIFF shared by fragments that a lookup reads once ([[FragmentReaders.sharedDiffs]]).
+   */
   private[read] final case class LookupFiles(key: StructField, snapConf: org.apache.hadoop.conf.Configuration,
-                                              diffRead: StructType, diffConf: org.apache.hadoop.conf.Configuration)
+                                              diffRead: StructType, diffConf: org.apache.hadoop.conf.Configuration,
+                                              wholeDiffs: ObjectFiles.Reader, sharedRows: Long)
 
   /**
    * Decides from metastore statistics alone whether an object or a fragment may hold rows matching

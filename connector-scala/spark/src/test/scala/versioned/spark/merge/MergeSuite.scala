@@ -150,6 +150,30 @@ class MergeSuite extends MergeTestBase {
     assertReads(read("r.t"), expected, "merged")
   }
 
+  test("a merge of scattered changes reads each side's DIFF, shared by many fragments, once") {
+    withConf(versioned.spark.session.VersionedOptions.ConfFragmentRows -> "40") {
+      seed((1 to 400).map(i => Row(i, s"a$i", i)))
+    }
+    engine.refs.createBranch("r", "dev", Revision("main"))
+    // each side: one commit of keys in every fragment, written as one DIFF the fragments share
+    // keys only one side changes (no conflict)
+    val dev = (1 to 400 by 13).toSet -- Set(209, 300)
+    val main = (5 to 400 by 17).toSet
+    upsert(dev.toSeq.sorted.map(i => Row(i, "dev", i)) :+ Row(401, "new", 401), branch = "dev", deletes = Seq(200))
+    upsert(main.toSeq.sorted.map(i => Row(i, "main", i)), deletes = Seq(300))
+    awaitCompaction()
+    val (followed, loaded) = (MergeInputs.followedFragments.get(), versioned.spark.read.ObjectFiles.sharedLoaded.get())
+    assert(merge("dev").status == MergeOutcome.Merged)
+    val fragments = MergeInputs.followedFragments.get() - followed
+    assert(fragments >= 5, s"$fragments fragments followed")
+    // ours' DIFF and theirs', each loaded whole once for every fragment reading it
+    assert(versioned.spark.read.ObjectFiles.sharedLoaded.get() - loaded == 2)
+    val expected = (1 to 400).filterNot(Set(200, 300)).map { i =>
+      if (dev(i)) Row(i, "dev", i) else if (main(i)) Row(i, "main", i) else Row(i, s"a$i", i)
+    } :+ Row(401, "new", 401)
+    assertReads(read("r.t"), expected, "merged")
+  }
+
   test("key-less tables merge as multisets, never conflicting") {
     val s = new org.apache.spark.sql.types.StructType().add("v", org.apache.spark.sql.types.StringType)
     write(frame(s, Seq("x", "x", "y", "z").map(Row(_))), "r.k")

@@ -70,6 +70,35 @@ class FragmentLookupSuite extends VersionedTestBase {
     }
   }
 
+  test("a driver lookup reads a DIFF its fragments share once, whole, and still returns exactly the oracle's rows") {
+    val rows = (0 until 600).map(i => Row(i * 2L, s"n$i"))
+    withConf(VersionedOptions.ConfFragmentRows -> "50") {
+      write(frame(schema, rows), "r.s", "primaryKey" -> "id")
+    }
+    val oracle = scala.collection.mutable.Map(rows.map(r => r.getLong(0) -> r.getString(1)): _*)
+    // one scattered upsert with deletes: one DIFF shared by the fragments it changes
+    val changes = (0 until 60).map(i => i * 20L + 1 + (i % 2)).map { k =>
+      val gone = oracle.contains(k) && k % 4 == 0
+      if (gone) oracle.remove(k) else oracle(k) = s"u$k"
+      Row(k, if (gone) null else s"u$k", gone)
+    }
+    write(frame(schema.add("gone", BooleanType), changes), "r.s", "upsert" -> "true", "deleteColumn" -> "gone")
+    awaitCompaction()
+    val snap = snapshot("s")
+    val keys = (0 until 1250 by 7).map(_.toLong)
+    val look = KeyLookup.of(schema("id"), keys)
+    val parts = new VersionedScan(snap.lookingUp(keys), schema, Nil, rowsOnly = true).partitions.toSeq
+    val shared = parts.flatMap(_.diffs).filter(_.bounds.isDefined)
+    assert(parts.size >= 8 && shared.map(_.uri).distinct.size == 1 && shared.size == parts.size,
+      s"every planned fragment should read the one shared DIFF: ${parts.map(_.diffs)}")
+    val (opened, loaded) = (LookupFileReader.opened.get(), ObjectFiles.sharedLoaded.get())
+    val expected = sorted(keys.flatMap(k => oracle.get(k).map(v => Row(k, v))))
+    assert(sorted(LocalLookup.exactRows(snap.lookingUp(keys), schema, look)) == expected)
+    assert(ObjectFiles.sharedLoaded.get() - loaded == 1, "the shared DIFF is loaded once")
+    // each fragment's SNAP, and the shared DIFF once (not once per fragment)
+    assert(LookupFileReader.opened.get() - opened == parts.count(_.snap.isDefined) + 1)
+  }
+
   test("a key at a fragment's lower bound opens only that fragment; the one below it is not planned") {
     withConf(VersionedOptions.ConfFragmentRows -> "50") {
       write(frame(schema, (0 until 400).map(i => Row(i.toLong, s"n$i"))), "r.b", "primaryKey" -> "id")
