@@ -94,19 +94,24 @@ private[versioned] object ObjectFiles {
   }
 
   /** Identity projection of rows of `schema` into unsafe rows (to copy rows a reader reuses). */
-  def identity(schema: StructType): UnsafeProjection =
-    UnsafeProjection.create(schema.fields.toSeq.zipWithIndex.map { case (f, o) => BoundReference(o, f.dataType, f.nullable) })
+  def identity(schema: StructType): UnsafeProjection = UnsafeProjection.create(columns(schema))
 
   /** [[identity]], interpreted: nothing generated or compiled to build it, for a few rows. */
   def interpretedIdentity(schema: StructType): UnsafeProjection =
-    org.apache.spark.sql.catalyst.expressions.InterpretedUnsafeProjection.createProjection(
-      schema.fields.toSeq.zipWithIndex.map { case (f, o) => BoundReference(o, f.dataType, f.nullable) })
+    org.apache.spark.sql.catalyst.expressions.InterpretedUnsafeProjection.createProjection(columns(schema))
+
+  /** Every column of rows of `schema`, in order. */
+  private def columns(schema: StructType) =
+    schema.fields.toSeq.zipWithIndex.map { case (f, o) => BoundReference(o, f.dataType, f.nullable) }
 
   /** Every row of an object, copied through `copy` (an [[identity]] of the rows `read` produces). */
   def load(read: Reader, f: ObjectFile, copy: UnsafeProjection, conf: Configuration): Array[InternalRow] = {
     val it = open(read, f, conf)
     try it.map(r => copy(r).copy(): InternalRow).toArray finally close(Seq(it))
   }
+
+  /** Shared objects [[SharedLoads]] loaded whole in this JVM (tests: an object shared by fragments is read once). */
+  val sharedLoaded = new java.util.concurrent.atomic.AtomicLong()
 
   /**
    * Objects shared by fragments, each read once for one computation on the driver over many fragments. One commit of
@@ -116,9 +121,6 @@ private[versioned] object ObjectFiles {
    * its first read (verified as any read), and each read takes its rows within its bounds from that copy. Larger
    * objects, and objects read whole, are read as usual. Safe to use from several threads.
    */
-  /** Shared objects [[SharedLoads]] loaded whole in this JVM (tests: an object shared by fragments is read once). */
-  val sharedLoaded = new java.util.concurrent.atomic.AtomicLong()
-
   final class SharedLoads(maxRows: Long) {
     private val loaded = new java.util.concurrent.ConcurrentHashMap[String, Array[InternalRow]]()
 

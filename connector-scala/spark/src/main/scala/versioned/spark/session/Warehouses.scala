@@ -78,8 +78,9 @@ private[versioned] object Warehouses {
    */
   def engine(spark: SparkSession, config: WarehouseConfig): Engine = {
     val hadoop = spark.sparkContext.hadoopConfiguration
-    if (fsChecked.putIfAbsent(spark.sparkContext, java.lang.Boolean.TRUE) == null && Settings.of(spark).javaPermissions &&
-      LocalObjectFileSystem.install(hadoop))
+    // the settings are read before the context is marked: settings that fail to parse leave it to the next engine
+    if (!fsChecked.containsKey(spark.sparkContext) && Settings.of(spark).javaPermissions &&
+      fsChecked.putIfAbsent(spark.sparkContext, java.lang.Boolean.TRUE) == null && LocalObjectFileSystem.install(hadoop))
       log.info("versioned: file: paths opened through Hadoop's FileContext (streaming checkpoints) set permissions " +
         s"through Java (${classOf[LocalObjectFs].getName}; spark.versioned.fs.javaPermissions=false turns this off)")
     Identity.install(Engine(config, hadoop))
