@@ -18,7 +18,7 @@ final class Leases(engine: Engine) {
 
   def open(repo: String, purpose: String): Lease = {
     val lease = Lease(java.util.UUID.randomUUID().toString.replace("-", ""), repo, purpose, engine.now())
-    engine.metastore.tx(MetaDao.insertLease(_, lease.id, repo, purpose, lease.startedMs))
+    engine.metastore.processTx(MetaDao.insertLease(_, lease.id, repo, purpose, lease.startedMs))
     open.add(lease.id)
     if (!Leases.Background.contains(purpose)) Leases.writing.add(lease.id)
     Leases.ensureHeartbeat()
@@ -32,7 +32,7 @@ final class Leases(engine: Engine) {
     Leases.writing.remove(lease.id)
     try engine.store.delete(engine.store.leaseDir(lease.id), recursive = true)
     catch { case e: Exception => log.warn(s"Could not remove staging files of lease ${lease.id}: ${e.getMessage}") }
-    try engine.metastore.tx(MetaDao.deleteLease(_, lease.id))
+    try engine.metastore.processTx(MetaDao.deleteLease(_, lease.id))
     catch { case e: Exception => log.warn(s"Could not end lease ${lease.id} (it expires by itself): ${e.getMessage}") }
   }
 
@@ -43,7 +43,7 @@ final class Leases(engine: Engine) {
 
   private[core] def heartbeat(): Unit = if (!open.isEmpty) {
     val ids = open.toArray(new Array[String](0)).toSeq
-    try engine.metastore.tx(c => ids.foreach(MetaDao.heartbeatLease(c, _, engine.now())))
+    try engine.metastore.processTx(c => ids.foreach(MetaDao.heartbeatLease(c, _, engine.now())))
     catch { case e: Exception => log.warn(s"Lease heartbeat failed: ${e.getMessage}") }
   }
 }

@@ -68,11 +68,24 @@ final class Metastore(val url: String) extends AutoCloseable {
   }
 
   /** Runs `f` in one database transaction: all of it commits or none of it does. */
-  def tx[T](f: Connection => T): T = {
+  def tx[T](f: Connection => T): T = run(f, lazySync = false)
+
+  /**
+   * A transaction for rows that matter only while this process lives (its write leases): atomic and seen by
+   * every other connection as soon as it returns, like [[tx]], but on the embedded metastore its commit does
+   * not wait for the disk. The next [[tx]] makes it durable with its own (the write-ahead log is one file,
+   * synced as a whole), and only a crash of the machine can lose it before that: which ends the process
+   * whose lease it was too. On PostgreSQL it is a [[tx]].
+   */
+  def processTx[T](f: Connection => T): T = run(f, lazySync = isSqlite)
+
+  private def run[T](f: Connection => T, lazySync: Boolean): T = {
     val c = connect()
     var broken = false
+    var restore: Option[String] = None // the connection's synchronous setting, while lazySync changed it
     try {
       requireSameFile()
+      if (lazySync) { restore = Some(Metastore.synchronous(c)); Metastore.pragma(c, "synchronous=NORMAL") }
       c.setAutoCommit(false)
       val r = f(c)
       c.commit()
@@ -90,6 +103,8 @@ final class Metastore(val url: String) extends AutoCloseable {
           case o => throw o
         }
     } finally {
+      // a pooled connection goes back with the default (durable) commits
+      if (!broken) restore.foreach(v => try Metastore.pragma(c, s"synchronous=$v") catch { case _: Throwable => broken = true })
       // evicting closes the connection (and the pool opens a fresh one next time)
       if (broken) try pool.evictConnection(c) catch { case _: Throwable => c.close() } else c.close()
     }
@@ -120,6 +135,16 @@ object Metastore {
   private val counter = new java.util.concurrent.atomic.AtomicInteger()
   /** Longest wait for a pooled connection. */
   val ConnectionTimeoutMs = 30000L
+
+  private def synchronous(c: Connection): String = {
+    val st = c.createStatement()
+    try { val rs = st.executeQuery("PRAGMA synchronous"); rs.next(); rs.getInt(1).toString } finally st.close()
+  }
+
+  private def pragma(c: Connection, setting: String): Unit = {
+    val st = c.createStatement()
+    try st.execute(s"PRAGMA $setting") finally st.close()
+  }
 
   /** The URL without credentials, for messages. */
   def redact(url: String): String = url.replaceAll("(?i)(password=)[^&;]*", "$1***")
