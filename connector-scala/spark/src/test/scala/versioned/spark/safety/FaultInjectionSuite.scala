@@ -17,9 +17,19 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
 
   private def head(repo: String): Option[String] = eng.branchHeadOption(repo, "main").map(_.hash)
 
-  /** Operations to fail out of `ops`: the first ten, then spread over the rest, and the last. */
-  private def faultPoints(ops: Long): Seq[Long] =
-    ((1L to math.min(ops, 10L)) ++ (0 until 14).map(i => 10 + (ops - 10) * i / 14) :+ ops).filter(_ >= 1).distinct
+  /**
+   * Operations to fail out of those of a fault-free run (`kinds`, [[Faults.kinds]] after it): the first and the last
+   * of each kind, a kind being the operation (open, create, rename, delete, mkdirs) and the role of its path (an
+   * object read, a staged file written or moved into the store, a staging area cleaned up, a checkpoint ...), and the
+   * last operation; not every one, as runs of one kind (the reads of a chain's objects, the creates of a job's
+   * tasks) fail the same way.
+   */
+  private def faultPoints(kinds: IndexedSeq[String]): Seq[Long] =
+    (kinds.indices.groupBy(kinds).values.flatMap(is => Seq(is.head + 1L, is.last + 1L)).toSeq :+ kinds.size.toLong)
+      .filter(_ >= 1).distinct.sorted
+
+  /** The kinds of the operations made since [[Faults.arm]]. */
+  private def kinds(): IndexedSeq[String] = Faults.kinds.asScala.toIndexedSeq
 
   /**
    * Runs `attempt` with the n-th file operation failing, for n spread over the operations it makes; each
@@ -29,11 +39,13 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
     Faults.arm(0)
     val probeHead = head(repo)
     val start = before()
+    Faults.arm(0) // the attempt's operations only, numbered as in the attempts below
     attempt()
     val ops = Faults.operations
     assert(ops > 3, s"the write made only $ops file operations")
     val acknowledged = scala.collection.mutable.ArrayBuffer(head(repo).get -> after(start))
-    val points = faultPoints(ops)
+    val probe = kinds()
+    val points = faultPoints(probe)
     points.foreach { n =>
       val current = read(s"$repo.$table").collect().toSet
       val h0 = head(repo)
@@ -55,7 +67,7 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
     acknowledged.foreach { case (image, expected) =>
       assert(read(s"$repo.$table", "image" -> image).collect().toSet == expected, s"acknowledged image ${image.take(12)} lost data")
     }
-    info(s"$ops file operations; faults at ${points.size} of them: ${points.size - acknowledged.size + 1} writes raised " +
+    info(s"$ops file operations of ${probe.distinct.size} kinds; faults at ${points.size} of them: ${points.size - acknowledged.size + 1} writes raised " +
       s"and committed nothing, ${acknowledged.size - 1} returned their commit")
     assert(probeHead.isEmpty || acknowledged.nonEmpty)
   }
@@ -92,7 +104,8 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
     // Each fault point fails the n-th operation; as later statements may read longer chains, the write of their
     // objects may come later than in the first one, so a last attempt fails the write itself: the first move of a
     // new object out of the write's staging area.
-    val attempts = faultPoints(ops).map(n => (s"operation $n", () => Faults.arm(n))) :+
+    val probe = kinds()
+    val attempts = faultPoints(probe).map(n => (s"operation $n", () => Faults.arm(n))) :+
       ("the move of a new object out of staging", () => Faults.armOn("rename", "/_staging/"))
     attempts.foreach { case (fault, arm) =>
       k += 1
@@ -117,7 +130,7 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
           assert(rows == after(k, before), s"fault at $fault: the statement returned but the table is wrong")
       }
     }
-    info(s"$ops file operations; faults at ${failed.size} of them made the statement raise " +
+    info(s"$ops file operations of ${probe.distinct.size} kinds; faults at ${attempts.size} of them, ${failed.size} made the statement raise " +
       s"(${failed.map(_.takeWhile(_ != ' ')).distinct.mkString(", ")} failed)")
     // the write itself: a new object moved from the write's staging area into the store
     assert(failed.exists(f => f.startsWith("rename ") && f.contains("/_staging/")),
@@ -277,10 +290,11 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
     Faults.created.clear()
     load(0)
     val ops = Faults.operations
+    val points = faultPoints(kinds())
     val taskFiles = Faults.created.asScala.collect { case (p, thread) if thread.startsWith("Executor task launch worker") => p }
     assert(tables(0).size == 2 && taskFiles.isEmpty, s"expected the driver to write both SNAPs; tasks wrote ${taskFiles.mkString(", ")}")
     var raised = 0
-    faultPoints(ops).zipWithIndex.foreach { case (n, i) =>
+    points.zipWithIndex.foreach { case (n, i) =>
       val k = i + 1
       awaitCompaction()
       val h0 = head("r")
@@ -300,7 +314,7 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
             s"fault at operation $n: acknowledged table $t is wrong"))
       }
     }
-    info(s"$ops file operations; faults at ${faultPoints(ops).size} of them, $raised made the transaction raise")
+    info(s"$ops file operations; faults at ${points.size} of them, $raised made the transaction raise")
     assert(raised > 0)
   }
 
