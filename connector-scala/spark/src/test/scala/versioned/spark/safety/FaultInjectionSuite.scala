@@ -7,7 +7,8 @@ import versioned.core._
 /**
  * A write either raises and committed nothing, or returns its commit: a file system fails the Nth
  * operation of a write, for operations spread over the whole write (staging, object writes, commit,
- * commit-time compaction with its default settings, cleanup). After each attempt the branch head and
+ * commit-time compaction with its default settings, cleanup): the first and the last of each kind
+ * ([[Faults.points]]). After each attempt the branch head and
  * the table equal the oracle, and every acknowledged version stays readable.
  */
 class FaultInjectionSuite extends FaultyWarehouseSuite {
@@ -16,20 +17,6 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
     super.extraConf + ("spark.sql.catalog.c" -> classOf[versioned.spark.catalog.VersionedCatalog].getName)
 
   private def head(repo: String): Option[String] = eng.branchHeadOption(repo, "main").map(_.hash)
-
-  /**
-   * Operations to fail out of those of a fault-free run (`kinds`, [[Faults.kinds]] after it): the first and the last
-   * of each kind, a kind being the operation (open, create, rename, delete, mkdirs) and the role of its path (an
-   * object read, a staged file written or moved into the store, a staging area cleaned up, a checkpoint ...), and the
-   * last operation; not every one, as runs of one kind (the reads of a chain's objects, the creates of a job's
-   * tasks) fail the same way.
-   */
-  private def faultPoints(kinds: IndexedSeq[String]): Seq[Long] =
-    (kinds.indices.groupBy(kinds).values.flatMap(is => Seq(is.head + 1L, is.last + 1L)).toSeq :+ kinds.size.toLong)
-      .filter(_ >= 1).distinct.sorted
-
-  /** The kinds of the operations made since [[Faults.arm]]. */
-  private def kinds(): IndexedSeq[String] = Faults.kinds.asScala.toIndexedSeq
 
   /**
    * Runs `attempt` with the n-th file operation failing, for n spread over the operations it makes; each
@@ -44,8 +31,8 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
     val ops = Faults.operations
     assert(ops > 3, s"the write made only $ops file operations")
     val acknowledged = scala.collection.mutable.ArrayBuffer(head(repo).get -> after(start))
-    val probe = kinds()
-    val points = faultPoints(probe)
+    val probe = Faults.kindsSinceArmed
+    val points = Faults.points(probe)
     points.foreach { n =>
       val current = read(s"$repo.$table").collect().toSet
       val h0 = head(repo)
@@ -104,8 +91,8 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
     // Each fault point fails the n-th operation; as later statements may read longer chains, the write of their
     // objects may come later than in the first one, so a last attempt fails the write itself: the first move of a
     // new object out of the write's staging area.
-    val probe = kinds()
-    val attempts = faultPoints(probe).map(n => (s"operation $n", () => Faults.arm(n))) :+
+    val probe = Faults.kindsSinceArmed
+    val attempts = Faults.points(probe).map(n => (s"operation $n", () => Faults.arm(n))) :+
       ("the move of a new object out of staging", () => Faults.armOn("rename", "/_staging/"))
     attempts.foreach { case (fault, arm) =>
       k += 1
@@ -290,7 +277,7 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
     Faults.created.clear()
     load(0)
     val ops = Faults.operations
-    val points = faultPoints(kinds())
+    val points = Faults.points(Faults.kindsSinceArmed)
     val taskFiles = Faults.created.asScala.collect { case (p, thread) if thread.startsWith("Executor task launch worker") => p }
     assert(tables(0).size == 2 && taskFiles.isEmpty, s"expected the driver to write both SNAPs; tasks wrote ${taskFiles.mkString(", ")}")
     var raised = 0

@@ -54,6 +54,20 @@ object Faults {
   private val MaxKinds = 10000
   private val Numbers = "[0-9a-f]*[0-9][0-9a-f]*".r
 
+  /** The kinds of the operations made since [[arm]]. */
+  def kindsSinceArmed: IndexedSeq[String] = { import scala.jdk.CollectionConverters._; kinds.asScala.toIndexedSeq }
+
+  /**
+   * Operations to fail out of those of a fault-free run (`kinds`, [[kindsSinceArmed]] after it): the first and the
+   * last of each kind, a kind being the operation (open, create, rename, delete, mkdirs) and the role of its path (an
+   * object read, a staged file written or moved into the store, a staging area cleaned up ...), and the last
+   * operation; not every one, as runs of one kind (the reads of a chain's objects, the creates of a job's tasks)
+   * fail the same way.
+   */
+  def points(kinds: IndexedSeq[String]): Seq[Long] =
+    (kinds.indices.groupBy(kinds).values.flatMap(is => Seq(is.head + 1L, is.last + 1L)).toSeq :+ kinds.size.toLong)
+      .filter(_ >= 1).distinct.sorted
+
   /** Counts operations from now; the `n`-th fails (n <= 0: none fails). */
   def arm(n: Long): Unit = {
     count.set(0); failures.set(0); failOn.set(null); kinds.clear(); failAt.set(if (n <= 0) -1 else n)
