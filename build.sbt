@@ -23,15 +23,17 @@ Global / concurrentRestrictions := Seq(
 
 // Seconds each long suite takes on 2 cores (a quiet CI run where one was measured: FaultInjectionSuite to
 // ChangelogSuite; the per-fragment reruns scaled by their measured share of the base suite's cases; the rest the larger
-// of a quiet CI run and of a run on a loaded host scaled to CI's total); others count 3. The split only balances the
-// two JVMs, which run side by side: the stage takes as long as the heavier one.
+// of a quiet CI run and of a run on a loaded host scaled to CI's total; FaultInjection, InsertKeyRanges, StreamCrash,
+// Changelog and its per-fragment rerun scaled by the after/before ratio of targeted runs when their cases were made
+// cheaper, bench/results/test-time-wt42a); others count 3. The split only balances the two JVMs, which run side by
+// side: the stage takes as long as the heavier one.
 val suiteSeconds: Map[String, Double] = Map(
-  "safety.FaultInjectionSuite" -> 267, "write.InsertKeyRangesSuite" -> 204, "merge.MergeOracleSuite" -> 196,
-  "diff.DiffPropertySuite" -> 132, "stream.StreamCrashSuite" -> 131, "RandomizedOracleSuite" -> 81,
-  "catalog.ChangelogSuite" -> 64, "RandomizedOraclePerFragmentSuite" -> 50, "DiffPropertyPerFragmentSuite" -> 45,
+  "safety.FaultInjectionSuite" -> 222, "write.InsertKeyRangesSuite" -> 52, "merge.MergeOracleSuite" -> 196,
+  "diff.DiffPropertySuite" -> 132, "stream.StreamCrashSuite" -> 116, "RandomizedOracleSuite" -> 81,
+  "catalog.ChangelogSuite" -> 51, "RandomizedOraclePerFragmentSuite" -> 50, "DiffPropertyPerFragmentSuite" -> 45,
   "ParallelWritersSuite" -> 39, "catalog.KeyLookupDmlSuite" -> 38, "MergeOraclePerFragmentSuite" -> 32,
   "stream.StreamMetastoreOutageSuite" -> 32, "stream.StreamOutageSuite" -> 31, "catalog.RandomizedDmlSuite" -> 27,
-  "ChangelogPerFragmentSuite" -> 25, "safety.GcRaceSuite" -> 25, "write.LocalCommitSuite" -> 24,
+  "ChangelogPerFragmentSuite" -> 19, "safety.GcRaceSuite" -> 25, "write.LocalCommitSuite" -> 24,
   "catalog.DdlSuite" -> 21, "write.BackgroundCompactionSuite" -> 20, "merge.MergeSchemaSuite" -> 18,
   "safety.RetentionRaceSuite" -> 17, "ConcurrencySuite" -> 16, "catalog.KeylessDmlSuite" -> 16,
   "merge.MergeSuite" -> 15, "catalog.DmlSuite" -> 15, "safety.RefMoveRaceSuite" -> 14, "write.CompactionSuite" -> 14,

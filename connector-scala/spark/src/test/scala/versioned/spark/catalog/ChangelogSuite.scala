@@ -22,13 +22,17 @@ class ChangelogSuite extends CatalogSuiteBase {
     if (engine.tableOption("r", hash, table).isEmpty) Nil
     else sql(s"SELECT * FROM c.r.$table VERSION AS OF '$hash'").collect().toSeq
 
+  /** The rows of `table` at each commit of `all`, by commit hash (a commit's content never changes: read once). */
+  private def statesOf(table: String, all: Vector[SeqImage]): Map[String, Seq[Row]] =
+    all.map(i => i.image.hash -> contents(table, i.image.hash)).toMap
+
   /**
    * Expected change rows (user columns, `_change_type`, `_commit_version`) of the commits of `commits`
-   * (each against its predecessor in `all`), by comparing contents. `key`: key column indexes (empty: key-less).
+   * (each against its first parent), by comparing contents (`states`, [[statesOf]] the history). `key`: key column
+   * indexes (empty: key-less).
    */
-  private def oracle(table: String, key: Seq[Int], all: Vector[SeqImage], commits: Vector[SeqImage],
+  private def oracle(key: Seq[Int], states: Map[String, Seq[Row]], commits: Vector[SeqImage],
                      computeUpdates: Boolean, net: Boolean): Seq[Row] = {
-    val states = all.map(i => i.image.hash -> contents(table, i.image.hash)).toMap
     def prev(i: SeqImage): Seq[Row] = i.image.parents.headOption.flatMap(states.get).getOrElse(Nil)
     def tag(r: Row, kind: String, seq: Long) = Row.fromSeq(r.toSeq :+ kind :+ seq)
     def changes(before: Seq[Row], after: Seq[Row], seq: Long): Seq[Row] =
@@ -79,19 +83,20 @@ class ChangelogSuite extends CatalogSuiteBase {
   /** Every range [i, j] (start inclusive, as Spark's default) of `all` through SQL, and some through the DataFrame API. */
   private def checkRanges(table: String, key: Seq[Int]): Unit = {
     val all = history()
+    val states = statesOf(table, all)
     val pairs = for (i <- all.indices; j <- all.indices if i <= j && (i == 0 || j == all.size - 1 || j == i + 1)) yield (i, j)
     pairs.foreach { case (i, j) =>
       val commits = all.slice(i, j + 1)
-      val expected = oracle(table, key, all, commits, computeUpdates = false, net = false).sortBy(_.toString)
+      val expected = oracle(key, states, commits, computeUpdates = false, net = false).sortBy(_.toString)
       val got = noTimestamp(sqlChanges(table, all(i).image.hash, all(j).seq.toString))
       assert(got == expected, s"changes of $table from commit $i to $j (SQL)")
     }
-    val expected = oracle(table, key, all, all.drop(1), computeUpdates = true, net = false).sortBy(_.toString)
+    val expected = oracle(key, states, all.drop(1), computeUpdates = true, net = false).sortBy(_.toString)
     assert(noTimestamp(dfChanges(table, all(1).seq.toString, None, "computeUpdates" -> "true")) == expected,
       s"changes of $table from commit 1 (DataFrame, computeUpdates)")
     // key-less: duplicates are separate identities, each with its own last commit; the oracle only counts copies
     def netRows(df: DataFrame) = if (key.nonEmpty) noTimestamp(df) else sorted(df.drop("_commit_timestamp", "_commit_version"))
-    val net = oracle(table, key, all, all.drop(1), computeUpdates = true, net = true)
+    val net = oracle(key, states, all.drop(1), computeUpdates = true, net = true)
       .map(r => if (key.nonEmpty) r else Row.fromSeq(r.toSeq.dropRight(1))).sortBy(_.toString)
     assert(netRows(dfChanges(table, all(1).image.hash, Some("main"), "computeUpdates" -> "true",
       "deduplicationMode" -> "netChanges")) == net, s"net changes of $table (DataFrame)")

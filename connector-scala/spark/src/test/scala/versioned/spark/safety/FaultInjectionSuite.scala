@@ -7,7 +7,8 @@ import versioned.core._
 /**
  * A write either raises and committed nothing, or returns its commit: a file system fails the Nth
  * operation of a write, for operations spread over the whole write (staging, object writes, commit,
- * commit-time compaction with its default settings, cleanup). After each attempt the branch head and
+ * commit-time compaction with its default settings, cleanup): the first and the last of each kind
+ * ([[Faults.points]]). After each attempt the branch head and
  * the table equal the oracle, and every acknowledged version stays readable.
  */
 class FaultInjectionSuite extends FaultyWarehouseSuite {
@@ -17,10 +18,6 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
 
   private def head(repo: String): Option[String] = eng.branchHeadOption(repo, "main").map(_.hash)
 
-  /** Operations to fail out of `ops`: the first ten, then spread over the rest, and the last. */
-  private def faultPoints(ops: Long): Seq[Long] =
-    ((1L to math.min(ops, 10L)) ++ (0 until 14).map(i => 10 + (ops - 10) * i / 14) :+ ops).filter(_ >= 1).distinct
-
   /**
    * Runs `attempt` with the n-th file operation failing, for n spread over the operations it makes; each
    * time the outcome must be all or nothing. `oracle` gives the expected rows after a success.
@@ -29,11 +26,13 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
     Faults.arm(0)
     val probeHead = head(repo)
     val start = before()
+    Faults.arm(0) // the attempt's operations only, numbered as in the attempts below
     attempt()
     val ops = Faults.operations
     assert(ops > 3, s"the write made only $ops file operations")
     val acknowledged = scala.collection.mutable.ArrayBuffer(head(repo).get -> after(start))
-    val points = faultPoints(ops)
+    val probe = Faults.kindsSinceArmed
+    val points = Faults.points(probe)
     points.foreach { n =>
       val current = read(s"$repo.$table").collect().toSet
       val h0 = head(repo)
@@ -55,7 +54,7 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
     acknowledged.foreach { case (image, expected) =>
       assert(read(s"$repo.$table", "image" -> image).collect().toSet == expected, s"acknowledged image ${image.take(12)} lost data")
     }
-    info(s"$ops file operations; faults at ${points.size} of them: ${points.size - acknowledged.size + 1} writes raised " +
+    info(s"$ops file operations of ${probe.distinct.size} kinds; faults at ${points.size} of them: ${points.size - acknowledged.size + 1} writes raised " +
       s"and committed nothing, ${acknowledged.size - 1} returned their commit")
     assert(probeHead.isEmpty || acknowledged.nonEmpty)
   }
@@ -92,7 +91,8 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
     // Each fault point fails the n-th operation; as later statements may read longer chains, the write of their
     // objects may come later than in the first one, so a last attempt fails the write itself: the first move of a
     // new object out of the write's staging area.
-    val attempts = faultPoints(ops).map(n => (s"operation $n", () => Faults.arm(n))) :+
+    val probe = Faults.kindsSinceArmed
+    val attempts = Faults.points(probe).map(n => (s"operation $n", () => Faults.arm(n))) :+
       ("the move of a new object out of staging", () => Faults.armOn("rename", "/_staging/"))
     attempts.foreach { case (fault, arm) =>
       k += 1
@@ -117,7 +117,7 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
           assert(rows == after(k, before), s"fault at $fault: the statement returned but the table is wrong")
       }
     }
-    info(s"$ops file operations; faults at ${failed.size} of them made the statement raise " +
+    info(s"$ops file operations of ${probe.distinct.size} kinds; faults at ${attempts.size} of them, ${failed.size} made the statement raise " +
       s"(${failed.map(_.takeWhile(_ != ' ')).distinct.mkString(", ")} failed)")
     // the write itself: a new object moved from the write's staging area into the store
     assert(failed.exists(f => f.startsWith("rename ") && f.contains("/_staging/")),
@@ -277,10 +277,11 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
     Faults.created.clear()
     load(0)
     val ops = Faults.operations
+    val points = Faults.points(Faults.kindsSinceArmed)
     val taskFiles = Faults.created.asScala.collect { case (p, thread) if thread.startsWith("Executor task launch worker") => p }
     assert(tables(0).size == 2 && taskFiles.isEmpty, s"expected the driver to write both SNAPs; tasks wrote ${taskFiles.mkString(", ")}")
     var raised = 0
-    faultPoints(ops).zipWithIndex.foreach { case (n, i) =>
+    points.zipWithIndex.foreach { case (n, i) =>
       val k = i + 1
       awaitCompaction()
       val h0 = head("r")
@@ -300,7 +301,7 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
             s"fault at operation $n: acknowledged table $t is wrong"))
       }
     }
-    info(s"$ops file operations; faults at ${faultPoints(ops).size} of them, $raised made the transaction raise")
+    info(s"$ops file operations; faults at ${points.size} of them, $raised made the transaction raise")
     assert(raised > 0)
   }
 

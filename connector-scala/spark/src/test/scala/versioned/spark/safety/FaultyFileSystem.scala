@@ -45,8 +45,33 @@ object Faults {
   /** Paths created, with the thread that created each (every create, faults armed or not), for suites that ask who wrote. */
   val created = new java.util.concurrent.ConcurrentLinkedQueue[(String, String)]()
 
+  /**
+   * The kinds of the first [[MaxKinds]] operations since [[arm]], in order: the operation and its path with every
+   * number and hash as `#` (`open /tmp/versioned-test#/objects/#/#.parquet`), so that a suite can pick operations
+   * to fail that cover each kind.
+   */
+  val kinds = new java.util.concurrent.ConcurrentLinkedQueue[String]()
+  private val MaxKinds = 10000
+  private val Numbers = "[0-9a-f]*[0-9][0-9a-f]*".r
+
+  /** The kinds of the operations made since [[arm]]. */
+  def kindsSinceArmed: IndexedSeq[String] = { import scala.jdk.CollectionConverters._; kinds.asScala.toIndexedSeq }
+
+  /**
+   * Operations to fail out of those of a fault-free run (`kinds`, [[kindsSinceArmed]] after it): the first and the
+   * last of each kind, a kind being the operation (open, create, rename, delete, mkdirs) and the role of its path (an
+   * object read, a staged file written or moved into the store, a staging area cleaned up ...), and the last
+   * operation; not every one, as runs of one kind (the reads of a chain's objects, the creates of a job's tasks)
+   * fail the same way.
+   */
+  def points(kinds: IndexedSeq[String]): Seq[Long] =
+    (kinds.indices.groupBy(kinds).values.flatMap(is => Seq(is.head + 1L, is.last + 1L)).toSeq :+ kinds.size.toLong)
+      .filter(_ >= 1).distinct.sorted
+
   /** Counts operations from now; the `n`-th fails (n <= 0: none fails). */
-  def arm(n: Long): Unit = { count.set(0); failures.set(0); failOn.set(null); failAt.set(if (n <= 0) -1 else n) }
+  def arm(n: Long): Unit = {
+    count.set(0); failures.set(0); failOn.set(null); kinds.clear(); failAt.set(if (n <= 0) -1 else n)
+  }
   /** Counts operations from now; the first `op` on a path containing `pathPart` fails. */
   def armOn(op: String, pathPart: String): Unit = { arm(0); failOn.set(op -> pathPart) }
   def disarm(): Unit = { failAt.set(-1); failOn.set(null) }
@@ -79,7 +104,8 @@ object Faults {
   def check(op: String, p: Path): Unit = {
     if (down.get && (op == "create" || op == "open")) throw refusal(op, p)
     if (op == "create" && inTask && refused.get == "create") throw refusal(op, p)
-    val i = count.incrementAndGet()
+    val kind = s"$op ${Numbers.replaceAllIn(p.toUri.getPath, "#")}"
+    val i = synchronized { val i = count.incrementAndGet(); if (i <= MaxKinds) kinds.add(kind); i }
     val on = failOn.get()
     if (i == failAt.get() || (on != null && on._1 == op && p.toString.contains(on._2) && failOn.compareAndSet(on, null))) {
       failures.incrementAndGet()

@@ -33,13 +33,14 @@ class TransactionFaultSuite extends FaultyWarehouseSuite {
       "a" -> (before("a").filterNot(r => r.getInt(0) == k || r.getInt(0) == 500 + k) ++ Set(Row(k, s"u$k"), Row(500 + k, s"n$k"))),
       "b" -> (1 to 120).map(i => Row(i, if (i % 10 == k % 10) s"o$k" else s"b$i")).toSet,
       "c" -> before("c").filterNot(r => r.getInt(0) == k || r.getInt(0) == 200 - k))
-    Faults.arm(0)
     val probe = tables
+    Faults.arm(0) // the transaction's operations only, numbered as in the attempts below
     attempt()
     val ops = Faults.operations
+    val kinds = Faults.kindsSinceArmed
     assert(tables == expected(probe), "the transaction without faults")
     assert(ops > 10, s"the transaction made only $ops file operations")
-    val points = ((1L to math.min(ops, 8L)) ++ (0 until 16).map(i => 8 + (ops - 8) * i / 16) :+ ops).distinct
+    val points = Faults.points(kinds)
     var raised = 0
     points.foreach { n =>
       val (h0, before) = (head, tables)
@@ -57,7 +58,7 @@ class TransactionFaultSuite extends FaultyWarehouseSuite {
           assert(eng.history.log("r", versioned.core.Revision.Spec("main"), 1).head.tablesChanged == Seq("a", "b", "c"))
       }
     }
-    info(s"$ops file operations; faults at ${points.size} of them: $raised transactions raised and committed nothing, " +
+    info(s"$ops file operations of ${kinds.distinct.size} kinds; faults at ${points.size} of them: $raised transactions raised and committed nothing, " +
       s"${points.size - raised} committed all three tables")
     assert(raised > 0, "no injected fault made the transaction fail")
   }

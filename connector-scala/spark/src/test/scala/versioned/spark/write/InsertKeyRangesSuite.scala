@@ -16,11 +16,16 @@ import versioned.core.{ErrorClass, Revision}
  *
  * Both paths write one DIFF per fragment here (`sharedDiffMaxRows` = 0, `tailFragments` = false), so that they make the same table version:
  * the driver's shared DIFF (`SharedDiffSuite`) holds the same rows in another form.
+ *
+ * Fragments of 5,000 rows (not the test base's 50): the tables have tens of thousands of keys, because the
+ * thresholds are counts of keys, while the number of fragments is not what is tested (a few fragments give the
+ * objects several key ranges, gaps between them and ends to hit); at 50 rows, the background compactions of
+ * their hundreds of fragments took most of the suite's time.
  */
 class InsertKeyRangesSuite extends VersionedTestBase {
   override protected def extraConf: Map[String, String] =
     super.extraConf ++ Map(versioned.spark.session.Setting.SharedDiffMaxRows.key -> "0",
-      versioned.spark.session.Setting.TailFragments.key -> "false")
+      versioned.spark.session.Setting.TailFragments.key -> "false", versioned.spark.session.Setting.FragmentRows.key -> "5000")
   private val schema = new StructType().add("id", IntegerType).add("v", StringType)
   private val Distributed = VersionedOptions.ConfLocalCommitMaxRows -> "0"
 
@@ -93,7 +98,7 @@ class InsertKeyRangesSuite extends VersionedTestBase {
 
   test("more than 10,000 keys inside the ranges: planned with Spark jobs, same table and same KEY_EXISTS") {
     setup(0 to 40000 by 2)
-    val odd = 1 to 24001 by 2 // 12,001 keys that need a lookup
+    val odd = 1 to 24001 by 2 // 12,001 keys, all but the few in gaps between fragments need a lookup
     keyExists(odd :+ 24000, 24000)
     assert(insertBoth(odd, (0 to 40000 by 2) ++ odd) > 1, "distributed: more than the write's job")
   }
