@@ -22,6 +22,17 @@ object ObjectStores {
 
   def fileSystem(uri: String, conf: Configuration): FileSystem = fileSystem(new Path(uri), conf)
 
+  /**
+   * The file system to read an object's bytes with: [[fileSystem]], but for local files without Hadoop's `.crc`
+   * side files. Objects carry their own checksums, which every reader verifies (the tail when it opens an object,
+   * each page as it decodes it; docs/FORMAT.md), as on object stores, which have no side files; and through them
+   * every positional read (a tail, a page) opened the object and its side file again.
+   */
+  def objectReads(path: Path, conf: Configuration): FileSystem = fileSystem(path, conf) match {
+    case c: org.apache.hadoop.fs.ChecksumFileSystem => c.getRawFileSystem
+    case fs => fs
+  }
+
   private def unsupported(path: Path, cause: Throwable) = {
     val scheme = Option(path.toUri.getScheme).getOrElse("file")
     new ObjectStoreUnsupportedException(s"No file system for '$scheme://' is available in this Spark " +

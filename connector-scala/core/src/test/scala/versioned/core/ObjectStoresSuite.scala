@@ -17,6 +17,22 @@ class ObjectStoresSuite extends CoreFixture {
     assert(e.getSqlState == "0A000")
   }
 
+  test("local objects are read without Hadoop's .crc side files (their own checksums are verified instead)") {
+    val file = dir.resolve("object.parquet")
+    val path = new org.apache.hadoop.fs.Path(file.toUri)
+    val local = ObjectStores.fileSystem(path, conf)
+    val out = local.create(path) // through Hadoop's local file system: a side file is written
+    try out.write("written".getBytes) finally out.close()
+    assert(Files.exists(dir.resolve(".object.parquet.crc")))
+    Files.write(file, "changed".getBytes) // the side file no longer matches
+    intercept[org.apache.hadoop.fs.ChecksumException](local.open(path).readFully(0L, new Array[Byte](7)))
+    val reads = ObjectStores.objectReads(path, conf)
+    val bytes = new Array[Byte](7)
+    val in = reads.open(path)
+    try in.readFully(0L, bytes) finally in.close()
+    assert(new String(bytes) == "changed")
+  }
+
   test("the s3a file system classes are not on this classpath (the premise of this suite)") {
     assert(scala.util.Try(Class.forName("org.apache.hadoop.fs.s3a.S3AFileSystem")).isFailure)
   }

@@ -22,7 +22,8 @@ private[versioned] final class LeanConfiguration(other: Configuration) extends C
  * A [[LeanConfiguration]] that is a `JobConf`: Spark's Parquet reader gives the configuration it was built with to a
  * Hadoop task context for every file it opens, and that context copies any configuration that is not a `JobConf` into
  * a new one (~1,100 properties, the largest cost of opening a one-row object on the driver); this one it uses as it
- * is. Only for readers that push no filter down: a reader that does sets its filter into that configuration per file.
+ * is. Only for readers that push no filter down (a reader that does sets its filter into that configuration per file),
+ * and for Parquet writers of objects, which only read it.
  */
 private[versioned] final class LeanJobConf(other: Configuration) extends org.apache.hadoop.mapred.JobConf(other) {
   override def write(out: DataOutput): Unit = LeanConfiguration.write(getProps, out)

@@ -174,7 +174,7 @@ private[versioned] object LookupFileReader {
       private val tailStart = size - bytes.length
       private var pos = 0L
       private var in: org.apache.hadoop.fs.FSDataInputStream = _
-      private def file = { if (in == null) in = ObjectStores.fileSystem(path, conf).open(path); in }
+      private def file = { if (in == null) in = ObjectStores.objectReads(path, conf).open(path); in }
 
       override def getPos: Long = pos
       override def seek(newPos: Long): Unit = pos = newPos

@@ -71,7 +71,7 @@ private[versioned] object ObjectFiles {
 
   def open(read: Reader, f: ObjectFile, conf: Configuration): Iterator[InternalRow] = {
     val path = new Path(f.uri)
-    val tail = guarded(f)(ObjectChecksum.verifyTail(ObjectStores.fileSystem(path, conf), path, f.id, f.size, f.checksum))
+    val tail = guarded(f)(ObjectChecksum.verifyTail(ObjectStores.objectReads(path, conf), path, f.id, f.size, f.checksum))
     // a shared object read within a fragment's bounds: only the row groups that may hold its keys
     val (start, end) = (for { b <- f.bounds; t <- tail; span <- guarded(f)(RowGroupSpan.of(t, b, conf)) } yield span)
       .getOrElse((0L, f.size))

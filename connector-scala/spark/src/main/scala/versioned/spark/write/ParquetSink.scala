@@ -9,6 +9,7 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.util.SerializableConfiguration
 import versioned.spark.fs.LocalObjectFileSystem
+import versioned.spark.read.LeanJobConf
 
 /**
  * Spark's Parquet writer, prepared on the driver and opened on executors for one file at a time. A file
@@ -65,7 +66,9 @@ private[versioned] object ParquetSink {
     // local files are created without a `chmod` process each
     LocalObjectFileSystem.configure(job.getConfiguration)
     val factory = new ParquetFileFormat().prepareWrite(spark, job, options, schema)
-    new ParquetSink(factory, new SerializableConfiguration(job.getConfiguration), schema)
+    // Lean: shipped to tasks without every property's sources (one gzip stream each, to write and to read back in
+    // every task); a JobConf: each file opened on the driver uses it as it is instead of copying it into a new one
+    new ParquetSink(factory, new SerializableConfiguration(new LeanJobConf(job.getConfiguration)), schema)
   }
 
   /**
