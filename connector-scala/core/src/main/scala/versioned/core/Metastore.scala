@@ -67,6 +67,9 @@ final class Metastore(val url: String) extends AutoCloseable {
     }
   }
 
+  /** Connections this metastore closed after a failure instead of returning them to its pool (tests). */
+  private[core] val evicted = new java.util.concurrent.atomic.AtomicLong()
+
   /** Runs `f` in one database transaction: all of it commits or none of it does. */
   def tx[T](f: Connection => T): T = run(f, lazySync = false)
 
@@ -103,10 +106,16 @@ final class Metastore(val url: String) extends AutoCloseable {
           case o => throw o
         }
     } finally {
-      // a pooled connection goes back with the default (durable) commits
-      if (!broken) restore.foreach(v => try Metastore.pragma(c, s"synchronous=$v") catch { case _: Throwable => broken = true })
+      // a pooled connection goes back with the default (durable) commits. SQLite refuses to change the setting inside
+      // a transaction, and the driver begins one after each commit or rollback: back to auto-commit first, which ends it
+      if (!broken) restore.foreach { v =>
+        try { c.setAutoCommit(true); Metastore.pragma(c, s"synchronous=$v") } catch { case _: Throwable => broken = true }
+      }
       // evicting closes the connection (and the pool opens a fresh one next time)
-      if (broken) try pool.evictConnection(c) catch { case _: Throwable => c.close() } else c.close()
+      if (broken) {
+        evicted.incrementAndGet()
+        try pool.evictConnection(c) catch { case _: Throwable => c.close() }
+      } else c.close()
     }
   }
 
