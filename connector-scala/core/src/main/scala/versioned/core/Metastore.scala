@@ -130,7 +130,7 @@ final class Metastore(val url: String) extends AutoCloseable {
   def init(): this.type = {
     if (isSqlite) { // journal mode is persistent but cannot change inside a transaction
       val c = connect()
-      try { val st = c.createStatement(); try st.execute("PRAGMA journal_mode=WAL") finally st.close() }
+      try Metastore.pragma(c, "journal_mode=WAL")
       catch { case _: java.sql.SQLException => () } finally c.close()
     }
     tx(c => MetastoreSchema.migrate(c, isSqlite))
@@ -145,7 +145,8 @@ object Metastore {
   /** Longest wait for a pooled connection. */
   val ConnectionTimeoutMs = 30000L
 
-  private def synchronous(c: Connection): String = {
+  /** The `synchronous` setting of an embedded metastore's connection (2: FULL, every commit waits for the disk). */
+  private[core] def synchronous(c: Connection): String = {
     val st = c.createStatement()
     try { val rs = st.executeQuery("PRAGMA synchronous"); rs.next(); rs.getInt(1).toString } finally st.close()
   }
