@@ -14,6 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
 import versioned  # noqa: E402
+from connect_server import DRIVER_JAVA_OPTIONS  # noqa: E402
 from versioned import Repository  # noqa: E402
 
 SCHEMA = "id long, name string"
@@ -32,7 +33,7 @@ def classic_spark() -> Iterator[SparkSession]:
     builder = SparkSession.builder.master("local[2]").appName("versioned-python-tests")
     for key, value in SESSION_CONF.items():
         builder = builder.config(key, value)
-    builder = builder.config("spark.driver.extraJavaOptions", "-Dlog4j2.level=error")
+    builder = builder.config("spark.driver.extraJavaOptions", DRIVER_JAVA_OPTIONS)
     session = versioned.configure_spark_with_versioned(builder).getOrCreate()
     session.sparkContext.setLogLevel("FATAL")
     versioned.install()
