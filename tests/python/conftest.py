@@ -59,20 +59,6 @@ def connect_spark(tmp_path_factory: Any) -> Iterator[SparkSession]:
         server.stop()
 
 
-# Modules whose few tests take a minute or more each (a standalone cluster, the S3 round trip, the README tour run
-# twice, whole CLI workflows, the docs' examples): collected first, so that bin/test's two workers (pytest-xdist,
-# one module per worker at a time) start them first instead of ending the run on one of them.
-SLOW_MODULES = ("test_readme.py", "test_s3_remotes.py", "test_cluster.py", "test_cli_workflow.py", "test_docs.py")
-
-
-def pytest_collection_modifyitems(items: List[Any]) -> None:
-    """Runs the tests of :data:`SLOW_MODULES` first, in that order; the others keep their order."""
-    def rank(item: Any) -> int:
-        name = os.path.basename(str(item.fspath))
-        return SLOW_MODULES.index(name) if name in SLOW_MODULES else len(SLOW_MODULES)
-    items.sort(key=rank)
-
-
 def pytest_generate_tests(metafunc: Any) -> None:
     """Modules that set ``SESSIONS = ("classic", "connect")`` run each test on both kinds of session."""
     kinds = getattr(metafunc.module, "SESSIONS", None)
