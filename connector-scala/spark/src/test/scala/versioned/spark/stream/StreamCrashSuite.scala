@@ -35,12 +35,10 @@ class StreamCrashSuite extends VersionedTestBase {
   /** A child driver over `in` and `ckpt`, its output in `out`; `pauseOn`: where it stands still. */
   private def child(in: String, ckpt: String, out: File, pause: Seq[(String, String)]): Process = {
     val java = Paths.get(System.getProperty("java.home"), "bin", "java").toString
-    // the test JVM's options; the JIT's first tier only and the serial collector: a child runs a few seconds of
-    // work on 120 rows, which the optimizing compiler's and the parallel collector's threads only slow down on a
-    // host of two cores (what is checked is where the child is killed and what the restart commits, not its speed)
+    // the test JVM's options (build.sbt's testJavaOptions: among them the JIT's first tier only and the serial
+    // collector, which suit a child's few seconds of work on 120 rows on a host of two cores)
     val jvm = ManagementFactory.getRuntimeMXBean.getInputArguments.asScala
-      .filterNot(a => a.startsWith("-agentlib") || a.startsWith("-javaagent")) ++
-      Seq("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+      .filterNot(a => a.startsWith("-agentlib") || a.startsWith("-javaagent"))
     val metastore = spark.conf.getOption(VersionedOptions.ConfMetastoreUrl).getOrElse("-")
     val cmd = Seq(java) ++ jvm ++ pause.map { case (k, v) => s"-D$k=$v" } ++ Seq("-cp", System.getProperty("java.class.path"),
       StreamCrashChild.getClass.getName.stripSuffix("$"), warehouse.getAbsolutePath, metastore, in, ckpt)
