@@ -157,9 +157,20 @@ private[versioned] object ObjectFiles {
         s"${Option(e.getMessage).getOrElse("").take(300)})", e)
     }
 
-  /** I/O errors that mean damaged bytes rather than an unreachable store. */
-  private def looksCorrupt(e: java.io.IOException): Boolean = e.isInstanceOf[java.io.EOFException] ||
-    Option(e.getMessage).exists(m => Seq("checksum", "crc", "corrupt", "magic", "footer", "parquet").exists(m.toLowerCase.contains))
+  /**
+   * I/O errors that mean damaged bytes rather than an unreachable store: an early end of the object, or a message
+   * about checksums, magic numbers or Parquet structures. The words are looked for in the message with its paths and
+   * URIs taken out, since every object's name ends in `.parquet` and a store's own errors (a refused or reset
+   * connection) name the object they were reading.
+   */
+  private[spark] def looksCorrupt(e: java.io.IOException): Boolean = e.isInstanceOf[java.io.EOFException] ||
+    Option(e.getMessage).map(withoutPaths(_).toLowerCase).exists(m => CorruptionWords.exists(m.contains))
+
+  private val CorruptionWords = Seq("checksum", "crc", "corrupt", "magic", "footer", "parquet")
+  private val PathLike = """[^\s()\[\]{},;'"]*[/\\][^\s()\[\]{},;'"]*""".r
+
+  /** `message` with every token that holds a path separator (a path or a URI) removed. */
+  private[spark] def withoutPaths(message: String): String = PathLike.replaceAllIn(message, "")
 
   /** The rows (key columns first) of an object within the bounds of the fragment it is read in; closes the object. */
   private final class Within(rows: Iterator[InternalRow], b: FragmentBounds) extends Iterator[InternalRow] with AutoCloseable {

@@ -65,7 +65,9 @@ private[versioned] object Verifier {
       catch {
         case e: ObjectMissingException => (Missing, Some(e.getMessage))
         case e: ObjectCorruptException => (Corrupt, Some(e.getMessage))
-        case e: java.io.IOException => (Corrupt, Some(s"reading it failed: ${e.getMessage}"))
+        case e: java.io.IOException if ObjectFiles.looksCorrupt(e) => (Corrupt, Some(s"reading it failed: ${e.getMessage}"))
+        case e: java.io.IOException => throw Errors.storage(s"verify could not read object $id ($path): ${e.getMessage}. " +
+          "Its bytes were not checked; run verify again when the store is reachable.", e)
       }
   }
 }

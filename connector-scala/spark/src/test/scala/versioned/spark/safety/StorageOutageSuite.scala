@@ -61,5 +61,44 @@ class StorageOutageSuite extends FaultyWarehouseSuite {
     }
   }
 
+  /** The typed error `f` fails with while the store is down (every open and create refused). */
+  private def duringOutage(f: => Any): VersionedException = {
+    Faults.outage()
+    val t = try { intercept[Throwable](f) } finally Faults.stopRefusing()
+    Iterator.iterate(t)(_.getCause).takeWhile(_ != null).take(64).collectFirst { case v: VersionedException => v }
+      .getOrElse(fail(s"expected STORAGE_ERROR, got an untyped $t", t))
+  }
+
+  test("a store refusing reads of objects (the refusal names the .parquet object): scans, deletes and verify fail with STORAGE_ERROR, never OBJECT_CORRUPT; nothing committed") {
+    write(data(1, 300, "a"), "r.t", "primaryKey" -> "id")
+    write(data(250, 320, "b"), "r.t", "upsert" -> "true")
+    val (h0, before) = (head, rows("r.t"))
+    val scan = duringOutage(read("r.t").collect())
+    assert(scan.errorClass == ErrorClass.StorageError && scan.getMessage.contains("Connection refused"), scan.getMessage)
+    val opts = new java.util.HashMap[String, String](); opts.put("warehouse", s"faulty://${warehouse.getAbsolutePath}")
+    val delete = duringOutage(versioned.spark.api.TableApi.deleteWhere(spark, opts, "r.t", "id IN (2, 3, 260)", null, null, null))
+    assert(delete.errorClass == ErrorClass.StorageError, delete.getMessage)
+    val sql = duringOutage(spark.sql("DELETE FROM c.r.t WHERE id = 7"))
+    assert(sql.errorClass == ErrorClass.StorageError, sql.getMessage)
+    val verify = duringOutage(versioned.spark.api.MaintenanceApi.verify(spark, eng, "r", Nil).collect())
+    assert(verify.errorClass == ErrorClass.StorageError && verify.getMessage.contains("verify again"), verify.getMessage)
+    assert(versioned.spark.api.MaintenanceApi.verify(spark, eng, "r", Nil).filter("status != 'ok'").count() == 0)
+    assert(head == h0 && rows("r.t") == before, "a refused read committed or changed something")
+    assert(versioned.spark.api.TableApi.deleteWhere(spark, opts, "r.t", "id IN (2, 3, 260)", null, null, null) == 3)
+  }
+
+  test("storage errors are told from damaged bytes by their words, not by the object's path") {
+    import java.io.{EOFException, IOException}
+    import versioned.spark.read.ObjectFiles.looksCorrupt
+    val obj = "s3a://bucket/wh/objects/ab/cdef0123.parquet"
+    assert(!looksCorrupt(new IOException(s"Connection reset while reading $obj")))
+    assert(!looksCorrupt(new java.net.ConnectException(s"Connection refused (open of faulty:/tmp/w/objects/ab/cd.parquet)")))
+    assert(!looksCorrupt(new IOException(s"injected fault: open #3 on file:/tmp/parquet-crc/objects/x.parquet")))
+    assert(looksCorrupt(new IOException(s"$obj is not a Parquet file. Expected magic number at tail, but found [1, 2, 3, 4]")))
+    assert(looksCorrupt(new IOException("can not read class org.apache.parquet.format.FileMetaData: Required field 'codec' was not found")))
+    assert(looksCorrupt(new IOException(s"Checksum error in $obj")))
+    assert(looksCorrupt(new EOFException(s"Reached the end of $obj")))
+  }
+
   private def engineHasTable(t: String): Boolean = head.exists(h => eng.tableOption("r", h, t).isDefined)
 }
