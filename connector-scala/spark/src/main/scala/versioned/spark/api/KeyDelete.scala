@@ -21,7 +21,7 @@ import versioned.spark.read.{KeyLookup, LocalLookup}
  * driver, no Spark job) and the whole condition is evaluated on them. Deleting a few rows by key then costs
  * about what writing their tombstones costs.
  */
-private[api] object KeyDelete extends PredicateHelper {
+private[spark] object KeyDelete extends PredicateHelper {
   /**
    * The DIFF rows (the table's columns, the key's values and nulls, then the change kind) deleting the rows
    * of `snapshot` (of `layout`, loaded only when the condition qualifies) that `condition` matches, when it
@@ -84,16 +84,69 @@ private[api] object KeyDelete extends PredicateHelper {
   }
 
   /**
-   * The condition analyzed over the table's columns, with those columns; None when it cannot be used here. The
-   * filter is analyzed once, as a plan over an empty relation (no DataFrame is built around it).
+   * The condition resolved over the table's columns, with those columns; None when it cannot be used here. A key set
+   * ([[simplyResolved]]) is resolved directly; any other condition is analyzed, as a filter over an empty relation (no
+   * DataFrame is built around it).
    */
-  private def analyzed(spark: SparkSession, schema: StructType, condition: String) = {
+  private def analyzed(spark: SparkSession, schema: StructType, condition: String): Option[(Expression, Seq[Attribute])] = {
     val session = spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession]
-    Try {
+    Try(session.sessionState.sqlParser.parseExpression(condition)).toOption.flatMap { parsed =>
       val relation = LocalRelation(DataTypeUtils.toAttributes(schema))
-      session.sessionState.executePlan(Filter(session.sessionState.sqlParser.parseExpression(condition), relation)).analyzed
-    }.toOption.collect {
-      case Filter(cond, child) if cond.deterministic && !SubqueryExpression.hasSubquery(cond) => (cond: Expression, child.output)
+      simplyResolved(parsed, relation.output, session.sessionState.conf.resolver).map(_ -> relation.output).orElse(
+        Try(session.sessionState.executePlan(Filter(parsed, relation)).analyzed).toOption.collect {
+          case Filter(cond, child) if cond.deterministic && !SubqueryExpression.hasSubquery(cond) => (cond: Expression, child.output)
+        })
     }
+  }
+
+  /**
+   * `parsed` resolved over `output` without the analyzer, when it is only `=`, `<=>` and `IN` between a column (a
+   * one-part name) and literals, under AND and OR, each literal of its column's type or an integer its integral column
+   * holds: the analyzer would compare such values as they are (widening both sides to a type that holds both), and
+   * analyzing a set of a few hundred keys costs tens of milliseconds, more than looking them up. None for any other
+   * condition (the analyzer resolves it, with its coercions and errors).
+   */
+  def simplyResolved(parsed: Expression, output: Seq[Attribute],
+                                    resolver: org.apache.spark.sql.catalyst.analysis.Resolver): Option[Expression] = {
+    import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute
+    import org.apache.spark.sql.types._
+    def column(e: Expression): Option[Attribute] = e match {
+      case UnresolvedAttribute(Seq(name)) => output.filter(a => resolver(a.name, name)) match {
+        case Seq(a) => Some(a)
+        case _ => None
+      }
+      case _ => None
+    }
+    def integral(v: Any): Option[Long] = v match {
+      case i: Int => Some(i.toLong)
+      case l: Long => Some(l)
+      case _ => None
+    }
+    def literal(e: Expression, to: DataType): Option[Expression] = e match {
+      case Literal(null, _) => None
+      case Literal(v, t) if t == to && (to.isInstanceOf[NumericType] || to == StringType || to == BooleanType) => Some(Literal(v, t))
+      case Literal(v, IntegerType | LongType) => (integral(v), to) match {
+        case (Some(n), LongType) => Some(Literal(n, LongType))
+        case (Some(n), IntegerType) if n.isValidInt => Some(Literal(n.toInt, IntegerType))
+        case (Some(n), ShortType) if n.isValidShort => Some(Literal(n.toShort, ShortType))
+        case (Some(n), ByteType) if n.isValidByte => Some(Literal(n.toByte, ByteType))
+        case _ => None
+      }
+      case _ => None
+    }
+    def compared(c: Expression, v: Expression)(make: (Attribute, Expression) => Expression): Option[Expression] =
+      for { a <- column(c); l <- literal(v, a.dataType) } yield make(a, l)
+    def resolve(e: Expression): Option[Expression] = e match {
+      case And(l, r) => for { a <- resolve(l); b <- resolve(r) } yield And(a, b)
+      case Or(l, r) => for { a <- resolve(l); b <- resolve(r) } yield Or(a, b)
+      case EqualTo(c, v) => compared(c, v)(EqualTo(_, _)).orElse(compared(v, c)(EqualTo(_, _)))
+      case EqualNullSafe(c, v) => compared(c, v)(EqualNullSafe(_, _)).orElse(compared(v, c)(EqualNullSafe(_, _)))
+      case In(c, vs) if vs.nonEmpty => column(c).flatMap { a =>
+        val ls = vs.flatMap(literal(_, a.dataType))
+        Option.when(ls.size == vs.size)(In(a, ls))
+      }
+      case _ => None
+    }
+    resolve(parsed)
   }
 }

@@ -89,10 +89,36 @@ private[versioned] object LookupFileReader {
 
   /**
    * The configuration of readers of rows of `readSchema` from objects of `dataSchema`: a [[ObjectFiles.verifying]]
-   * copy of the session's, made once, with the settings Spark's Parquet reader gives its row converter (Spark
-   * prepares a reader on it, which sets them; that reader is not used).
+   * copy of the session's with the settings Spark's Parquet reader gives its row converter (Spark prepares a reader on
+   * it, which sets them; that reader is not used), made once for each content of the settings and schemas.
    */
   def conf(spark: org.apache.spark.sql.SparkSession, dataSchema: StructType, readSchema: StructType): Configuration = {
+    val sc = spark.sparkContext
+    val key = Prepared(sc, ObjectFiles.contentOf(sc.hadoopConfiguration), spark.sessionState.conf.getAllConfs, dataSchema, readSchema)
+    Option(prepared.get(key)).getOrElse {
+      prepared.keySet.removeIf(k => (k.context ne sc) || k.context.isStopped)
+      if (prepared.size >= MaxPrepared) prepared.clear()
+      val c = prepare(spark, dataSchema, readSchema)
+      prepared.put(key, c)
+      c
+    }
+  }
+
+  /**
+   * What a prepared configuration depends on: the context's Hadoop configuration and the session's settings (their
+   * content), and the schemas. The configurations readers are given are only read, by any number of threads at once.
+   */
+  private final case class Prepared(context: org.apache.spark.SparkContext, hadoop: Map[String, String],
+                                    session: Map[String, String], dataSchema: StructType, readSchema: StructType)
+  /**
+   * Configurations [[conf]] prepared, by what they depend on: Spark prepares one by building a reader, which broadcasts
+   * a copy of the Hadoop configuration (tens of milliseconds, and a broadcast block left behind, for every lookup of
+   * the same table otherwise).
+   */
+  private val prepared = new java.util.concurrent.ConcurrentHashMap[Prepared, Configuration]()
+  private val MaxPrepared = 32
+
+  private def prepare(spark: org.apache.spark.sql.SparkSession, dataSchema: StructType, readSchema: StructType): Configuration = {
     val conf = ObjectFiles.verifyingUnfiltered(spark.sparkContext.hadoopConfiguration)
     new org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat().buildReaderWithPartitionValues(spark, dataSchema,
       new StructType(), readSchema, Nil, Map(org.apache.spark.sql.execution.datasources.FileFormat.OPTION_RETURNING_BATCH -> "false"), conf)

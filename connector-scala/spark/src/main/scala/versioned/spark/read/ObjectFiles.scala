@@ -57,7 +57,7 @@ private[versioned] object ObjectFiles {
   def verifyingBroadcast(sc: org.apache.spark.SparkContext): org.apache.spark.broadcast.Broadcast[org.apache.spark.util.SerializableConfiguration] = {
     // the content of the context's configuration decides (the verifying copy adds the same settings to any): the copy,
     // ~1,100 properties, is made only for a new broadcast
-    val content = scala.jdk.CollectionConverters.IteratorHasAsScala(sc.hadoopConfiguration.iterator()).asScala.map(e => e.getKey -> e.getValue).toMap
+    val content = contentOf(sc.hadoopConfiguration)
     synchronized {
       broadcast match {
         case Some((c, m, b)) if (c eq sc) && !sc.isStopped && m == content => b
@@ -68,6 +68,10 @@ private[versioned] object ObjectFiles {
       }
     }
   }
+
+  /** Every property of `conf` with its value: what decides whether something prepared from it can be reused. */
+  def contentOf(conf: Configuration): Map[String, String] =
+    scala.jdk.CollectionConverters.IteratorHasAsScala(conf.iterator()).asScala.map(e => e.getKey -> e.getValue).toMap
 
   def open(read: Reader, f: ObjectFile, conf: Configuration): Iterator[InternalRow] = {
     val path = new Path(f.uri)

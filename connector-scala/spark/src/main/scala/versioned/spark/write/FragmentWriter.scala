@@ -45,10 +45,10 @@ private[versioned] object FragmentWriter {
 /**
  * Writes rows (in the sink's schema) that arrive grouped by fragment and sorted by key: one object per
  * run of equal fragment ids. Used by executor tasks and, for small writes, by the driver (`overlap`: each
- * object's hash and statistics on a second thread, [[ObjectWriter]]).
+ * object's hash and statistics on a second thread; `expectedRows`: the rows it holds, [[ObjectWriter]]).
  */
 private[versioned] final class ObjectRuns(sink: ParquetSink, target: ObjectTarget, kind: String,
-                                          keyColumns: Seq[String], overlap: Boolean = false) {
+                                          keyColumns: Seq[String], overlap: Boolean = false, expectedRows: Long = -1) {
   private val keyOrdinals = keyColumns.map(sink.schema.fieldIndex)
   private val keyTypes = keyColumns.map(sink.schema(_).dataType)
   private val out = ArrayBuffer.empty[WrittenObject]
@@ -59,7 +59,7 @@ private[versioned] final class ObjectRuns(sink: ParquetSink, target: ObjectTarge
     if (frag != current || writer == null) {
       finish()
       current = frag
-      writer = new ObjectWriter(sink, target, kind, overlap)
+      writer = new ObjectWriter(sink, target, kind, overlap, expectedRows)
     }
     writer.write(row)
   }

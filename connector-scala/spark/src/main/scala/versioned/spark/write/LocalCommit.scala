@@ -7,7 +7,7 @@ import versioned.spark.format.SparkKeys
 import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, GenericInternalRow, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, GenericInternalRow}
 import org.apache.spark.sql.types.StructType
 import versioned.core.{Fragment, ObjectKind, ObjectMeta, TableVersion}
 import versioned.spark.format.{SparkKeys, TableLayout, Values}
@@ -150,8 +150,8 @@ private[versioned] object LocalCommit {
                          layout: TableLayout, snapshot: TableSnapshot): Boolean =
     keyed.nonEmpty && {
       val columns = layout.schema.fields.toSeq
-      def values(in: StructType) = UnsafeProjection.create(columns.map(f =>
-        BoundReference(in.fieldIndex(f.name), f.dataType, nullable = true)))
+      def values(in: StructType) = ObjectWriter.projection(columns.map(f =>
+        BoundReference(in.fieldIndex(f.name), f.dataType, nullable = true)), keyed.size)
       val incoming = values(schema)
       val current = values(layout.physicalSchema)
       val deleted = deleteColumn.map(schema.fieldIndex)
@@ -207,10 +207,10 @@ private[versioned] object LocalCommit {
   /** `sorted` (key, row) pairs, rows in `schema`, as one SNAP object of the layout's columns. */
   private def snapObjects(spark: SparkSession, target: ObjectTarget, layout: TableLayout, schema: StructType,
                           sorted: IndexedSeq[(InternalRow, InternalRow)]): Seq[WrittenObject] = {
-    val project = UnsafeProjection.create(layout.physicalSchema.fields.toSeq.map(f =>
-      BoundReference(schema.fieldIndex(f.name), f.dataType, f.nullable)))
-    new ObjectRuns(ParquetSink.forObjects(spark, layout.physicalSchema, ObjectKind.Snap), target,
-      ObjectKind.Snap, layout.keyColumns, overlap = sorted.size >= ObjectWriter.OverlapMinRows).writing(objects => sorted.foreach { case (_, row) => objects.write(0, project(row)) })
+    val project = ObjectWriter.projection(layout.physicalSchema.fields.toSeq.map(f =>
+      BoundReference(schema.fieldIndex(f.name), f.dataType, f.nullable)), sorted.size)
+    new ObjectRuns(ParquetSink.forObjects(spark, layout.physicalSchema, ObjectKind.Snap), target, ObjectKind.Snap,
+      layout.keyColumns, overlap = sorted.size >= ObjectWriter.OverlapMinRows, expectedRows = sorted.size).writing(objects => sorted.foreach { case (_, row) => objects.write(0, project(row)) })
   }
 
   /** The same for DIFF rows already computed (`WriteMode.Changes`): `rows` hold the DIFF columns in `schema`'s order. */
@@ -218,7 +218,7 @@ private[versioned] object LocalCommit {
                    schema: StructType, rows: IndexedSeq[InternalRow], priors: Priors): (TableVersion, Seq[ObjectMeta]) = {
     val refs = layout.diffSchema.fields.toSeq.map(f => BoundReference(schema.fieldIndex(f.name), f.dataType, f.nullable))
     // one projection per writing thread: an UnsafeProjection reuses its output row
-    write(spark, target, layout, cur, sortedByKey(rows, schema, layout, validate = false), () => UnsafeProjection.create(refs), priors)
+    write(spark, target, layout, cur, sortedByKey(rows, schema, layout, validate = false), n => ObjectWriter.projection(refs, n), priors)
   }
 
   /** Changes of a write in `WriteMode.Changes`, on the driver when there are at most `maxRows` (one job; the frame stays cached). */
@@ -256,12 +256,13 @@ private[versioned] object LocalCommit {
       .toIndexedSeq
 
   /**
-   * `change` makes the function turning a kept row into a DIFF row, once per writing thread. With `priors`, each
+   * `change` makes the function turning a kept row into a DIFF row, once per writing thread, given the rows that thread
+   * writes ([[ObjectWriter.projection]]). With `priors`, each
    * DIFF row also records the key's row in its fragment's chain (looked up first).
    */
   private def write(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
                     keyed: IndexedSeq[(InternalRow, InternalRow)],
-                    change: () => InternalRow => InternalRow, priors: Priors): (TableVersion, Seq[ObjectMeta]) = {
+                    change: Int => InternalRow => InternalRow, priors: Priors): (TableVersion, Seq[ObjectMeta]) = {
     val base = CommitPlanner.baseFragments(cur)
     val fragmentOf = Routing.local(base, layout)
     // one object per touched fragment, rows in key order
@@ -273,10 +274,11 @@ private[versioned] object LocalCommit {
       PriorImages.lookup(spark, target.config, layout, base, runs.map { case (f, kr) => f -> kr.map(_._1).toArray }, metas))
     val sink = ParquetSink.forObjects(spark, if (before.isDefined) PriorImages.diffSchema(layout) else layout.diffSchema, ObjectKind.Diff)
     val written = versioned.spark.session.Jobs.onDriver(runs) { case (frag, changes) =>
-      val toDiff = change()
+      val toDiff = change(changes.size)
       val recorded = before.map(_(frag))
       // a large object: its hash and statistics on a second core while this thread encodes its Parquet
-      new ObjectRuns(sink, target, ObjectKind.Diff, layout.keyColumns, overlap = changes.size >= ObjectWriter.OverlapMinRows).writing(objects =>
+      new ObjectRuns(sink, target, ObjectKind.Diff, layout.keyColumns, overlap = changes.size >= ObjectWriter.OverlapMinRows,
+        expectedRows = changes.size).writing(objects =>
         changes.iterator.zipWithIndex.foreach { case ((_, row), i) =>
           val d = toDiff(row)
           objects.write(frag, recorded.fold(d)(_.attach(d, i)))
@@ -291,9 +293,10 @@ private[versioned] object LocalCommit {
    */
   private def writeShared(spark: SparkSession, target: ObjectTarget, layout: TableLayout, cur: TableVersion,
                           base: Seq[Fragment], keyed: IndexedSeq[(InternalRow, InternalRow)],
-                          change: () => InternalRow => InternalRow, touched: Seq[Int]): (TableVersion, Seq[ObjectMeta]) = {
-    val writer = new ObjectWriter(ParquetSink.forSharedDiffs(spark, layout.diffSchema), target, ObjectKind.Diff)
-    val toDiff = change()
+                          change: Int => InternalRow => InternalRow, touched: Seq[Int]): (TableVersion, Seq[ObjectMeta]) = {
+    val writer = new ObjectWriter(ParquetSink.forSharedDiffs(spark, layout.diffSchema), target, ObjectKind.Diff,
+      expectedRows = keyed.size)
+    val toDiff = change(keyed.size)
     try keyed.foreach { case (_, row) => writer.write(toDiff(row)) } catch { case e: Throwable => writer.abort(); throw e }
     val meta = writer.close().copy(parents = Nil, shared = true)
     val on = touched.toSet
@@ -328,7 +331,7 @@ private[versioned] object LocalCommit {
    * thread (an UnsafeProjection reuses its output row).
    */
   private def diffRows(spark: SparkSession, schema: StructType, layout: TableLayout,
-                       deleteColumn: Option[String], inserts: Boolean): () => InternalRow => InternalRow = {
+                       deleteColumn: Option[String], inserts: Boolean): Int => InternalRow => InternalRow = {
     val key = DiffRowsKey(schema, layout, deleteColumn, inserts, spark.sessionState.conf.caseSensitiveAnalysis)
     val bound = Option(boundDiffRows.get(key)).getOrElse {
       val exprs = LocalRules.projection(spark, schema, "a small write")(df =>
@@ -337,7 +340,7 @@ private[versioned] object LocalCommit {
       boundDiffRows.put(key, exprs)
       exprs
     }
-    () => UnsafeProjection.create(bound)
+    n => ObjectWriter.projection(bound, n)
   }
 
   /** What the bound expressions of [[diffRows]] depend on: the rows' schema, the table, the resolution of names. */

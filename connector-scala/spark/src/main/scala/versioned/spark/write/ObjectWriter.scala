@@ -4,7 +4,8 @@ import java.security.MessageDigest
 import java.util.UUID
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, GenericInternalRow, InterpretedUnsafeProjection,
+  UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
@@ -23,14 +24,16 @@ import versioned.spark.format.Values
  * computed on a second thread ([[versioned.spark.session.Jobs.InOrder]]) while this one encodes the Parquet
  * file, over copies of the rows handed over in chunks of [[ObjectWriter.OverlapChunk]], in the order written:
  * the same object (id, bytes, statistics) as without it, in about the time of the Parquet encoding alone.
+ * `expectedRows` (the driver writing rows it holds): how many rows it will write, when known ([[ObjectWriter.projection]]).
  */
 private[versioned] final class ObjectWriter(sink: ParquetSink, target: ObjectTarget, kind: String,
-                                            overlap: Boolean = false) {
+                                            overlap: Boolean = false, expectedRows: Long = -1) {
   private val config = target.config
   private val schema = sink.schema
   private val tmp = target.stagingUri(s"objects/${UUID.randomUUID()}.parquet")
   private val out = sink.open(tmp)
-  private val unsafe = UnsafeProjection.create(schema)
+  private val unsafe = ObjectWriter.projection(schema.fields.toSeq.zipWithIndex.map { case (f, i) =>
+    BoundReference(i, f.dataType, f.nullable) }, expectedRows)
   private val md = MessageDigest.getInstance("SHA-256")
   md.update((kind + "\u0000" + schema.json).getBytes("UTF-8"))
   private val statCols = schema.fields.indices.filter(i => Values.supported(schema(i).dataType)).toArray
@@ -183,6 +186,19 @@ private[versioned] final class ObjectWriter(sink: ParquetSink, target: ObjectTar
 }
 
 private[versioned] object ObjectWriter {
+  /**
+   * Rows under which the driver's writers project rows interpreted: for a few hundred rows, generating a projection's
+   * code (tens of milliseconds the first times, several after) costs more than projecting them without it.
+   */
+  val InterpretedMaxRows = 2048
+
+  /**
+   * A projection of `exprs` for a writer of `rows` rows (negative: not known): interpreted under [[InterpretedMaxRows]],
+   * generated code for more or an unknown number.
+   */
+  def projection(exprs: Seq[Expression], rows: Long): UnsafeProjection =
+    if (rows >= 0 && rows < InterpretedMaxRows) InterpretedUnsafeProjection.createProjection(exprs) else UnsafeProjection.create(exprs)
+
   /** Rows per hand-over to the second thread of an `overlap` writer. */
   val OverlapChunk = 4096
   /** Rows from which the driver writes an object with `overlap` (below, the second thread costs more than it saves). */

@@ -199,6 +199,11 @@ class LocalCommitSuite extends VersionedTestBase {
       ("id IN (12, 15, 18, 24, 27, 30, 33, 36, 39, 45, 48) AND (s IS NULL OR a > 50)", (x: Row) =>
         Set(12L, 15L, 18L, 24L, 27L, 30L, 33L, 36L, 39L, 45L, 48L)(x.getLong(1)) && (x.isNullAt(2) || x.getInt(0) > 50),
         "n = 2", (x: Row) => x.get(1) == 2),
+      // a key set resolved without the analyzer (names in another case, an integer beyond the key's values), then
+      // conditions the analyzer resolves (a string and a decimal compared to the key; an integer an INT cannot hold)
+      ("`ID` IN (51, 54, 9000000000) OR Id <=> 57", (x: Row) => Set(51L, 54L, 57L)(x.getLong(1)),
+        "N IN (4, 40000000000)", (x: Row) => x.get(1) == 4),
+      ("id = '60' OR id IN (63, 66.0)", (x: Row) => Set(60L, 63L, 66L)(x.getLong(1)), "n = 1.0", (x: Row) => x.get(1) == 1),
       ("id % 2 = 0 AND s IS NULL", (x: Row) => x.getLong(1) % 2 == 0 && x.isNullAt(2), "s IS NULL OR s = 'v4'",
         (x: Row) => x.isNullAt(0) || x.getString(0) == "v4")).foreach { case (ct, ft, ck, fk) =>
       delete("r.t", ct); delete("r.k", ck)
@@ -209,6 +214,22 @@ class LocalCommitSuite extends VersionedTestBase {
       assert(kf.hash == kd.hash, s"key-less table after $ck: table hashes differ")
       assertReads(read("r.k", at(fast): _*), curK, s"key-less table after $ck")
     }
+  }
+
+  test("delete conditions resolved without the analyzer: key sets of literals of the columns' types only") {
+    val output = org.apache.spark.sql.catalyst.types.DataTypeUtils.toAttributes(longKey.schema)
+    def resolved(cond: String, caseSensitive: Boolean = false) = versioned.spark.api.KeyDelete.simplyResolved(
+      spark.sessionState.sqlParser.parseExpression(cond), output,
+      if (caseSensitive) org.apache.spark.sql.catalyst.analysis.caseSensitiveResolution
+      else org.apache.spark.sql.catalyst.analysis.caseInsensitiveResolution)
+    Seq("id IN (1, 2, 3000000000)", "ID = 5 OR 7 = id", "id <=> 9 AND (a = 1 OR a IN (2, 3)) AND s = 'x'", "d = 1.5D")
+      .foreach(c => assert(resolved(c).exists(_.resolved), c))
+    assert(resolved("id IN (1, 2)").get.references.map(_.name).toSet == Set("id"))
+    // anything else is left to the analyzer: other operators, literals of other types, integers an INT cannot hold,
+    // nulls, unknown or differently cased names under case-sensitive resolution, expressions of columns
+    Seq("id < 5", "id = '5'", "id IN (1, 2.5)", "a IN (1, 3000000000)", "id = NULL", "id IN (1, NULL)", "x = 1",
+      "id + 1 = 2", "NOT id = 1", "id = a", "d = 1.5", "s = 1").foreach(c => assert(resolved(c).isEmpty, c))
+    assert(resolved("ID = 5", caseSensitive = true).isEmpty)
   }
 
   test("a filter on the key reads the fast path's DIFFs like the distributed path's") {
