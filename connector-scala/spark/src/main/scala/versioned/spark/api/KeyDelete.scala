@@ -107,7 +107,7 @@ private[spark] object KeyDelete extends PredicateHelper {
    * condition (the analyzer resolves it, with its coercions and errors).
    */
   def simplyResolved(parsed: Expression, output: Seq[Attribute],
-                                    resolver: org.apache.spark.sql.catalyst.analysis.Resolver): Option[Expression] = {
+                     resolver: org.apache.spark.sql.catalyst.analysis.Resolver): Option[Expression] = {
     import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute
     import org.apache.spark.sql.types._
     def column(e: Expression): Option[Attribute] = e match {
@@ -124,7 +124,7 @@ private[spark] object KeyDelete extends PredicateHelper {
     }
     def literal(e: Expression, to: DataType): Option[Expression] = e match {
       case Literal(null, _) => None
-      case Literal(v, t) if t == to && (to.isInstanceOf[NumericType] || to == StringType || to == BooleanType) => Some(Literal(v, t))
+      case Literal(_, t) if t == to && (to.isInstanceOf[NumericType] || to == StringType || to == BooleanType) => Some(e)
       case Literal(v, IntegerType | LongType) => (integral(v), to) match {
         case (Some(n), LongType) => Some(Literal(n, LongType))
         case (Some(n), IntegerType) if n.isValidInt => Some(Literal(n.toInt, IntegerType))

@@ -32,8 +32,9 @@ private[versioned] final class ObjectWriter(sink: ParquetSink, target: ObjectTar
   private val schema = sink.schema
   private val tmp = target.stagingUri(s"objects/${UUID.randomUUID()}.parquet")
   private val out = sink.open(tmp)
+  // every column read as nullable, as `UnsafeProjection.create(schema)` did before the interpreted form was added
   private val unsafe = ObjectWriter.projection(schema.fields.toSeq.zipWithIndex.map { case (f, i) =>
-    BoundReference(i, f.dataType, f.nullable) }, expectedRows)
+    BoundReference(i, f.dataType, nullable = true) }, expectedRows)
   private val md = MessageDigest.getInstance("SHA-256")
   md.update((kind + "\u0000" + schema.json).getBytes("UTF-8"))
   private val statCols = schema.fields.indices.filter(i => Values.supported(schema(i).dataType)).toArray
