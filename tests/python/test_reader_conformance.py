@@ -239,6 +239,92 @@ def test_damaged_and_missing_objects_are_typed_errors(spark: SparkSession, wareh
     assert _object_files(warehouse) == files  # the reader wrote nothing
 
 
+def _refusing_handler() -> Any:
+    import pyarrow.fs as pafs
+
+    class _Refusing(pafs.FileSystemHandler):  # type: ignore[misc]
+        """The local disk, except that while ``down`` it refuses to open or list anything under ``objects/`` as an
+        object store that cannot be reached does: the refusal names the object it was asked for (a ``.parquet``
+        path) and holds none of the words of damaged bytes."""
+
+        def __init__(self) -> None:
+            self.local = pafs.LocalFileSystem()
+            self.down = False
+
+        def _gate(self, path: str) -> None:
+            if self.down and "/objects/" in path:
+                raise OSError(f"AWS Error NETWORK_CONNECTION during GetObject operation: curlCode: 7, Couldn't "
+                              f"connect to server (s3a://bucket{path})")
+
+        def get_type_name(self) -> str:
+            return "refusing"
+
+        def normalize_path(self, path: str) -> str:
+            return path
+
+        def get_file_info(self, paths: List[str]) -> Any:
+            for p in paths:
+                self._gate(p)
+            return self.local.get_file_info(paths)
+
+        def get_file_info_selector(self, selector: Any) -> Any:
+            self._gate(selector.base_dir + "/")
+            return self.local.get_file_info(selector)
+
+        def open_input_file(self, path: str) -> Any:
+            self._gate(path)
+            return self.local.open_input_file(path)
+
+        def open_input_stream(self, path: str) -> Any:
+            self._gate(path)
+            return self.local.open_input_stream(path)
+
+        def _never(self, *args: Any, **kwargs: Any) -> Any:  # writes are never asked of a reader
+            raise AssertionError("the reader wrote to the object store")
+
+        create_dir = delete_dir = delete_dir_contents = delete_root_dir_contents = delete_file = _never
+        move = copy_file = open_output_stream = open_append_stream = _never
+
+    return _Refusing()
+
+
+def test_an_unreachable_store_is_a_storage_error_not_corruption(spark: SparkSession, warehouse: str) -> None:
+    import pyarrow.fs as pafs
+
+    from versioned.errors import StorageError
+    from versioned.reader._errors import looks_corrupt
+
+    _small(spark)
+    files = _object_files(warehouse)
+    before = {f: open(f, "rb").read() for f in files}
+    repo = open_warehouse(warehouse).repository("b")
+    handler = _refusing_handler()
+    repo.warehouse.store._fs = pafs.PyFileSystem(handler)
+    assert repo.table("t").to_arrow().num_rows == 20
+    handler.down = True
+    for attempt in (lambda: repo.table("t").to_arrow(), repo.verify, repo.verify_objects):
+        with pytest.raises(StorageError) as e:
+            attempt()
+        assert e.value.error_class == "STORAGE_ERROR" and not isinstance(e.value, (ObjectCorrupt, ObjectMissing))
+        assert "Couldn't connect" in str(e.value)
+    with pytest.raises(StorageError, match="were not checked"):
+        repo.verify()
+    handler.down = False  # the store is back: the same reads succeed and every object is sound
+    assert repo.table("t").to_arrow().num_rows == 20
+    assert repo.verify_objects() == []
+    assert all(r["status"] == "ok" for r in repo.verify())
+    assert {f: open(f, "rb").read() for f in _object_files(warehouse)} == before  # nothing written or changed
+    # the classifier: a store's error naming a .parquet object is not damage; pyarrow's words for damage are
+    assert not looks_corrupt(OSError("Connection refused: s3a://b/wh/objects/ab/ab12.parquet"))
+    assert not looks_corrupt(PermissionError(13, "Permission denied", "/wh/objects/ab/ab12.parquet"))
+    assert looks_corrupt(OSError("Parquet magic bytes not found in footer. Either the file is corrupted or this is "
+                                 "not a parquet file."))
+    assert looks_corrupt(OSError("Couldn't deserialize thrift: TProtocolException: Invalid data"))
+    assert looks_corrupt(OSError("CRC checksum verification failed for page"))
+    assert looks_corrupt(EOFError("unexpected end of file"))
+    assert looks_corrupt(ValueError("Invalid: bad dictionary index"))
+
+
 def test_missing_and_foreign_metastores_are_refused(spark: SparkSession, warehouse: str, tmp_path: Any) -> None:
     _small(spark)
     with pytest.raises(WarehouseMismatch):  # no warehouse at all: nothing is created

@@ -15,7 +15,7 @@ import re
 from typing import TYPE_CHECKING, Any, Optional, Tuple
 
 from versioned.reader._crc32c import crc32c
-from versioned.reader._errors import fail, object_corrupt, object_missing
+from versioned.reader._errors import fail, object_corrupt, object_missing, read_failure
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -120,17 +120,20 @@ class ObjectStore:
             store.read_text("_versioned/warehouse-id")
         """
         p = self.path(relative)
-        if self.local:
-            if not os.path.isfile(p):
-                return None
-            with open(p, "rb") as lf:
-                return lf.read().decode("utf-8").strip() or None
-        import pyarrow.fs as pafs
+        try:
+            if self.local:
+                if not os.path.isfile(p):
+                    return None
+                with open(p, "rb") as lf:
+                    return lf.read().decode("utf-8").strip() or None
+            import pyarrow.fs as pafs
 
-        if self.fs.get_file_info(p).type != pafs.FileType.File:
-            return None
-        with self.fs.open_input_stream(p) as f:
-            return bytes(f.read()).decode("utf-8").strip() or None
+            if self.fs.get_file_info(p).type != pafs.FileType.File:
+                return None
+            with self.fs.open_input_stream(p) as f:
+                return bytes(f.read()).decode("utf-8").strip() or None
+        except OSError as e:
+            raise _unreachable(p, e) from e
 
     def has_objects(self) -> bool:
         """Whether any file exists under ``objects/`` (a warehouse in use).
@@ -144,7 +147,15 @@ class ObjectStore:
         import pyarrow.fs as pafs
 
         sel = pafs.FileSelector(self.path("objects"), recursive=True, allow_not_found=True)
-        return any(i.type == pafs.FileType.File for i in self.fs.get_file_info(sel))
+        try:
+            return any(i.type == pafs.FileType.File for i in self.fs.get_file_info(sel))
+        except OSError as e:
+            raise _unreachable(self.path("objects"), e) from e
+
+
+def _unreachable(path: str, e: OSError) -> Exception:
+    return fail("STORAGE_ERROR", f"Could not read {path}: {e}. The object store did not answer as expected; retry "
+                "when it is reachable.", e)
 
 
 def object_file(store: ObjectStore, object_id: str, location: Optional[str]) -> Tuple["pafs.FileSystem", str]:
@@ -169,6 +180,14 @@ def verify_object(fs: "pafs.FileSystem", path: str, object_id: str, size: int, c
 
         verify_object(fs, "/wh/objects/ab/ab12....parquet", "ab12...", 1234, "crc32c:0a1b2c3d;tail:1000:4e5f6a7b")
     """
+    try:
+        _verify_object(fs, path, object_id, size, checksum, whole)
+    except OSError as e:  # the store's errors are STORAGE_ERROR, damaged bytes OBJECT_CORRUPT
+        raise read_failure(object_id, path, e) from e
+
+
+def _verify_object(fs: "pafs.FileSystem", path: str, object_id: str, size: int, checksum: Optional[str],
+                   whole: bool) -> None:
     import pyarrow.fs as pafs
 
     info = fs.get_file_info(path)

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from versioned.reader._errors import fail, object_corrupt
+from versioned.reader._errors import fail, object_corrupt, read_failure
 from versioned.reader._objects import ObjectRecord
 from versioned.reader._prune import (Filter, bound_value, comparable, key_filters, range_may_match, row_groups,
                                      upper_bound)
@@ -271,7 +271,7 @@ class TableVersion:
                 else:
                     t, whole = pf.read(columns=cols) if groups is None else pf.read_row_groups(groups, columns=cols), True
         except (OSError, pa.ArrowException) as e:
-            raise object_corrupt(rec.id, f"{path} cannot be decoded ({str(e).strip().splitlines()[0]})") from e
+            raise read_failure(rec.id, path, e) from e
         expected = rec.row_count if groups is None else sum(pf.metadata.row_group(g).num_rows for g in groups)
         if whole and t.num_rows != expected:
             raise object_corrupt(rec.id, f"{path} has {t.num_rows} rows, {rec.row_count} were written")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
 
+from versioned.reader._errors import fail
 from versioned.reader._objects import ObjectRecord, load_objects
 from versioned.reader._reflog import entries, verify_reflog
 from versioned.reader._store import object_file, verify_object
@@ -108,12 +109,14 @@ def _check(repo: "Repository", rec: ObjectRecord) -> Tuple[str, Optional[str]]:
     try:
         verify_object(fs, path, rec.id, rec.size_bytes, rec.checksum, whole=True)
         return OK, None
-    except OSError as e:
-        return CORRUPT, f"reading it failed: {e}"
     except Exception as e:  # noqa: BLE001 - the reader's typed errors become the row's status
         error_class = getattr(e, "error_class", None)
         if error_class == "OBJECT_MISSING":
             return MISSING, str(getattr(e, "message", e))
         if error_class == "OBJECT_CORRUPT":
             return CORRUPT, str(getattr(e, "message", e))
+        if error_class == "STORAGE_ERROR":  # the store did not answer: not a verdict on the object
+            raise fail("STORAGE_ERROR", f"verify could not read object {rec.id} ({path}): "
+                       f"{getattr(e, 'message', e)} Its bytes were not checked; run verify again when the store is "
+                       "reachable.", e) from e
         raise

@@ -366,7 +366,8 @@ class Repository(History):
 
     def verify_objects(self, ref: Optional[str] = None) -> List[Tuple[str, str]]:
         """Checks every object of every table at ``ref`` byte for byte (whole-file CRC-32C); returns the
-        ``(object id, error class)`` of each damaged or missing one (empty: all sound).
+        ``(object id, error class)`` of each damaged or missing one (empty: all sound); ``STORAGE_ERROR`` if the
+        store does not answer (the objects were not checked).
 
         Example::
 
@@ -380,8 +381,11 @@ class Repository(History):
                 fs, path = object_file(self.warehouse.store, rec.id, rec.location)
                 try:
                     verify_object(fs, path, rec.id, rec.size_bytes, rec.checksum, whole=True)
-                except Exception as e:  # noqa: BLE001 - collected, not raised
-                    bad.append((rec.id, str(getattr(e, "error_class", type(e).__name__))))
+                except Exception as e:  # noqa: BLE001 - damage is collected; a store that did not answer raises
+                    error_class = getattr(e, "error_class", None)
+                    if error_class not in ("OBJECT_CORRUPT", "OBJECT_MISSING"):
+                        raise
+                    bad.append((rec.id, str(error_class)))
         return bad
 
 
