@@ -116,7 +116,7 @@ def _check(repo: "Repository", rec: ObjectRecord) -> Tuple[str, Optional[str]]:
         if error_class == "OBJECT_CORRUPT":
             return CORRUPT, str(getattr(e, "message", e))
         if error_class == "STORAGE_ERROR":  # the store did not answer: not a verdict on the object
-            raise fail("STORAGE_ERROR", f"verify could not read object {rec.id} ({path}): "
-                       f"{getattr(e, 'message', e)} Its bytes were not checked; run verify again when the store is "
-                       "reachable.", e) from e
+            cause = e.__cause__ or e  # the store's own error
+            raise fail("STORAGE_ERROR", f"verify could not read object {rec.id} ({path}): {cause}. Its bytes were "
+                       "not checked; run verify again when the store is reachable.") from e
         raise
