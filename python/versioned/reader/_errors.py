@@ -106,9 +106,16 @@ def read_failure(object_id: str, path: str, e: BaseException) -> Exception:
         raise read_failure("ab12...", "/wh/objects/ab/ab12....parquet", OSError("Connection refused")) from e
     """
     if looks_corrupt(e):
-        err = object_corrupt(object_id, f"{path} cannot be decoded ({_first_line(e)})")
-        err.__cause__ = e
-        return err
-    return fail("STORAGE_ERROR", f"Could not read object {object_id} ({path}): {_first_line(e)}. The object store "
-                "did not answer as expected; nothing says the object is damaged. Retry when the store is reachable.",
-                e)
+        return object_corrupt(object_id, f"{path} cannot be decoded ({_first_line(e)})")
+    return storage_error(f"object {object_id} ({path})", e)
+
+
+def storage_error(what: str, e: BaseException) -> Exception:
+    """``STORAGE_ERROR`` for a read of ``what`` that the object store did not answer (nothing says it is damaged).
+
+    Example::
+
+        raise storage_error("/wh/_versioned/warehouse-id", OSError("Connection refused")) from e
+    """
+    return fail("STORAGE_ERROR", f"Could not read {what}: {_first_line(e)}. The object store did not answer as "
+                "expected; nothing says the data is damaged. Retry when the store is reachable.")

@@ -15,7 +15,7 @@ import re
 from typing import TYPE_CHECKING, Any, Optional, Tuple
 
 from versioned.reader._crc32c import crc32c
-from versioned.reader._errors import fail, object_corrupt, object_missing, read_failure
+from versioned.reader._errors import fail, object_corrupt, object_missing, read_failure, storage_error
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -133,7 +133,7 @@ class ObjectStore:
             with self.fs.open_input_stream(p) as f:
                 return bytes(f.read()).decode("utf-8").strip() or None
         except OSError as e:
-            raise _unreachable(p, e) from e
+            raise storage_error(p, e) from e
 
     def has_objects(self) -> bool:
         """Whether any file exists under ``objects/`` (a warehouse in use).
@@ -150,12 +150,7 @@ class ObjectStore:
         try:
             return any(i.type == pafs.FileType.File for i in self.fs.get_file_info(sel))
         except OSError as e:
-            raise _unreachable(self.path("objects"), e) from e
-
-
-def _unreachable(path: str, e: OSError) -> Exception:
-    return fail("STORAGE_ERROR", f"Could not read {path}: {e}. The object store did not answer as expected; retry "
-                "when it is reachable.", e)
+            raise storage_error(self.path("objects"), e) from e
 
 
 def object_file(store: ObjectStore, object_id: str, location: Optional[str]) -> Tuple["pafs.FileSystem", str]:
