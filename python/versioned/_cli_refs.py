@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import sys
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
@@ -145,14 +146,14 @@ def _print_log(out: Console, rows: List[Dict[str, Any]], commits: Dict[str, Dict
                 out.print(g, markup=False)
                 continue
             r = commits[h]
-            text = f"{head(r)} {_esc(r['message'])}"
+            text = f"{head(r)} {_esc(_subject(r['message']))}"
             if not oneline:
                 text += f" [dim]({_esc(r['author'])}, {iso_utc(r['created'])})[/dim]"
             out.print(f"{g} {text}")
         return
     for r in rows:
         if oneline:
-            out.print(f"{head(r)} {_esc(r['message'])}")
+            out.print(f"{head(r)} {_esc(_subject(r['message']))}")
             continue
         out.print(f"commit {head(r)}")
         if len(r["parents"]) > 1:
@@ -162,7 +163,25 @@ def _print_log(out: Console, rows: List[Dict[str, Any]], commits: Dict[str, Dict
             out.print(f"Committer: {_esc(r['committer'])} ({_esc(r['client'] or '')}, {_esc(r['app_id'] or '')})")
         out.print(f"Date:   {iso_utc(r['created'])}")
         out.print(f"Tables: {', '.join(r['tables_changed']) or '-'}\n")
-        out.print(f"    {_esc(r['message'])}\n")
+        body = "\n".join(f"    {line}" if line else "" for line in (r["message"] or "").splitlines())
+        out.print(f"{_esc(body)}\n")
+
+
+def _subject(message: Optional[str]) -> str:
+    """The first line of a commit message, with a stream commit's batch id from its trailer.
+
+    >>> _subject("append to t\\nversioned-stream: query=q1 batch=7 table=t branch=main")
+    'append to t (batch 7)'
+    >>> _subject("fix")
+    'fix'
+    """
+    lines = (message or "").splitlines()
+    subject = lines[0] if lines else ""
+    for line in lines[1:]:
+        found = re.match(r"versioned-stream: .*\bbatch=(\d+)", line)
+        if found:
+            return f"{subject} (batch {found.group(1)})"
+    return subject
 
 
 def _esc(text: Optional[str]) -> str:

@@ -123,6 +123,23 @@ def test_log_oneline_graph_and_all(spark: SparkSession, imported: str) -> None:
     assert "Author:" in full and "Committer: " in full and "Tables: t" in full
 
 
+def test_log_shows_one_line_per_commit_for_multi_line_messages(spark: SparkSession, imported: str) -> None:
+    # a stream's commits carry a trailer line with their query and batch ids (docs/STREAMING.md)
+    message = "append to t\nversioned-stream: query=q-1 batch=4 table=t branch=b"
+    frame(spark, [(9, "z")], "id int, name string").write.versioned("r.t", mode="append", message=message)
+    frame(spark, [(10, "y")], "id int, name string").write.versioned("r.t", message="subject\n\nbody line")
+    oneline = ok("log", "r", "--oneline").stdout.splitlines()
+    assert len(oneline) == 4, oneline
+    assert oneline[0].endswith(" subject") and oneline[1].endswith(" append to t (batch 4)"), oneline
+    graph = ok("log", "r", "--graph", "--oneline").stdout.splitlines()
+    assert len(graph) == 4 and all(line.startswith("* ") for line in graph), graph
+    full = ok("log", "r", "--limit", "2").stdout
+    assert "    subject\n\n    body line\n" in full, full
+    assert "    append to t\n    versioned-stream: query=q-1 batch=4 table=t branch=b\n" in full, full
+    # the message itself is unchanged (JSON)
+    assert as_json("log", "r", "--limit", "2")[1]["message"] == message
+
+
 def test_branch_tag_lock(spark: SparkSession, imported: str) -> None:
     repo = Repository(spark, "r")
     ok("branch", "r", "dev")

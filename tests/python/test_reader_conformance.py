@@ -19,8 +19,8 @@ from pyspark.sql import SparkSession
 
 import versioned
 from versioned import Repository
-from versioned.errors import (ImageNotFound, InvalidRevision, MetastoreError, ObjectCorrupt, ObjectMissing,
-                              RefNotFound, RepositoryNotFound, TableNotFound, WarehouseMismatch)
+from versioned.errors import (ImageNotFound, InvalidOption, InvalidRevision, MetastoreError, ObjectCorrupt,
+                              ObjectMissing, RefNotFound, RepositoryNotFound, TableNotFound, WarehouseMismatch)
 from versioned.reader import open_warehouse
 
 KEYED = "id long, name string, qty int, price double"
@@ -205,6 +205,28 @@ def test_unknown_revision_table_and_repository(spark: SparkSession, warehouse: s
         open_warehouse(warehouse).repository("nope")
     with pytest.raises(InvalidRevision):
         repo.as_of("yesterday")
+
+
+def test_bad_columns_and_filters_are_invalid_options_before_any_read(spark: SparkSession, warehouse: str) -> None:
+    spark.createDataFrame([(1, "a"), (2, "b")], "id long, v string").write.versioned("f.t", primary_key="id")
+    spark.createDataFrame([], "id long, v string").write.versioned("f.empty", primary_key="id")
+    before = sorted(os.listdir(warehouse))
+    repo = open_warehouse(warehouse).repository("f")
+    for table in ("t", "empty"):  # an empty table checks its filters too
+        t = repo.table(table)
+        for kwargs, words in ((dict(columns=["nocol"]), "no column nocol"),
+                              (dict(filters=[("nocol", "==", 1)]), "no column 'nocol'"),
+                              (dict(filters=[("id", "like", 1)]), "operator 'like'"),
+                              (dict(filters=[("id", "==", "1")]), "column 'id' is int64"),
+                              (dict(filters=[("id", "in", 1)]), "not a collection of values"),
+                              (dict(filters=[("id", "in", ["x"])]), "not a collection of values"),
+                              (dict(filters=[("id", "<")]), "not a (column, operator, value) triple")):
+            with pytest.raises(InvalidOption) as e:
+                t.to_arrow(**kwargs)
+            assert words in str(e.value), (kwargs, str(e.value))
+    assert repo.table("t").to_arrow(filters=[("id", "in", [2]), ("v", "==", None)]).num_rows == 0
+    assert repo.table("t").to_arrow(filters=[("id", "in", (2,))]).to_pylist() == [{"id": 2, "v": "b"}]
+    assert sorted(os.listdir(warehouse)) == before
 
 
 def test_damaged_and_missing_objects_are_typed_errors(spark: SparkSession, warehouse: str) -> None:

@@ -120,6 +120,7 @@ class TableVersion:
                 print(b.num_rows)
         """
         wanted = self._columns(columns)
+        self._check_filters(filters)
         out_schema = pa.schema([self.schema.field(c) for c in wanted])
         for frag_index, frag in enumerate(self._layout()):
             layout = self._layout()
@@ -204,6 +205,31 @@ class TableVersion:
             raise fail("INVALID_OPTION", f"Table {self.repo}.{self.name} has no column {', '.join(unknown)}; its columns "
                        f"are {', '.join(self.schema.names)}.")
         return list(columns)
+
+    def _check_filters(self, filters: Sequence[Filter]) -> None:
+        """Every filter as ``(column, operator, value)`` on a column of the table, with a supported operator and a
+        value of the column's type (for ``in``, a collection of them); else ``INVALID_OPTION`` before any read."""
+        for f in filters:
+            if not isinstance(f, (tuple, list)) or len(f) != 3:
+                raise fail("INVALID_OPTION", f"Filter {f!r} is not a (column, operator, value) triple.")
+            col, op, value = f
+            if col not in self.schema.names:
+                raise fail("INVALID_OPTION", f"Filter {tuple(f)!r}: table {self.repo}.{self.name} has no column {col!r}; "
+                           f"its columns are {', '.join(self.schema.names)}.")
+            if op != "in" and op not in _OPS:
+                raise fail("INVALID_OPTION", f"Filter operator '{op}' is not supported; use ==, !=, <, <=, >, >= or in.")
+            t = self.schema.field(col).type
+            try:
+                if op == "in":
+                    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+                        raise TypeError("not a collection")
+                    pa.array(list(value), t)
+                else:
+                    pa.scalar(value, t)
+            except (TypeError, ValueError, pa.ArrowException) as e:
+                kind = "a collection of values" if op == "in" else "a value"
+                raise fail("INVALID_OPTION", f"Filter {tuple(f)!r}: column {col!r} is {t}, and {value!r} is not {kind} "
+                           f"of that type ({e}). Give {kind} of the column's type.") from None
 
     def _physical(self) -> pa.Schema:
         fields = list(self.schema)
