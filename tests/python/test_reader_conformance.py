@@ -548,6 +548,46 @@ def test_the_read_rule_reads_objects_listed_by_several_fragments_within_each(spa
     assert diff_versions("s.t", before, shared).to_pylist() == diff_versions("s.t", before, after).to_pylist()
 
 
+def test_shared_diffs_written_by_spark_tasks_read_alike(spark: SparkSession, warehouse: str) -> None:
+    """A change set over localCommitMaxRows is written by Spark tasks, each writing one DIFF shared by the fragments
+    whose changes it holds: the reader reads every version, filtered reads and diffs as Spark does."""
+    spark.conf.set("spark.versioned.fragment.targetRows", "40")
+    try:
+        spark.createDataFrame([(i, f"n{i}") for i in range(400)], "id long, name string").write.versioned(
+            "w.t", primary_key="id", message="load")
+    finally:
+        spark.conf.unset("spark.versioned.fragment.targetRows")
+    repo = Repository(spark, "w")
+    rng = random.Random(37)
+    changes = [(i, f"u{i}", False) for i in rng.sample(range(400), 120)] + [(i, None, True) for i in range(0, 400, 9)]
+    changes = list({c[0]: c for c in changes}.values()) + [(1000 + i, f"i{i}", False) for i in range(5)]
+    spark.conf.set("spark.versioned.write.localCommitMaxRows", "0")  # the tasks write the DIFFs
+    try:
+        repo.upsert(spark.createDataFrame(changes, "id long, name string, gone boolean"), "t", delete_column="gone",
+                    message="scattered")
+    finally:
+        spark.conf.unset("spark.versioned.write.localCommitMaxRows")
+    reader = open_warehouse(warehouse).repository("w")
+    before, after = reader.table("t", f"{repo.default_branch}~1"), reader.table("t")
+    listed: Dict[str, int] = {}
+    for f in after.fragments:
+        for o in f["objects"][1:]:
+            listed[o] = listed.get(o, 0) + 1
+    assert len(after.fragments) >= 10 and max(listed.values()) > 1, listed  # shared by several fragments
+    assert len(listed) < len(after.fragments)
+    for ref in (f"{repo.default_branch}~1", repo.default_branch):
+        assert _reader_rows(reader, "t", ref, ["id", "name"]) == _spark_rows(spark, "w.t", ref, ["id", "name"]), ref
+    for flt, cond in (([("id", ">=", 100), ("id", "<", 260)], "id >= 100 AND id < 260"),
+                      ([("id", "in", [0, 9, 10, 1003])], "id IN (0, 9, 10, 1003)")):
+        got = sorted(tuple(r.values()) for r in after.to_arrow(filters=flt).to_pylist())
+        assert got == sorted(tuple(r) for r in spark.read.versioned("w.t").where(cond).collect()), flt
+    got_diff = reader.diff("t", f"{repo.default_branch}~1", repo.default_branch)
+    want_diff = repo.diff("t", f"{repo.default_branch}~1", repo.default_branch)
+    assert sorted(map(repr, (tuple(r.values()) for r in got_diff.to_pylist()))) == \
+        sorted(map(repr, (tuple(r) for r in want_diff.collect())))
+    assert {r["status"] for r in reader.verify()} == {"ok"}
+
+
 def test_appends_past_the_last_key_are_new_fragments_read_alike(spark: SparkSession, warehouse: str,
                                                                 tmp_path: Any) -> None:
     """Appends whose keys are above every stored key (a batch insert, an upsert of new keys, a stream of ascending

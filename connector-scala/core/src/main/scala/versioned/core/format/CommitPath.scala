@@ -95,4 +95,15 @@ object CommitPath {
    */
   def sharedDiff(rows: Long, touched: Int, beforeImages: Boolean, maxRows: Long): Boolean =
     !beforeImages && touched > 1 && rows <= maxRows
+
+  /**
+   * How a change set written by Spark tasks (too large for the driver) is cut into DIFFs: each task, holding the
+   * changes of some fragments grouped by fragment in key order, writes them on into one object across its
+   * fragments until the object holds at least the returned number of rows, then starts the next at its next
+   * fragment. An object listed by several fragments is a shared DIFF (format version 2). A commit then writes
+   * about max(tasks, rows / `maxRows`) objects, not one per touched fragment, and no object holds more than
+   * `maxRows` rows plus one fragment's changes. 0 (`sharedDiffMaxRows` = 0, or before-images, whose chain hash
+   * names one chain): one DIFF per touched fragment.
+   */
+  def taskDiffSpan(beforeImages: Boolean, maxRows: Long): Long = if (beforeImages) 0L else maxRows
 }

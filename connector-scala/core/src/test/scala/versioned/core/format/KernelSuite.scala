@@ -311,6 +311,13 @@ class KernelSuite extends AnyFunSuite {
     assert(step(req(key = false, tx = true), none, fits) == Distributed) // key-less rows are numbered by a job
     assert(step(req(delete = true, tx = true), none, fits) == Distributed)
     assert(step(req(tx = true), other, fits) == Distributed && step(req(upsert = true, tx = true), same, fits) == LocalAppend)
+    // a driver change set: one shared DIFF when it touches several fragments, is small and records no before-images
+    assert(sharedDiff(rows = 1000, touched = 3, beforeImages = false, maxRows = 10000))
+    assert(!sharedDiff(1000, touched = 1, beforeImages = false, 10000) && !sharedDiff(1000, 3, beforeImages = true, 10000))
+    assert(!sharedDiff(10001, 3, beforeImages = false, 10000) && !sharedDiff(1, 3, beforeImages = false, maxRows = 0))
+    // tasks' DIFFs span fragments up to maxRows rows; not with before-images, nor with sharing off
+    assert(taskDiffSpan(beforeImages = false, 10000) == 10000 && taskDiffSpan(beforeImages = true, 10000) == 0)
+    assert(taskDiffSpan(beforeImages = false, 0) == 0)
   }
 
   test("appends past the last key: a new last fragment only above every stored key, when the append and the last SNAP are big enough") {

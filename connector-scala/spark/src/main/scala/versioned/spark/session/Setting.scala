@@ -104,8 +104,10 @@ object Setting {
   val SharedDiffMaxRows: Setting[Long] = Setting("spark.versioned.write.sharedDiffMaxRows", Kind.longAtLeast(0), 10000L,
     "10000", "a change set committed by the driver that touches several fragments and has at most this many rows is " +
       "written as one shared DIFF that each touched fragment reads its key range of (docs/FORMAT.md, format version 2), " +
-      "instead of one DIFF per fragment; not when the commit records before-images; 0 turns it off (until compaction " +
-      "pushes it down, each touched fragment decodes the row groups of it, of up to 4,000 rows, that may hold its keys)")
+      "instead of one DIFF per fragment; not when the commit records before-images; a larger one written by Spark tasks " +
+      "is one DIFF per task, shared by the fragments it covers, a task starting another at its next fragment once one " +
+      "holds this many rows; 0 turns it off (until compaction pushes it down, each touched fragment decodes the row " +
+      "groups of it, of up to 4,000 rows, that may hold its keys)")
   val TailFragments: Setting[Boolean] = Setting("spark.versioned.write.tailFragments", Kind.boolean, true, "true",
     "an append committed by the driver (no deletes) whose keys are all above every stored key, of at least half " +
       "`fragment.targetRows` rows, after a last fragment whose SNAP is as big, is written as a new last fragment (one " +

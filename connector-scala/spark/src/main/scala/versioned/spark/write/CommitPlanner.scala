@@ -222,30 +222,43 @@ private[versioned] object CommitPlanner {
     (TableVersion(table, layout.schemaJson, layout.primaryKey, layout.hidden, fragments), written.map(_.meta))
   }
 
-  /** DIFF objects: changes routed to the fragment whose key range holds them, one object per fragment. */
+  /**
+   * DIFF objects: changes routed to the fragment whose key range holds them, grouped by fragment in each task;
+   * a task's object goes on across its fragments up to the kernel's `CommitPath.taskDiffSpan` (shared DIFFs),
+   * else one object per fragment.
+   */
   def writeDiffs(target: ObjectTarget, layout: TableLayout, cur: TableVersion,
                  changes: DataFrame): (TableVersion, Seq[ObjectMeta]) = {
+    val spark = SparkSession.active
     val base = baseFragments(cur)
     val keys = layout.keyColumns
     val routed = changes.withColumn(FragmentWriter.FragColumn, Routing.fragmentOf(base, layout))
-    val parts = math.max(1, math.min(base.size, SparkSession.active.sparkContext.defaultParallelism))
+    val parts = math.max(1, math.min(base.size, spark.sparkContext.defaultParallelism))
     val sorted = routed.repartition(parts, col(FragmentWriter.FragColumn))
       .sortWithinPartitions((FragmentWriter.FragColumn +: keys).map(col): _*)
-    withDiffs(cur, base, FragmentWriter.write(sorted, layout.diffSchema, keys, ObjectKind.Diff, target))
+    val span = versioned.core.format.CommitPath.taskDiffSpan(beforeImages = false,
+      versioned.spark.session.Settings.of(spark).sharedDiffMaxRows)
+    withDiffs(cur, base, FragmentWriter.write(sorted, layout.diffSchema, keys, ObjectKind.Diff, target, spanRows = span))
   }
 
   /** The fragments changes are routed to: the effective ones, or one unbounded fragment for an empty table. */
   def baseFragments(cur: TableVersion): Seq[Fragment] =
     if (cur.effectiveFragments.isEmpty) Seq(Fragment(None, Seq.empty)) else cur.effectiveFragments
 
-  /** The table version with each written DIFF appended to its fragment's chain (`base` from [[baseFragments]]). */
+  /**
+   * The table version with each written DIFF appended to the chain of each fragment it holds changes of
+   * (`base` from [[baseFragments]]): its parent is that chain's last object, or none for an object several
+   * fragments list (a shared DIFF, which makes the table format version 2).
+   */
   def withDiffs(cur: TableVersion, base: Seq[Fragment], written: Seq[WrittenObject]): (TableVersion, Seq[ObjectMeta]) = {
     if (written.isEmpty) return (cur, Seq.empty) // no change: link the parent's objects, same table hash
-    val byFrag = written.map(w => w.fragment -> w).toMap
-    val metas = written.map { w => w.meta.copy(parents = base(w.fragment).objects.lastOption.toSeq) }
-    val frags = base.zipWithIndex.map { case (f, i) =>
-      byFrag.get(i).map(w => f.copy(objects = f.objects :+ w.meta.id)).getOrElse(f)
+    val byFrag = written.flatMap(w => w.fragments.map(_ -> w.meta.id)).toMap
+    val metas = written.map { w =>
+      if (w.also.isEmpty) w.meta.copy(parents = base(w.fragment).objects.lastOption.toSeq)
+      else w.meta.copy(parents = Nil, shared = true)
     }
-    (cur.copy(fragments = frags, compacted = None), metas)
+    val frags = base.zipWithIndex.map { case (f, i) => byFrag.get(i).map(id => f.copy(objects = f.objects :+ id)).getOrElse(f) }
+    val format = if (written.exists(_.also.nonEmpty)) math.max(cur.format, versioned.core.TableFormat.SharedObjects) else cur.format
+    (cur.copy(fragments = frags, compacted = None, format = format), metas)
   }
 }

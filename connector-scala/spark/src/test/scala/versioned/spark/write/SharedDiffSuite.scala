@@ -75,6 +75,44 @@ class SharedDiffSuite extends VersionedTestBase {
     assert(diff("t", fast = true).size == 1000)
   }
 
+  test("a change set written by Spark tasks: each task's DIFF is shared by the fragments it covers, up to sharedDiffMaxRows") {
+    load("p")
+    val loadedP = head()
+    withConf(Setting.SharedDiffMaxRows.key -> "0")(upsert("p")) // one DIFF per fragment: the reference
+    load("t")
+    val loaded = head()
+    val fragments = engine.table("r", loaded, "t").fragments.size
+    // over localCommitMaxRows: the changes are routed and written by Spark tasks
+    withConf(VersionedOptions.ConfLocalCommitMaxRows -> "0")(upsert("t"))
+    val ids = added("t")
+    val tasks = math.min(fragments, spark.sparkContext.defaultParallelism)
+    assert(ids.nonEmpty && ids.size <= tasks && ids.size < fragments, s"one object per task: $ids")
+    val metas = engine.objects(ids)
+    val t = engine.table("r", head(), "t")
+    assert(t.fragments.forall(f => f.objects.count(ids.contains) == 1), "each touched fragment lists one of them")
+    for (id <- ids) {
+      val listing = t.fragments.count(_.objects.contains(id))
+      val m = metas(id)
+      if (listing > 1) assert(m.shared && m.parents.isEmpty, s"$id is listed by $listing fragments")
+      else assert(!m.shared && m.parents.size == 1)
+    }
+    assert(metas.values.map(_.rowCount).sum == 1000)
+    assert(t.format == TableFormat.SharedObjects)
+    assert(sorted(read("r.t").collect().toSeq) == expected)
+    assert(sorted(read("r.t").filter("id IN (5, 2999, 5049)").collect().toSeq) == expected.filter(r => Set(5, 2999, 5049)(r.getInt(0))))
+    def diff(table: String, from: Image, fast: Boolean) =
+      TableDiff.diff(spark, location, s"r.$table", from, head(), fastPath = fast).collect().toSeq.sortBy(_.toString)
+    assert(diff("t", loaded, fast = true) == diff("p", loadedP, fast = false))
+    // a lower bound: a task starts a new object at its next fragment once one holds 100 rows
+    load("s")
+    withConf(VersionedOptions.ConfLocalCommitMaxRows -> "0", Setting.SharedDiffMaxRows.key -> "100")(upsert("s"))
+    val small = engine.objects(added("s")).values.toSeq
+    assert(small.size > ids.size && small.map(_.rowCount).sum == 1000)
+    // 500 keys a fragment: at most 500 changes of one fragment, and the inserts past the last key
+    assert(small.forall(_.rowCount < 100 + 550), small.map(_.rowCount))
+    assert(sorted(read("r.s").collect().toSeq) == expected)
+  }
+
   test("commits with before-images and single-fragment changes keep one DIFF per fragment") {
     load("t")
     upsert("t", VersionedOptions.BeforeImages -> "true")
