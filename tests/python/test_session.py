@@ -52,6 +52,25 @@ def test_repositories(spark: SparkSession, warehouse: str) -> None:
     assert versioned.repositories(spark, warehouse=warehouse) == ["a_repo", "b_repo"]
 
 
+def test_reads_and_listings_of_a_warehouse_that_does_not_exist_create_nothing(spark: SparkSession, tmp_path) -> None:
+    missing = str(tmp_path / "mistyped")
+    assert versioned.repositories(spark, warehouse=missing) == []
+    repo = versioned.Repository(spark, "shop", warehouse=missing)
+    for read in (repo.branches, repo.tags, repo.locks, repo.log, repo.resolve, lambda: repo.default_branch,
+                 lambda: repo.show("x"), lambda: repo.delete_where("t", "true"), lambda: repo.create_branch("dev")):
+        with pytest.raises(versioned.RepositoryNotFound):
+            read()
+    with pytest.raises(versioned.NotFoundError):
+        spark.read.format("versioned").option("warehouse", missing).load("shop.t").collect()
+    # SQL through a catalog whose warehouse does not exist: names are looked up, nothing is created
+    spark.conf.set("spark.sql.catalog.nowhere", "versioned.spark.catalog.VersionedCatalog")
+    spark.conf.set("spark.sql.catalog.nowhere.warehouse", missing)
+    assert spark.sql("SHOW NAMESPACES IN nowhere").collect() == []
+    with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND"):
+        spark.sql("SELECT * FROM nowhere.shop.t").collect()
+    assert not os.path.exists(missing)
+
+
 def test_explicit_warehouse_overrides_conf(spark: SparkSession, warehouse: str, tmp_path) -> None:
     other = str(tmp_path / "other")
     spark.conf.set("spark.versioned.warehouse", other)

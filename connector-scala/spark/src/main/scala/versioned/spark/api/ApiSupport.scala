@@ -22,6 +22,22 @@ private[spark] object ApiSupport {
   def engine(spark: SparkSession, javaOptions: java.util.Map[String, String]): Engine =
     Warehouses.engine(spark, options(javaOptions))
 
+  /**
+   * The engine of the warehouse `javaOptions` locate, for an operation on repository `repo`, which must exist: where
+   * there is no warehouse (an embedded metastore file that does not exist), `REPOSITORY_NOT_FOUND` without opening
+   * the engine, which would create one. Only writes (and clones) create a warehouse; a read or a ref operation on a
+   * mistyped warehouse path leaves nothing behind.
+   */
+  def engineFor(spark: SparkSession, javaOptions: java.util.Map[String, String], repo: String): Engine = {
+    val config = Warehouses.config(spark, options(javaOptions))
+    if (!config.mayExist) throw new versioned.core.RepositoryNotFoundException(this.repo(repo))
+    Warehouses.engine(spark, config)
+  }
+
+  /** Whether there may be a warehouse where `javaOptions` point (else a listing of it is empty, and opens nothing). */
+  def warehouseMayExist(spark: SparkSession, javaOptions: java.util.Map[String, String]): Boolean =
+    Warehouses.config(spark, options(javaOptions)).mayExist
+
   /** Validates a repository name before it reaches the metastore. */
   def repo(name: String): String = Names.validate(Names.Repository, name)
 

@@ -54,7 +54,7 @@ object GovernanceApi {
   /** Adds or replaces the rule for a branch name or glob; one row (the rule). */
   def protect(spark: SparkSession, options: Opts, repo: String, pattern: String, requireMerge: Boolean,
               allowForce: Boolean, allowDelete: Boolean, requiredChecks: java.util.List[String]): DataFrame =
-    protect(spark, engine(spark, options), repo, pattern, requireMerge, allowForce, allowDelete, list(requiredChecks))
+    protect(spark, ApiSupport.engineFor(spark, options, repo), repo, pattern, requireMerge, allowForce, allowDelete, list(requiredChecks))
 
   def protect(spark: SparkSession, e: Engine, repo: String, pattern: String, requireMerge: Boolean, allowForce: Boolean,
               allowDelete: Boolean, requiredChecks: Seq[String]): DataFrame =
@@ -62,9 +62,9 @@ object GovernanceApi {
       BranchRule(pattern, requireMerge, allowForce, allowDelete, requiredChecks)))))
 
   def unprotect(spark: SparkSession, options: Opts, repo: String, pattern: String): Unit =
-    engine(spark, options).protections.unprotect(ApiSupport.repo(repo), pattern)
+    ApiSupport.engineFor(spark, options, repo).protections.unprotect(ApiSupport.repo(repo), pattern)
 
-  def protections(spark: SparkSession, options: Opts, repo: String): DataFrame = protections(spark, engine(spark, options), repo)
+  def protections(spark: SparkSession, options: Opts, repo: String): DataFrame = protections(spark, ApiSupport.engineFor(spark, options, repo), repo)
 
   def protections(spark: SparkSession, e: Engine, repo: String): DataFrame =
     frame(spark, RuleSchema, e.protections.rules(ApiSupport.repo(repo)).map(ruleRow))
@@ -77,7 +77,7 @@ object GovernanceApi {
    */
   def publish(spark: SparkSession, options: Opts, repo: String, branch: String, into: String, deleteBranch: Boolean,
               dryRun: Boolean, message: String, author: String): DataFrame =
-    publish(spark, engine(spark, options), repo, branch, into, deleteBranch, dryRun, message, author)
+    publish(spark, ApiSupport.engineFor(spark, options, repo), repo, branch, into, deleteBranch, dryRun, message, author)
 
   def publish(spark: SparkSession, e: Engine, repo: String, branch: String, into: String, deleteBranch: Boolean,
               dryRun: Boolean, message: String, author: String): DataFrame = {
@@ -97,7 +97,7 @@ object GovernanceApi {
    * first_bad, message, last_good, candidates, runs (image, status, failing_rows).
    */
   def bisect(spark: SparkSession, options: Opts, repo: String, check: String, good: String, bad: String): DataFrame =
-    bisect(spark, engine(spark, options), repo, check, good, bad)
+    bisect(spark, ApiSupport.engineFor(spark, options, repo), repo, check, good, bad)
 
   def bisect(spark: SparkSession, e: Engine, repo: String, check: String, good: String, bad: String): DataFrame = {
     val r = ApiSupport.repo(repo)
@@ -114,7 +114,7 @@ object GovernanceApi {
    * (default) or warn. A definition that does not parse or names a missing table is CHECK_INVALID.
    */
   def addCheck(spark: SparkSession, options: Opts, repo: String, name: String, expression: String, table: String,
-               severity: String): DataFrame = addCheck(spark, engine(spark, options), repo, name, expression, table, severity)
+               severity: String): DataFrame = addCheck(spark, ApiSupport.engineFor(spark, options, repo), repo, name, expression, table, severity)
 
   def addCheck(spark: SparkSession, e: Engine, repo: String, name: String, expression: String, table: String,
                severity: String): DataFrame = {
@@ -125,9 +125,9 @@ object GovernanceApi {
   }
 
   def removeCheck(spark: SparkSession, options: Opts, repo: String, name: String): Unit =
-    engine(spark, options).checks.remove(ApiSupport.repo(repo), name)
+    ApiSupport.engineFor(spark, options, repo).checks.remove(ApiSupport.repo(repo), name)
 
-  def checks(spark: SparkSession, options: Opts, repo: String): DataFrame = checks(spark, engine(spark, options), repo)
+  def checks(spark: SparkSession, options: Opts, repo: String): DataFrame = checks(spark, ApiSupport.engineFor(spark, options, repo), repo)
 
   def checks(spark: SparkSession, e: Engine, repo: String): DataFrame =
     frame(spark, CheckSchema, e.checks.list(ApiSupport.repo(repo)).map(checkRow))
@@ -139,7 +139,7 @@ object GovernanceApi {
    * `names` is null or empty; records each run; one row per check. Never raises for a failing check.
    */
   def runChecks(spark: SparkSession, options: Opts, repo: String, ref: String, names: java.util.List[String]): DataFrame =
-    runChecks(spark, engine(spark, options), repo, ref, list(names))
+    runChecks(spark, ApiSupport.engineFor(spark, options, repo), repo, ref, list(names))
 
   def runChecks(spark: SparkSession, e: Engine, repo: String, ref: String, names: Seq[String]): DataFrame = {
     val r = ApiSupport.repo(repo)

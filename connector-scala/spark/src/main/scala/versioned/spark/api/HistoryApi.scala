@@ -31,7 +31,7 @@ object HistoryApi {
 
   /** One image as JSON: metadata, tables (schema, key, fragments and their objects) and changed tables. */
   def show(spark: SparkSession, options: Opts, repo: String, ref: String): String =
-    showJson(engine(spark, options), ApiSupport.repo(repo), ref)
+    showJson(ApiSupport.engineFor(spark, options, repo), ApiSupport.repo(repo), ref)
 
   /** The `show` document of the image `ref` names in `repo`. */
   def showJson(e: versioned.core.Engine, repo: String, ref: String): String = ShowJson.render(e.history.show(repo, spec(ref)))

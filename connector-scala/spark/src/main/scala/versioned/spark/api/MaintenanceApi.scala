@@ -17,13 +17,14 @@ private[spark] object MaintenanceApi {
   /** [[versioned.spark.diff.Blame]] of `table` (`repo.table`) at `ref` (null: the default branch). */
   def blame(spark: SparkSession, options: VersionedApi.Opts, table: String, ref: String): DataFrame = {
     val opts = ApiSupport.options(options)
-    versioned.spark.diff.Blame.frame(spark, engine(spark, options), locationOptions(opts),
-      versioned.spark.session.TableIdent.parse(table), Option(ref).map(spec).getOrElse(Revision.DefaultBranch))
+    val ident = versioned.spark.session.TableIdent.parse(table)
+    versioned.spark.diff.Blame.frame(spark, engineFor(spark, options, ident.repo), locationOptions(opts), ident,
+      Option(ref).map(spec).getOrElse(Revision.DefaultBranch))
   }
 
   def diffSummary(spark: SparkSession, options: VersionedApi.Opts, repository: String, fromRef: String, toRef: String,
                   table: String): DataFrame =
-    diffSummary(spark, engine(spark, options), repository, spec(fromRef), Option(toRef).map(spec), Option(table))
+    diffSummary(spark, ApiSupport.engineFor(spark, options, repository), repository, spec(fromRef), Option(toRef).map(spec), Option(table))
 
   /** [[DiffSummary]] of `repository` from `from` to `to` (default: the head of the default branch). */
   def diffSummary(spark: SparkSession, e: Engine, repository: String, from: Revision, to: Option[Revision],
@@ -36,7 +37,7 @@ private[spark] object MaintenanceApi {
     StructField("fragments", IntegerType, nullable = false), StructField("objects", IntegerType, nullable = false)))
 
   def materialize(spark: SparkSession, options: VersionedApi.Opts, repository: String): DataFrame = {
-    val done = Snapshots.materialize(spark, engine(spark, options), repo(repository), locationOptions(ApiSupport.options(options)))
+    val done = Snapshots.materialize(spark, ApiSupport.engineFor(spark, options, repository), repo(repository), locationOptions(ApiSupport.options(options)))
     frame(spark, MaterializedSchema, done.map(m => Row(m.image, m.table, m.fragments, m.objects)))
   }
 
@@ -49,7 +50,7 @@ private[spark] object MaintenanceApi {
    * background compaction of its tables, then runs the policy before returning. `branch`/`table` may be null.
    */
   def compact(spark: SparkSession, options: VersionedApi.Opts, repository: String, branch: String, table: String): DataFrame = {
-    val done = versioned.spark.write.Compactions.compactNow(spark, engine(spark, options), repo(repository),
+    val done = versioned.spark.write.Compactions.compactNow(spark, ApiSupport.engineFor(spark, options, repository), repo(repository),
       Option(branch).filter(_.nonEmpty), Option(table).filter(_.nonEmpty), locationOptions(ApiSupport.options(options)))
     frame(spark, CompactedSchema, done.map { case (t, image, n) => Row(t, image, n) })
   }
@@ -58,7 +59,7 @@ private[spark] object MaintenanceApi {
   def awaitCompactions(timeoutMs: Long): Boolean = versioned.spark.write.Compactions.awaitIdle(timeoutMs)
 
   def evict(spark: SparkSession, options: VersionedApi.Opts, repository: String): Int =
-    engine(spark, options).maintenance.evict(repo(repository)).size
+    ApiSupport.engineFor(spark, options, repository).maintenance.evict(repo(repository)).size
 
   val CollectedSchema: StructType = StructType(Seq(
     StructField("kind", StringType, nullable = false), StructField("name", StringType, nullable = false),
@@ -82,7 +83,7 @@ private[spark] object MaintenanceApi {
 
   def verify(spark: SparkSession, options: VersionedApi.Opts, repository: String, refs: java.util.List[String]): DataFrame = {
     val rs = Option(refs).map(l => scala.jdk.CollectionConverters.ListHasAsScala(l).asScala.toSeq).getOrElse(Seq.empty)
-    verify(spark, engine(spark, options), repository, rs)
+    verify(spark, ApiSupport.engineFor(spark, options, repository), repository, rs)
   }
 
   def verify(spark: SparkSession, e: Engine, repository: String, refs: Seq[String]): DataFrame =

@@ -9,8 +9,8 @@ private[spark] object MergeApi {
   import ApiSupport._
   type Resolutions = java.util.Map[String, DataFrame]
 
-  private def merger(spark: SparkSession, options: VersionedApi.Opts) =
-    new Merger(spark, engine(spark, options))
+  private def merger(spark: SparkSession, options: VersionedApi.Opts, repository: String) =
+    new Merger(spark, engineFor(spark, options, repository))
 
   private def opts(spark: SparkSession, strategy: String, fastForward: String, dryRun: Boolean, message: String,
                    author: String, resolutions: Resolutions, allowUnrelated: Boolean,
@@ -22,8 +22,8 @@ private[spark] object MergeApi {
             strategy: String, fastForward: String, dryRun: Boolean, message: String, author: String,
             resolutions: Resolutions, allowUnrelated: Boolean, squash: Boolean): MergeOutcome = {
     val r = repo(repository)
-    val target = Option(into).filter(_.nonEmpty).getOrElse(engine(spark, options).defaultBranch(r))
-    merger(spark, options).merge(r, nonEmpty(source, "source"), target,
+    val target = Option(into).filter(_.nonEmpty).getOrElse(engineFor(spark, options, r).defaultBranch(r))
+    merger(spark, options, r).merge(r, nonEmpty(source, "source"), target,
       opts(spark, strategy, fastForward, dryRun, message, author, resolutions, allowUnrelated, squash))
   }
 
@@ -32,8 +32,8 @@ private[spark] object MergeApi {
            parent: Int, revert: Boolean, strategy: String, dryRun: Boolean, message: String, author: String,
            resolutions: Resolutions): MergeOutcome = {
     val r = repo(repository)
-    val target = Option(onto).filter(_.nonEmpty).getOrElse(engine(spark, options).defaultBranch(r))
-    merger(spark, options).pick(r, nonEmpty(commit, "commit"), target, Some(parent).filter(_ > 0), revert,
+    val target = Option(onto).filter(_.nonEmpty).getOrElse(engineFor(spark, options, r).defaultBranch(r))
+    merger(spark, options, r).pick(r, nonEmpty(commit, "commit"), target, Some(parent).filter(_ > 0), revert,
       opts(spark, strategy, MergeOptions.Auto, dryRun, message, author, resolutions, allowUnrelated = false))
   }
 

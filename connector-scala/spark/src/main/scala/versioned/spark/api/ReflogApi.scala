@@ -26,7 +26,7 @@ object ReflogApi {
     e.reflog.entries(ApiSupport.repo(repo), ref.filter(_.nonEmpty), limit).map(row)
 
   def reflog(spark: SparkSession, options: VersionedApi.Opts, repo: String, ref: String, limit: Int): DataFrame =
-    reflog(spark, engine(spark, options), repo, Option(ref), limit)
+    reflog(spark, ApiSupport.engineFor(spark, options, repo), repo, Option(ref), limit)
 
   def reflog(spark: SparkSession, e: Engine, repo: String, ref: Option[String], limit: Int): DataFrame =
     frame(spark, Schema, rows(e, repo, ref, limit))

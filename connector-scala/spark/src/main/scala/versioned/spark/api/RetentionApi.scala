@@ -22,15 +22,15 @@ object RetentionApi {
   /** Adds or replaces the policy of a branch name or glob; one row (the policy). */
   def setRetention(spark: SparkSession, options: Opts, repo: String, pattern: String, keepDays: java.lang.Integer,
                    keepCommits: java.lang.Integer, expireBranchDays: java.lang.Integer): DataFrame =
-    set(spark, engine(spark, options), repo, RetentionPolicy(pattern, opt(keepDays), opt(keepCommits), opt(expireBranchDays)))
+    set(spark, ApiSupport.engineFor(spark, options, repo), repo, RetentionPolicy(pattern, opt(keepDays), opt(keepCommits), opt(expireBranchDays)))
 
   def set(spark: SparkSession, e: Engine, repo: String, policy: RetentionPolicy): DataFrame =
     frame(spark, PolicySchema, Seq(row(e.retention.set(ApiSupport.repo(repo), policy))))
 
   def removeRetention(spark: SparkSession, options: Opts, repo: String, pattern: String): Unit =
-    engine(spark, options).retention.remove(ApiSupport.repo(repo), pattern)
+    ApiSupport.engineFor(spark, options, repo).retention.remove(ApiSupport.repo(repo), pattern)
 
-  def retention(spark: SparkSession, options: Opts, repo: String): DataFrame = retention(spark, engine(spark, options), repo)
+  def retention(spark: SparkSession, options: Opts, repo: String): DataFrame = retention(spark, ApiSupport.engineFor(spark, options, repo), repo)
 
   def retention(spark: SparkSession, e: Engine, repo: String): DataFrame =
     frame(spark, PolicySchema, e.retention.policies(ApiSupport.repo(repo)).map(row))

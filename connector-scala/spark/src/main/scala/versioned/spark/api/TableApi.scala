@@ -38,7 +38,7 @@ object TableApi {
     val ident = TableIdent.parse(table)
     if (condition == null || condition.trim.isEmpty) throw Errors.invalidOption(
       "deleteWhere needs a SQL condition, e.g. \"id < 10\". To delete every row, pass \"true\".")
-    val e = engine(spark, options)
+    val e = ApiSupport.engineFor(spark, options, ident.repo)
     if (!e.repositoryExists(ident.repo)) throw new RepositoryNotFoundException(ident.repo)
     val b = Option(branch).getOrElse(e.defaultBranch(ident.repo))
     val head = e.writableHead(ident.repo, b).getOrElse(throw new RefNotFoundException(

@@ -117,15 +117,15 @@ object VersionedApi {
    */
   def addRemote(spark: SparkSession, options: Opts, repo: String, name: String, warehouse: String, metastoreUrl: String,
                 remoteRepository: String): Unit =
-    RemotesApi.addRemote(spark, ApiSupport.engine(spark, options), repo, name, warehouse, metastoreUrl, remoteRepository)
+    RemotesApi.addRemote(spark, ApiSupport.engineFor(spark, options, repo), repo, name, warehouse, metastoreUrl, remoteRepository)
   /** Remotes of `repo`: name, warehouse, metastore_url, repository. */
-  def remotes(spark: SparkSession, options: Opts, repo: String): DataFrame = RemotesApi.remotes(spark, ApiSupport.engine(spark, options), repo)
+  def remotes(spark: SparkSession, options: Opts, repo: String): DataFrame = RemotesApi.remotes(spark, ApiSupport.engineFor(spark, options, repo), repo)
   /** Removes a remote and the refs tracking it. */
   def removeRemote(spark: SparkSession, options: Opts, repo: String, name: String): Unit =
-    RemotesApi.removeRemote(spark, ApiSupport.engine(spark, options), repo, name)
+    RemotesApi.removeRemote(spark, ApiSupport.engineFor(spark, options, repo), repo, name)
   /** Refs tracking remote `remote` (null: every remote), named like `origin/main` and `origin/tags/v1`. */
   def remoteRefs(spark: SparkSession, options: Opts, repo: String, remote: String): DataFrame =
-    RemotesApi.remoteRefs(spark, ApiSupport.engine(spark, options), repo, remote)
+    RemotesApi.remoteRefs(spark, ApiSupport.engineFor(spark, options, repo), repo, remote)
   /**
    * Clones repository `sourceRepository` of another warehouse into `into` (null: the same name) of this one:
    * its history, object metadata, refs as `remotes/<remote>/...` and a local default branch. `download`:
@@ -136,22 +136,22 @@ object VersionedApi {
     RemotesApi.cloneRepository(spark, ApiSupport.engine(spark, options), sourceRepository, warehouse, metastoreUrl, into, remote, download)
   /** Brings what `remote` has that `repo` lacks and moves the refs tracking it; never moves a local branch. */
   def fetch(spark: SparkSession, options: Opts, repo: String, remote: String, download: String): FetchResult =
-    RemotesApi.fetch(spark, ApiSupport.engine(spark, options), repo, remote, download)
+    RemotesApi.fetch(spark, ApiSupport.engineFor(spark, options, repo), repo, remote, download)
   /** Fetch, then merge `remotes/<remote>/<branch>` into local `branch` (a fast-forward when possible). */
   def pull(spark: SparkSession, options: Opts, repo: String, remote: String, branch: String, strategy: String,
            fastForward: String, message: String, author: String): versioned.spark.merge.MergeOutcome =
-    RemotesApi.pull(spark, ApiSupport.engine(spark, options), repo, remote, branch, strategy, fastForward, message, author)
+    RemotesApi.pull(spark, ApiSupport.engineFor(spark, options, repo), repo, remote, branch, strategy, fastForward, message, author)
   /** Uploads what the remote lacks, then moves its branch by compare-and-swap (fast-forward unless `force`). */
   def push(spark: SparkSession, options: Opts, repo: String, remote: String, branch: String, force: Boolean,
            tags: Boolean): PushResult =
-    RemotesApi.push(spark, ApiSupport.engine(spark, options), repo, remote, branch, force, tags)
+    RemotesApi.push(spark, ApiSupport.engineFor(spark, options, repo), repo, remote, branch, force, tags)
   /**
    * Commits on `branch` (null: default) table `table` of repository `fromRepository` at `ref` (null: its default
    * branch), of remote `remote` when not null, named `asTable` (null: the same); no data is copied. Returns the commit.
    */
   def importTable(spark: SparkSession, options: Opts, repo: String, fromRepository: String, table: String, ref: String,
                   asTable: String, branch: String, remote: String, message: String, author: String): String =
-    RemotesApi.importTable(spark, ApiSupport.engine(spark, options), repo, fromRepository, table, ref, asTable, branch, remote, message, author)
+    RemotesApi.importTable(spark, ApiSupport.engineFor(spark, options, repo), repo, fromRepository, table, ref, asTable, branch, remote, message, author)
 
   /** The author of a commit: explicit, else `spark.versioned.author`, else the JVM user. */
   def authorOf(spark: SparkSession, explicit: String): String = ApiSupport.author(spark, explicit)

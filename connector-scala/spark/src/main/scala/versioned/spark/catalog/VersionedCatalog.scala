@@ -35,6 +35,12 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
   /** Resolved on every call, so a session's `spark.versioned.*` conf changes are picked up. */
   private[catalog] def config: WarehouseConfig = Warehouses.config(SparkSession.active, catalogOptions)
   private[catalog] def engine: Engine = Warehouses.engine(SparkSession.active, config)
+
+  /**
+   * Whether repository `repo` exists; false, without opening the engine (which would create a warehouse), where there
+   * is no warehouse: looking up names never creates anything.
+   */
+  private def hasRepository(repo: String): Boolean = config.mayExist && engine.repositoryExists(repo)
   private def locationOptions(c: WarehouseConfig): Map[String, String] =
     Map(VersionedOptions.Warehouse -> c.warehouse, VersionedOptions.MetastoreUrl -> c.metastoreUrl)
   private def ddl: TableDdl = new TableDdl(engine, locationOptions(config))
@@ -65,7 +71,7 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
     val target = try CatalogNames.parse(ident) catch {
       case _: InvalidNameException if travel.isEmpty && !ident.name().contains('$') => throw new NoSuchTableException(ident)
     }
-    if (!engine.repositoryExists(target.repo)) throw new NoSuchTableException(ident)
+    if (!hasRepository(target.repo)) throw new NoSuchTableException(ident)
     target match {
       case m: MetaTarget =>
         val rev = travel.map(_(m.repo, m.ref)).orElse(m.ref.map(Revision.Spec)).getOrElse(Revision.DefaultBranch)
@@ -147,7 +153,7 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
   private def createTarget(ident: Identifier, partitions: Array[org.apache.spark.sql.connector.expressions.Transform],
                            properties: util.Map[String, String]): TableTarget = {
     val t = tableTarget(ident)
-    if (!engine.repositoryExists(t.repo)) throw new NoSuchNamespaceException(ident.namespace())
+    if (!hasRepository(t.repo)) throw new NoSuchNamespaceException(ident.namespace())
     if (partitions != null && partitions.nonEmpty) throw Errors.unsupported(
       "PARTITIONED BY is not supported: versioned tables are range-partitioned by primary key automatically.")
     Option(properties).flatMap(p => Option(p.get(TableCatalog.PROP_PROVIDER))).filterNot(_.equalsIgnoreCase("versioned"))
@@ -159,9 +165,9 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
   private def staged(ident: Identifier, info: TableInfo, replace: Boolean): StagedTable = {
     val t = tableTarget(ident)
     if (!replace) createTarget(ident, info.partitions(), info.properties())
-    else if (!engine.repositoryExists(t.repo)) throw new NoSuchNamespaceException(ident.namespace())
-    val pk = TableDdl.primaryKeyOf(info.constraints(), info.properties())
-    versioned.spark.format.TableLayout.create(info.schema(), pk)
+    else if (!hasRepository(t.repo)) throw new NoSuchNamespaceException(ident.namespace())
+    // validated now; the key as the schema spells it
+    val pk = versioned.spark.format.TableLayout.create(info.schema(), TableDdl.primaryKeyOf(info.constraints(), info.properties())).primaryKey
     new StagedVersionedTable(baseTable(t), t, info.schema(), pk, replace, ddl)
   }
 
@@ -182,7 +188,7 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
   }
 
   override def dropTable(ident: Identifier): Boolean = CatalogNames.parse(ident) match {
-    case t: TableTarget => engine.repositoryExists(t.repo) && ddl.drop(t)
+    case t: TableTarget => hasRepository(t.repo) && ddl.drop(t)
     case _: MetaTarget => throw Errors.unsupported(s"'${ident.name()}' is a read-only metadata table.")
   }
 
@@ -201,17 +207,18 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
 
   private def requireRepo(namespace: Array[String]): String = {
     val repo = try CatalogNames.repoOf(namespace) catch { case _: InvalidNameException => throw new NoSuchNamespaceException(namespace) }
-    if (!engine.repositoryExists(repo)) throw new NoSuchNamespaceException(namespace)
+    if (!hasRepository(repo)) throw new NoSuchNamespaceException(namespace)
     repo
   }
 
-  override def listNamespaces(): Array[Array[String]] = engine.repositories().map(r => Array(r)).toArray
+  override def listNamespaces(): Array[Array[String]] =
+    if (!config.mayExist) Array.empty else engine.repositories().map(r => Array(r)).toArray
 
   override def listNamespaces(namespace: Array[String]): Array[Array[String]] =
     if (namespace.isEmpty) listNamespaces() else { requireRepo(namespace); Array.empty }
 
   override def namespaceExists(namespace: Array[String]): Boolean =
-    namespace.length == 1 && scala.util.Try(engine.repositoryExists(namespace(0))).getOrElse(false)
+    namespace.length == 1 && scala.util.Try(hasRepository(namespace(0))).getOrElse(false)
 
   override def loadNamespaceMetadata(namespace: Array[String]): util.Map[String, String] = {
     val repo = requireRepo(namespace)
@@ -221,7 +228,7 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
 
   override def createNamespace(namespace: Array[String], metadata: util.Map[String, String]): Unit = {
     val repo = CatalogNames.repoOf(namespace)
-    if (engine.repositoryExists(repo)) throw new org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException(namespace)
+    if (hasRepository(repo)) throw new org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException(namespace)
     val branch = Option(metadata).flatMap(m => m.asScala.collectFirst { case (k, v) if k.equalsIgnoreCase("defaultBranch") => v })
     engine.createRepository(repo, branch.getOrElse(config.defaultBranch))
   }
