@@ -239,7 +239,8 @@ private[versioned] object Blame {
     def side(img: String, tag: String): DataFrame =
       PinnedRead.table(spark, location, ident, img).select(names.map(n => col(n).as(s"${tag}_$n")) :+ lit(true).as(s"_$tag"): _*)
     val keys = layout.keyColumns
-    val same = layout.nonKeyColumns.map(v => col(s"o_$v") <=> col(s"n_$v")).foldLeft(lit(true))(_ && _)
+    val same = layout.nonKeyColumns.map(v => versioned.spark.format.Columns.same(col(s"o_$v"), col(s"n_$v"), layout.physicalSchema(v).dataType))
+      .foldLeft(lit(true))(_ && _)
     side(parent, "o").join(side(image, "n"), keys.map(k => col(s"o_$k") <=> col(s"n_$k")).reduce(_ && _), "full_outer")
       .filter(col("_o").isNull || col("_n").isNull || !same)
       .select(keys.map(k => coalesce(col(s"n_$k"), col(s"o_$k")).as(k)) ++

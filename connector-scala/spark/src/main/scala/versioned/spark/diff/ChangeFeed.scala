@@ -301,7 +301,7 @@ private[versioned] object ChangeFeed {
     val o = side(parent, "o")
     val n = side(image, "n")
     val keys = layout.keyColumns
-    val same = layout.nonKeyColumns.map(v => col(s"o_$v") <=> col(s"n_$v")).foldLeft(lit(true))(_ && _)
+    val same = layout.nonKeyColumns.map(v => versioned.spark.format.Columns.same(col(s"o_$v"), col(s"n_$v"), physical(v).dataType)).foldLeft(lit(true))(_ && _)
     val joined = o.join(n, keys.map(k => col(s"o_$k") <=> col(s"n_$k")).reduce(_ && _), "full_outer")
       .filter(col("_o").isNull || col("_n").isNull || !same)
     val width = names.size

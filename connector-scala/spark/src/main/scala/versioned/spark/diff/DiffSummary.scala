@@ -94,8 +94,9 @@ private[versioned] object DiffSummary {
     }
     val change = col(TableDiff.ChangeColumn)
     def counted(c: Column) = count(when(c, lit(1)))
-    val values = if (shape.byKey) shape.values.map(_.name) else Nil
-    val cells = values.map(v => counted(change === "update" && !(col(s"${v}_before") <=> col(s"${v}_after"))))
+    val values = if (shape.byKey) shape.values else Nil
+    val cells = values.map(v => counted(change === "update" &&
+      !versioned.spark.format.Columns.same(col(s"${v.name}_before"), col(s"${v.name}_after"), v.dataType)))
     val r = TableDiff.diff(spark, location, ident.toString, from, to)
       .agg(counted(change === "insert"), (counted(change === "update") +: counted(change === "delete") +: cells): _*).head()
     val (ins, upd, del) = (r.getLong(0), r.getLong(1), r.getLong(2))

@@ -49,7 +49,7 @@ private[diff] object FullDiff {
     val vs = shape.values.indices
     val joined = o.withColumn("_vo", lit(true)).join(n.withColumn("_vn", lit(true)),
       ks.map(i => col(s"_vo_k$i") <=> col(s"_vn_k$i")).reduce(_ && _), "full_outer")
-    val same = vs.map(i => col(s"_vo_v$i") <=> col(s"_vn_v$i")).foldLeft(lit(true))(_ && _)
+    val same = vs.map(i => versioned.spark.format.Columns.same(col(s"_vo_v$i"), col(s"_vn_v$i"), shape.values(i).dataType)).foldLeft(lit(true))(_ && _)
     val change = when(col("_vo").isNull, lit("insert")).when(col("_vn").isNull, lit("delete")).when(!same, lit("update"))
     val userKeys = ks.filter(i => shape.userKeys.contains(shape.keys(i)))
     joined.withColumn(C, change).filter(col(C).isNotNull)

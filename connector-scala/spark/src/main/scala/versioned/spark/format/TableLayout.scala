@@ -32,14 +32,36 @@ private[versioned] object TableLayout {
   def of(t: TableVersion): TableLayout =
     TableLayout(DataType.fromJson(t.schemaJson).asInstanceOf[StructType], t.primaryKey, t.hiddenKey)
 
-  /** Validates a requested key against a schema; an empty key makes a key-less (hidden key) table. */
-  def create(schema: StructType, primaryKey: Seq[String]): TableLayout = {
+  /**
+   * Validates a requested key against a schema; an empty key makes a key-less (hidden key) table. Key columns are
+   * named as the session resolves columns (case-insensitively unless `spark.sql.caseSensitive`), and the layout
+   * records the schema's spelling.
+   */
+  def create(schema: StructType, requestedKey: Seq[String]): TableLayout = {
     val reserved = schema.fieldNames.filter(Reserved.isReserved)
     if (reserved.nonEmpty) throw new SchemaMismatchException(
       s"Column name(s) ${reserved.mkString(", ")} are reserved by versioned for internal use. Rename them.")
     val lower = schema.fieldNames.map(_.toLowerCase)
     if (lower.distinct.length != lower.length) throw new SchemaMismatchException(
       s"Duplicate column names in ${schema.simpleString}. Column names must be unique (case-insensitively).")
+    // values are stored, keyed, ordered and compared byte for byte: a collation would make Spark's comparisons
+    // (a changed value, a key match) disagree with the stored bytes, and updates that only change case get lost
+    def collated(dt: DataType): Boolean = dt match {
+      case s: StringType => s != StringType // StringType: UTF8_BINARY
+      case a: ArrayType => collated(a.elementType)
+      case m: MapType => collated(m.keyType) || collated(m.valueType)
+      case s: StructType => s.fields.exists(f => collated(f.dataType))
+      case _ => false
+    }
+    schema.fields.find(f => collated(f.dataType))
+      .foreach(f => throw new SchemaMismatchException(s"Column '${f.name}' has type ${f.dataType.sql}: versioned " +
+        "stores, keys and compares strings byte for byte (UTF8_BINARY), so a column with another collation would " +
+        "treat changed values as unchanged. Declare it STRING (UTF8_BINARY) and apply the collation in queries " +
+        "(COLLATE). Nothing was committed."))
+    val caseSensitive = org.apache.spark.sql.SparkSession.getActiveSession
+      .exists(_.conf.get("spark.sql.caseSensitive", "false").equalsIgnoreCase("true"))
+    val primaryKey = requestedKey.map(k => if (caseSensitive || schema.fieldNames.contains(k)) k
+      else schema.fieldNames.find(_.equalsIgnoreCase(k)).getOrElse(k))
     val missing = primaryKey.filterNot(schema.fieldNames.contains)
     if (missing.nonEmpty) throw new versioned.core.DataValidationException(versioned.core.ErrorClass.MissingKeyColumn,
       s"Primary key column(s) ${missing.mkString(", ")} are not in the schema (${schema.fieldNames.mkString(", ")}). " +

@@ -93,7 +93,8 @@ private[merge] object SchemaMerge {
       (if (has(s"${v}_$s")) col(s"${v}_$s").cast(dt) else lit(null).cast(dt)).as(s"${v}_$s")
     }
     val values = merged.nonKeyColumns
-    val changed = values.map(v => !(col(s"${v}_before") <=> col(s"${v}_after"))).foldLeft(lit(false))(_ || _)
+    val changed = values.map(v => !versioned.spark.format.Columns.same(col(s"${v}_before"), col(s"${v}_after"),
+      merged.physicalSchema(v).dataType)).foldLeft(lit(false))(_ || _)
     diff.select((col(TableDiff.ChangeColumn) +: merged.primaryKey.map(k => col(k).cast(merged.schema(k).dataType).as(k))) ++
       values.flatMap(v => Seq(side(v, "before"), side(v, "after"))): _*)
       .filter(col(TableDiff.ChangeColumn) =!= "update" || changed)

@@ -115,6 +115,8 @@ private[versioned] object ThreeWay {
     private val keys = layout.primaryKey
     private val values = layout.nonKeyColumns
     private def b(v: String) = col(s"b_$v"); private def o(v: String) = col(s"o_$v"); private def t(v: String) = col(s"t_$v")
+    /** The same value (maps too: [[versioned.spark.format.Columns.same]]). */
+    private def same(x: Column, y: Column, v: String) = versioned.spark.format.Columns.same(x, y, layout.physicalSchema(v).dataType)
     private val (co, ct) = (col("_co"), col("_ct"))
     private implicit val logic: ColumnLogic.type = ColumnLogic
     private val both = co.isNotNull
@@ -122,7 +124,7 @@ private[versioned] object ThreeWay {
     private val rowConflict = both && ThreeWayRule.rowConflict(co === "delete", ct === "delete")
     private val cellwise = both && co =!= "delete" && ct =!= "delete"
     private def cellConflict(v: String): Column = if (oursLacks(v) || theirsLacks(v)) lit(false)
-      else cellwise && ThreeWayRule.cellConflict(co === "insert", b(v) <=> o(v), b(v) <=> t(v), o(v) <=> t(v))
+      else cellwise && ThreeWayRule.cellConflict(co === "insert", same(b(v), o(v), v), same(b(v), t(v), v), same(o(v), t(v), v))
     private val anyCell = values.map(cellConflict).foldLeft(lit(false))(_ || _)
     private val takeTheirs = strategy == Strategy.Theirs
 
@@ -132,8 +134,8 @@ private[versioned] object ThreeWay {
     def changes(j: DataFrame): DataFrame = {
       def merged(v: String): Column =
         if (oursLacks(v)) t(v) else if (theirsLacks(v)) o(v)
-        else when(ThreeWayRule.takesTheirs(cellConflict(v), b(v) <=> o(v), takeTheirs), t(v)).otherwise(o(v))
-      val changedFromOurs = values.filterNot(theirsLacks).map(v => !(merged(v) <=> o(v))).foldLeft(lit(false))(_ || _)
+        else when(ThreeWayRule.takesTheirs(cellConflict(v), same(b(v), o(v), v), takeTheirs), t(v)).otherwise(o(v))
+      val changedFromOurs = values.filterNot(theirsLacks).map(v => !same(merged(v), o(v), v)).foldLeft(lit(false))(_ || _)
       val kind = when(!both, when(ct === "delete", lit(ChangeKind.Delete)).otherwise(lit(ChangeKind.Upsert)))
         .when(rowConflict, if (takeTheirs) when(ct === "delete", lit(ChangeKind.Delete)).otherwise(lit(ChangeKind.Upsert))
           else lit(null))

@@ -96,7 +96,9 @@ private[rowlevel] object DeltaChanges {
       if (layout.hidden) (layout.schema.fieldNames.toSeq :+ DupColumn).map(x => c(Old + RowIdColumn).getField(x).as(x))
       else layout.primaryKey.map(k => c(Old + k).as(k)) ++
         layout.nonKeyColumns.map(v => lit(null).cast(layout.physicalSchema(v).dataType).as(v))
-    inDiffLayout(staged.filter(op === ChangeKind.Delete).select(ids: _*).distinct()
+    val rows = staged.filter(op === ChangeKind.Delete).select(ids: _*)
+    // a keyed table's deletes by key (its value columns are nulls, of types that may have no equality: maps)
+    inDiffLayout((if (layout.hidden) rows.distinct() else rows.dropDuplicates(layout.primaryKey))
       .withColumn(ChangeColumn, kind(ChangeKind.Delete)), layout)
   }
 
@@ -148,7 +150,7 @@ private[rowlevel] object DeltaChanges {
   private def resolve(touched: DataFrame, layout: TableLayout): DataFrame = {
     val keys = layout.primaryKey
     val values = layout.nonKeyColumns
-    val same = values.map(v => c(s"w_$v") <=> c(s"c_$v")).foldLeft(lit(true))(_ && _)
+    val same = values.map(v => versioned.spark.format.Columns.same(c(s"w_$v"), c(s"c_$v"), layout.physicalSchema(v).dataType)).foldLeft(lit(true))(_ && _)
     val change = ChangeColumns.change(col("_vc").isNotNull, col("_vw").isNotNull, same)
     inDiffLayout(touched.select(keys.map(c) ++ values.map(v => c(s"w_$v").as(v)) :+ change.as(ChangeColumn): _*)
       .filter(c(ChangeColumn).isNotNull), layout)

@@ -103,7 +103,7 @@ private[versioned] object ChangeSets {
   def overwriteChanges(joined: DataFrame, layout: TableLayout): DataFrame = {
     val keys = layout.primaryKey
     val values = layout.nonKeyColumns
-    val same = values.map(v => col(s"o_$v") <=> col(s"n_$v")).foldLeft(lit(true))(_ && _)
+    val same = values.map(v => versioned.spark.format.Columns.same(col(s"o_$v"), col(s"n_$v"), layout.physicalSchema(v).dataType)).foldLeft(lit(true))(_ && _)
     val change = ChangeColumns.change(col("_vo").isNotNull, col("_vn").isNotNull, same)
     inDiffLayout(joined.select(keys.map(k => coalesce(col(s"n_$k"), col(s"o_$k")).as(k)) ++
       values.map(v => col(s"n_$v").as(v)) :+ change.as(ChangeColumn): _*), layout)

@@ -59,7 +59,8 @@ private[versioned] object WriteRequest {
     if (stream.isDefined && deferred.isDefined) throw Errors.invalidOption(s"Options '${VersionedOptions.StreamQueryId}' " +
       s"and '${VersionedOptions.StreamBatchId}' apply to writes that commit on their own, not to a transaction's writes.")
     if (deleteColumn.isDefined && mode != WriteMode.Append) throw Errors.invalidOption(
-      "Option deleteColumn applies to mode 'append' (it upserts and deletes by key); remove it for 'overwrite'.")
+      "Option deleteColumn applies to appends (mode 'append'; a stream's append or update output mode): it upserts and " +
+        "deletes by key. Remove it for an overwrite (mode 'overwrite'; a stream's complete output mode).")
     WriteRequest(table.ident, opt(VersionedOptions.Branch).orElse(table.branch), mode, pk, upsert || deleteColumn.isDefined,
       author, message, options, deleteColumn = deleteColumn, beforeImages = beforeImages,
       allowEmpty = allowEmpty, writeId = opt(VersionedOptions.WriteId), deferred = deferred, stream = stream)
