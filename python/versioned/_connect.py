@@ -63,6 +63,20 @@ def _quote(identifier: str) -> str:
     return "`" + identifier.replace("`", "``") + "`"
 
 
+def _unquote(identifier: str) -> str:
+    """A name as Spark prints it (``SHOW NAMESPACES`` backtick-quotes a name that is not a plain identifier,
+    doubling backticks inside it) as the name itself; a plain name is returned unchanged.
+
+    Example::
+
+        >>> _unquote("`my-repo`"), _unquote("shop"), _unquote("`a``b`")
+        ('my-repo', 'shop', 'a`b')
+    """
+    if len(identifier) >= 2 and identifier.startswith("`") and identifier.endswith("`"):
+        return identifier[1:-1].replace("``", "`")
+    return identifier
+
+
 def procedure(spark: SparkSession, options: Optional[Mapping[str, str]], proc: str, **args: Any) -> DataFrame:
     """``CALL <catalog>.system.<name>(arg => value, ...)``; None arguments are left out (their default).
     Values are passed as named parameters of their SQL type: booleans, whole numbers, numbers, a mapping as a
@@ -149,13 +163,25 @@ def _versioned_error(exc: BaseException) -> Optional[VersionedError]:
         return None
     message = str(getattr(exc, "_message", None) or str(exc))
     message = _CLASS_PREFIX.sub("", message.split(_JVM_TRACE, 1)[0]).strip()
-    error = error_for_class(str(condition), message)
+    return _connect_variant(error_for_class(str(condition), message), exc)
+
+
+def _connect_variant(error: VersionedError, original: Optional[BaseException] = None) -> VersionedError:
+    """``error`` as the Connect client's own PySpark exception of its kind (e.g.
+    ``pyspark.errors.exceptions.connect.AnalysisException``), keeping the PySpark state of ``original`` (the
+    exception the client made of the same failure, if any); ``error`` itself when the client is not installed.
+
+    Example::
+
+        e = _connect_variant(error_for_class("REF_NOT_FOUND", "no such ref"))
+        assert isinstance(e, pyspark.errors.exceptions.connect.AnalysisException)
+    """
     try:
         from pyspark.errors.exceptions import connect
     except ImportError:  # the Connect client's dependencies are not installed
         return error
     kind = pyspark_kind(type(error))
-    return with_pyspark_variant(error, getattr(connect, kind) if kind else connect.SparkConnectGrpcException, exc)
+    return with_pyspark_variant(error, getattr(connect, kind) if kind else connect.SparkConnectGrpcException, original)
 
 
 _translation_installed = False
@@ -235,8 +261,9 @@ class SqlOps(Ops):
         return str(first(self._call(proc, **args))["image"])
 
     def repositories(self) -> List[str]:
+        # SHOW NAMESPACES quotes a name that is not a plain identifier (`my-repo`): the names themselves, as on classic
         rows = self.spark.sql(f"SHOW NAMESPACES IN {catalog(self.spark, self.options)}").collect()
-        return sorted(str(r[0]) for r in rows if str(r[0]) != "system")
+        return sorted(name for name in (_unquote(str(r[0])) for r in rows) if name != "system")
 
     def resolve(self, repo: str, spec: Optional[str]) -> str:
         return self._image("resolve", repository=repo, ref=spec)
@@ -268,16 +295,32 @@ class SqlOps(Ops):
 
     def _analyzed(self, make: Callable[[], DataFrame], repo: str) -> DataFrame:
         """The DataFrame ``make()`` returns, once the server has analyzed it: a metadata table of a repository
-        that does not exist is :class:`~versioned.errors.RepositoryNotFound` here, as on a classic session,
-        not a ``TABLE_OR_VIEW_NOT_FOUND``."""
+        that does not exist is :class:`~versioned.errors.RepositoryNotFound` here (the server's, also the Connect
+        client's ``AnalysisException``), as on a classic session, not a ``TABLE_OR_VIEW_NOT_FOUND``. The
+        repository is looked up first, so no query fails (PySpark logs a failed query's analysis error)."""
+        if repo not in self.repositories():
+            self._require_repository(repo)
         try:
             df = make()
             df.schema
         except Exception as exc:
+            # the repository went away since the look-up
             if condition_of(exc) == "TABLE_OR_VIEW_NOT_FOUND" and repo not in self.repositories():
-                raise error_for_class("REPOSITORY_NOT_FOUND", f"Repository '{repo}' does not exist.") from None
+                self._require_repository(repo)
+                raise _connect_variant(error_for_class(
+                    "REPOSITORY_NOT_FOUND", f"Repository '{repo}' does not exist."), exc) from None
             raise
         return df
+
+    def _require_repository(self, repo: str) -> None:
+        """Raises the server's error for ``repo`` when it is not a repository (``REPOSITORY_NOT_FOUND`` with the
+        connector's message, ``INVALID_NAME``, ...): a procedure that only reads the repository reports it
+        typed, without a failed query. Returns when the repository exists (it may have just been created)."""
+        try:
+            self._call("default_branch", repository=repo)
+        except VersionedError as exc:
+            if exc.error_class != "REF_NOT_FOUND":  # (older servers: a repository without commits yet)
+                raise
 
     def create_branch(self, repo: str, name: str, from_ref: Optional[str]) -> str:
         return self._image("create_branch", repository=repo, branch=name, from_ref=from_ref)
