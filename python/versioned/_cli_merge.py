@@ -141,8 +141,14 @@ def _run(repository: str, phrase: _Phrase, dry_run: bool, strategy: str, sides: 
         raise click.UsageError(f"{', '.join(sorted(both))}: given to both --ours and --theirs.")
     with state.session(light=False) as spark:
         repo = versioned.Repository(spark, repository)
+        from versioned.errors import NotFoundError
+
+        if sides.branch is None:  # name the branch the call acts on: the repository's default branch
+            try:
+                phrase = _Phrase(phrase.done, phrase.verb, phrase.what.replace(_branch(None), repo.default_branch))
+            except NotFoundError:
+                pass  # the call itself reports the missing repository
         with status(f"Running {phrase.verb} {phrase.what}{' (dry run)' if dry_run else ''}"):
-            from versioned.errors import NotFoundError
 
             try:
                 before: Optional[str] = repo.resolve(sides.branch)

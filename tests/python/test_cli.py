@@ -346,10 +346,10 @@ def test_merge_commit_with_two_parents_in_log(spark: SparkSession, imported: str
     ours, theirs = repo.resolve("main"), repo.resolve("dev")
     before = refs_state(repo)
     dry = ok("merge", "r", "dev", "--ff", "never", "--dry-run").stdout
-    assert "Would merge dev into the default branch" in dry and refs_state(repo) == before
+    assert f"Would merge dev into {repo.default_branch}" in dry and refs_state(repo) == before
     out = ok("merge", "r", "dev", "-m", "bring dev", "--author", "alice").stdout
     merged = repo.resolve("main")
-    assert f"Merged dev into the default branch: {merged[:12]}" in out and "fast-forward" not in out
+    assert f"Merged dev into {repo.default_branch}: {merged[:12]}" in out and "fast-forward" not in out
     assert ["t", "merge", "2", "0"] in cells(out)  # the per-table table: table, action, upserts, deletes
     [top] = as_json("log", "r", "--limit", "1")
     assert (top["hash"], top["parents"], top["message"], top["author"]) == (merged, [ours, theirs], "bring dev",
@@ -389,7 +389,7 @@ def test_merge_conflicts_exit_1_and_commit_nothing(spark: SparkSession, imported
     fast = run("merge", "r", "dev", "--ff", "only")
     assert fast.exit_code == EXIT_ERROR and fast.stderr.startswith("[MERGE_CONFLICT] ")
     settled = ok("merge", "r", "dev", "--strategy", "theirs").stdout
-    assert "Merged dev into the default branch" in settled and "settled conflicts" in settled
+    assert f"Merged dev into {repo.default_branch}" in settled and "settled conflicts" in settled
     # a scan returns a fragment's unchanged SNAP rows before the rows its DIFFs changed: find the row by key
     assert {"id": 1, "name": "dev"} in as_json("cat", "r.t")
     assert repo.log(limit=1).collect()[0]["parents"] == [before["history"]["main"][0], repo.resolve("dev")]

@@ -101,7 +101,7 @@ def test_merge_settles_chosen_tables_from_one_side(spark: SparkSession) -> None:
     dry = as_json("merge", "r", "dev", "--theirs", "t", "--ours", "u", "--dry-run")
     assert dry["status"] == "merged" and refs_state(repo) == before
     out = ok("merge", "r", "dev", "--theirs", "t", "--ours", "u", "-m", "settled").stdout
-    assert "Merged dev into the default branch" in out
+    assert f"Merged dev into {repo.default_branch}" in out
     assert rows_of(spark.read.versioned("r.t")) == [(1, "dev"), (3, "c")]
     assert rows_of(spark.read.versioned("r.u")) == [(1, "main")]
     assert repo.log(limit=1).first()["parents"] == [before["history"]["main"][0], repo.resolve("dev")]

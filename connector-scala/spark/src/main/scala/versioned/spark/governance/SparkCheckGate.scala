@@ -23,8 +23,11 @@ object SparkCheckGate {
   def evaluate(spark: SparkSession, engine: Engine, repo: String, image: Image, checks: Seq[String],
                purpose: String): (Seq[CheckRun], Seq[CheckRun]) = {
     val defs = engine.checks.list(repo)
+    // the checks run asks for by name, else those a protection rule requires
+    val hint = if (purpose == "run") s"Checks of '$repo': ${if (defs.isEmpty) "none" else defs.map(_.name).sorted.mkString(", ")}; " +
+        "add it first (add_check)." else "A protection rule requires it: add it again, or change the rule."
     val named = checks.map(n => defs.find(_.name == n).getOrElse(throw new CheckNotFoundException(
-      s"'$repo' has no check '$n' (a protection rule requires it). Add it again, or change the rule.")))
+      s"'$repo' has no check '$n'. $hint")))
     val runs = CheckRunner.run(spark, engine, repo, image, named)
     engine.checks.record(repo, image.hash, runs, Option(spark.sparkContext.sparkUser).getOrElse(""), purpose)
     (runs, runs.filter(r => r.failed && r.severity == CheckDef.Error))

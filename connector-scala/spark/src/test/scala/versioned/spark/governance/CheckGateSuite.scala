@@ -36,6 +36,10 @@ class CheckGateSuite extends CatalogSuiteBase {
     invalid("repository => 'r', name => 'x', table => 't', expression => 'id > 0', severity => 'fatal'", "severity")
     assert(sql("CALL c.system.checks('r')").collect().isEmpty)
     expectError(ErrorClass.CheckNotFound)(intercept[Throwable](sql("CALL c.system.remove_check('r', 'x')")))
+    // a check asked for by name that does not exist: the checks there are, and how to add one (no protection rule)
+    val missing = expectError(ErrorClass.CheckNotFound, "no check 'x'", "none", "add_check")(intercept[Throwable](
+      sql("CALL c.system.run_checks(repository => 'r', checks => 'x')").collect()))
+    assert(!missing.getMessage.contains("protection rule"), missing.getMessage)
   }
 
   test("a merge whose merged image passes the required checks lands; every run is recorded in $checks") {
