@@ -100,7 +100,7 @@ private[versioned] object DiffSummary {
     val r = TableDiff.diff(spark, location, ident.toString, from, to)
       .agg(counted(change === "insert"), (counted(change === "update") +: counted(change === "delete") +: cells): _*).head()
     val (ins, upd, del) = (r.getLong(0), r.getLong(1), r.getLong(2))
-    val perColumn = values.zipWithIndex.map { case (v, i) => v -> r.getLong(3 + i) }.filter(_._2 > 0).toMap
+    val perColumn = values.zipWithIndex.map { case (v, i) => v.name -> r.getLong(3 + i) }.filter(_._2 > 0).toMap
     val changed = perColumn.keySet ++ oneSide
     val columns = (lb.toSeq.flatMap(_.schema.fieldNames) ++ la.toSeq.flatMap(_.schema.fieldNames)).distinct.filter(changed)
     Option.when(ins + upd + del > 0 || schemaChanged)(Row(ident.table, ins, upd, del, columns, perColumn, schemaChanged))
