@@ -47,7 +47,7 @@ private[versioned] object TableLayout {
     // values are stored, keyed, ordered and compared byte for byte: a collation would make Spark's comparisons
     // (a changed value, a key match) disagree with the stored bytes, and updates that only change case get lost
     def collated(dt: DataType): Boolean = dt match {
-      case s: StringType => s != StringType // StringType: UTF8_BINARY
+      case s: StringType => s.collationId != StringType.collationId // StringType: UTF8_BINARY (CHAR/VARCHAR too)
       case a: ArrayType => collated(a.elementType)
       case m: MapType => collated(m.keyType) || collated(m.valueType)
       case s: StructType => s.fields.exists(f => collated(f.dataType))
@@ -75,7 +75,20 @@ private[versioned] object TableLayout {
     if (primaryKey.isEmpty) schema.fields.find(f => !Values.supported(f.dataType)).foreach(f => throw new SchemaMismatchException(
       s"Column '${f.name}' has type ${f.dataType.simpleString}; a table without a primary key uses the whole row as " +
         "identity, so every column must be a numeric, string, date, timestamp, boolean or decimal. Declare a primary key."))
-    TableLayout(schema, primaryKey, hidden = primaryKey.isEmpty)
+    TableLayout(StructType(schema.fields.map(f => f.copy(dataType = plainStrings(f.dataType)))), primaryKey,
+      hidden = primaryKey.isEmpty)
+  }
+
+  /**
+   * `dt` with CHAR(n) and VARCHAR(n) (which a CREATE TABLE may declare) as STRING: what Spark reads and writes
+   * them as, so the data of later writes has the table's columns. Their length is not enforced.
+   */
+  private def plainStrings(dt: DataType): DataType = dt match {
+    case _: CharType | _: VarcharType => StringType
+    case a: ArrayType => a.copy(elementType = plainStrings(a.elementType))
+    case m: MapType => m.copy(keyType = plainStrings(m.keyType), valueType = plainStrings(m.valueType))
+    case s: StructType => StructType(s.fields.map(f => f.copy(dataType = plainStrings(f.dataType))))
+    case other => other
   }
 
   def sameColumns(a: StructType, b: StructType): Boolean =

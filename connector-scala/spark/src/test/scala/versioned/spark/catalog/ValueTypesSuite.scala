@@ -63,6 +63,10 @@ class ValueTypesSuite extends CatalogSuiteBase {
     expectError(ErrorClass.SchemaMismatch, "'v'")(failsWithoutCommit("m", branch)(
       df.write.format("versioned").option("primaryKey", "id").mode("append").save("m.u")))
     assert(sql("SHOW TABLES IN c.m").collect().map(_.getString(1)).toSeq == Seq("t"))
+    // CHAR and VARCHAR are strings of the default collation
+    sql("CREATE TABLE c.m.v (id INT, s VARCHAR(5), c CHAR(2), PRIMARY KEY (id))")
+    sql("INSERT INTO c.m.v VALUES (1, 'ab', 'x')")
+    assert(sql("SELECT s FROM c.m.v").head().getString(0) == "ab")
   }
 
   test("key columns are named as the session resolves columns: case-insensitively by default") {
