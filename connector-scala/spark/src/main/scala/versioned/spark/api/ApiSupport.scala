@@ -30,13 +30,13 @@ private[spark] object ApiSupport {
    */
   def engineFor(spark: SparkSession, javaOptions: java.util.Map[String, String], repo: String): Engine = {
     val config = Warehouses.config(spark, options(javaOptions))
-    if (!config.mayExist) throw new versioned.core.RepositoryNotFoundException(this.repo(repo))
+    if (Warehouses.absent(spark, config)) throw new versioned.core.RepositoryNotFoundException(this.repo(repo))
     Warehouses.engine(spark, config)
   }
 
   /** Whether there may be a warehouse where `javaOptions` point (else a listing of it is empty, and opens nothing). */
   def warehouseMayExist(spark: SparkSession, javaOptions: java.util.Map[String, String]): Boolean =
-    Warehouses.config(spark, options(javaOptions)).mayExist
+    !Warehouses.absent(spark, Warehouses.config(spark, options(javaOptions)))
 
   /** Validates a repository name before it reaches the metastore. */
   def repo(name: String): String = Names.validate(Names.Repository, name)

@@ -55,7 +55,7 @@ object LogSource {
   def frame(spark: SparkSession, config: WarehouseConfig, repo: String, ref: Revision, limit: Int,
             extra: Map[String, String] = Map.empty): DataFrame = {
     // no warehouse there: no repository either, and opening the engine would create one
-    if (!config.mayExist) throw new versioned.core.RepositoryNotFoundException(repo)
+    if (Warehouses.absent(spark, config)) throw new versioned.core.RepositoryNotFoundException(repo)
     val image = Warehouses.engine(spark, config).resolve(repo, ref).hash
     val opts = Map(Warehouse -> config.warehouse, Metastore -> config.metastoreUrl, DefaultBranch -> config.defaultBranch,
       Repo -> repo, Image -> image, Limit -> (if (limit < 0) Int.MaxValue else limit).toString) ++ extra

@@ -40,7 +40,7 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
    * Whether repository `repo` exists; false, without opening the engine (which would create a warehouse), where there
    * is no warehouse: looking up names never creates anything.
    */
-  private def hasRepository(repo: String): Boolean = config.mayExist && engine.repositoryExists(repo)
+  private def hasRepository(repo: String): Boolean = !Warehouses.absent(SparkSession.active, config) && engine.repositoryExists(repo)
   private def locationOptions(c: WarehouseConfig): Map[String, String] =
     Map(VersionedOptions.Warehouse -> c.warehouse, VersionedOptions.MetastoreUrl -> c.metastoreUrl)
   private def ddl: TableDdl = new TableDdl(engine, locationOptions(config))
@@ -212,7 +212,7 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
   }
 
   override def listNamespaces(): Array[Array[String]] =
-    if (!config.mayExist) Array.empty else engine.repositories().map(r => Array(r)).toArray
+    if (Warehouses.absent(SparkSession.active, config)) Array.empty else engine.repositories().map(r => Array(r)).toArray
 
   override def listNamespaces(namespace: Array[String]): Array[Array[String]] =
     if (namespace.isEmpty) listNamespaces() else { requireRepo(namespace); Array.empty }

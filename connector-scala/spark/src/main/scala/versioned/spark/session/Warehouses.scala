@@ -72,6 +72,17 @@ private[versioned] object Warehouses {
   def engine(spark: SparkSession, options: Map[String, String]): Engine = engine(spark, config(spark, options))
 
   /**
+   * Whether there is no warehouse where `config` points (an embedded metastore file that does not exist), found
+   * without opening the engine, which would create one; a store holding a warehouse whose metastore file is gone is
+   * WAREHOUSE_MISMATCH, as the engine says.
+   */
+  def absent(spark: SparkSession, config: WarehouseConfig): Boolean = !config.mayExist && {
+    versioned.core.WarehouseIdentity.requireMetastoreFile(config,
+      new versioned.core.WarehouseStore(config, spark.sparkContext.hadoopConfiguration))
+    true
+  }
+
+  /**
    * The engine of a warehouse, reaching its object store with the session's Hadoop configuration (in which the
    * local `FileContext` file system is installed when the SparkContext's first warehouse opens, unless
    * `spark.versioned.fs.javaPermissions` is false then).
