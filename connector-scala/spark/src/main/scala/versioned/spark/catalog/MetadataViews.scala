@@ -60,7 +60,7 @@ private[catalog] object MetadataViews {
       }
     case MetaKind.History =>
       val name = t.table.get
-      engine.history.log(t.repo, rev).filter(_.tablesChanged.contains(name)).map { e =>
+      val changes = engine.history.log(t.repo, rev).filter(_.tablesChanged.contains(name)).map { e =>
         val now = engine.tableOption(t.repo, e.image.hash, name)
         val before = e.image.parents.headOption.flatMap(p => engine.tableOption(t.repo, p, name))
         val op = (before, now) match {
@@ -71,6 +71,9 @@ private[catalog] object MetadataViews {
         }
         Row.fromSeq(image(e.image) ++ Seq(now.map(_.hash).orNull, op))
       }
+      // no image changed it: a table that never existed on this line is TABLE_NOT_FOUND, not an empty history
+      if (changes.isEmpty) engine.table(t.repo, engine.resolve(t.repo, rev), name)
+      changes
     case MetaKind.Refs =>
       engine.refs.all(t.repo).map { r =>
         val base = Seq(r.shortName, r.kind, r.fullName, r.image, ts(r.createdMs))

@@ -1,7 +1,7 @@
 package versioned.spark.catalog
 
 import org.apache.spark.sql.Row
-import versioned.core.{Fragment, ObjectKind, Revision}
+import versioned.core.{ErrorClass, Fragment, ObjectKind, Revision}
 
 class MetadataTableSuite extends CatalogSuiteBase {
 
@@ -34,6 +34,8 @@ class MetadataTableSuite extends CatalogSuiteBase {
       "drop table t" -> "drop", "alter table t: add column n" -> "alter", "update t" -> "write",
       "append to t" -> "write", "create table t" -> "create"))
     assert(h.head.isNullAt(2) && !h(1).isNullAt(2))
+    // a table that never existed has no history: TABLE_NOT_FOUND, not an empty answer
+    expectError(ErrorClass.TableNotFound, "'nope'")(intercept[Throwable](sql("SELECT * FROM c.r.`nope$history`").collect()))
   }
 
   test("`$refs` and `t$refs` list refs with their images") {
