@@ -10,7 +10,7 @@ from pyspark.sql import DataFrame
 
 from versioned.errors import InvalidOption, with_pyspark_variant
 
-__all__ = ["bad_argument", "frame", "text", "optional_text", "flag", "optional_flag", "optional_int", "key_columns"]
+__all__ = ["bad_argument", "frame", "text", "optional_text", "flag", "optional_flag", "optional_int", "optional_count", "key_columns"]
 
 
 def bad_argument(message: str) -> InvalidOption:
@@ -101,6 +101,20 @@ def optional_int(name: str, value: Any) -> Optional[int]:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     raise bad_argument(f"{name} must be an integer, not {_kind(value)}.")
+
+
+def optional_count(name: str, value: Any) -> Optional[int]:
+    """``value`` if it is an int of at least 0 (not a bool) or None, else an error naming the argument.
+
+    Example::
+
+        >>> optional_count("limit", 10)
+        10
+    """
+    count = optional_int(name, value)
+    if count is not None and count < 0:
+        raise bad_argument(f"{name} must be 0 or more, not {count}.")
+    return count
 
 
 def key_columns(name: str, value: Any) -> Optional[Union[str, Sequence[str]]]:

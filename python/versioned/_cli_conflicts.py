@@ -5,6 +5,7 @@ of tables a merge takes whole from one side, which the engine reports as 0."""
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -22,7 +23,7 @@ def side_rows(spark: Any, repository: str, table: str, ref: str, keys: List[str]
         side_rows(spark, "shop", "products", "dev", ['{"id":7}'])   # dev's row 7, settling its conflicts
     """
     from pyspark.sql import functions as F
-    from pyspark.sql.types import StructType
+    from pyspark.sql.types import BooleanType, StructField, StructType
 
     side = spark.read.versioned(f"{repository}.{table}", ref=ref)
     key_columns = list(json.loads(keys[0]))
@@ -32,13 +33,25 @@ def side_rows(spark: Any, repository: str, table: str, ref: str, keys: List[str]
         raise CommandError(f"{table} at {ref} has no key column {', '.join(missing)}; settle its conflicts with "
                            "--strategy ours or --strategy theirs.", "INVALID_OPTION")
     key_schema = StructType([fields[c] for c in key_columns])
-    wanted = (spark.createDataFrame([(k,) for k in keys], "k string")
-              .select(F.from_json("k", key_schema).alias("k")).select("k.*"))
-    present = side.join(wanted, on=key_columns, how="left_semi").withColumn("_delete", F.lit(False))
-    absent = wanted.join(side.select(*key_columns), on=key_columns, how="left_anti")
-    absent = absent.select(*[F.col(c) if c in key_columns else F.lit(None).cast(fields[c].dataType).alias(c)
-                             for c in side.columns]).withColumn("_delete", F.lit(True))
-    return present.unionByName(absent)
+    # the keys parsed by Spark (typed as the table's key), then the side's rows of those keys in one filtered read:
+    # a few rows on the driver, so the merge settles them there without a query over joins
+    wanted = [tuple(r) for r in spark.createDataFrame([(k,) for k in keys], "k string")
+              .select(F.from_json("k", key_schema).alias("k")).select("k.*").collect()]
+    if len(key_columns) == 1:
+        condition = F.col(key_columns[0]).isin([key[0] for key in wanted])
+    else:
+        condition = functools.reduce(lambda a, b: a | b, [
+            functools.reduce(lambda a, b: a & b, [F.col(c) == F.lit(v) for c, v in zip(key_columns, key)])
+            for key in wanted])
+    present = side.where(condition).collect()
+    found = {tuple(r[c] for c in key_columns) for r in present}
+    rows = [tuple(r) + (False,) for r in present]
+    rows += [tuple(dict(zip(key_columns, key)).get(c) for c in side.columns) + (True,) for key in wanted
+             if key not in found]
+    # a deleted key's other columns are nulls
+    schema = StructType([StructField(f.name, f.dataType, True) for f in side.schema.fields] +
+                        [StructField("_delete", BooleanType(), False)])
+    return spark.createDataFrame(rows, schema)
 
 
 def resolutions(spark: Any, repository: str, conflicts: List[Dict[str, Any]],

@@ -29,6 +29,13 @@ _WORDING: Sequence[Tuple[str, str]] = (
      "Use --mode overwrite, or --mode upsert to update existing rows"),
     (r"Inspect them \(conflicts\), then merge again with strategy 'ours' or 'theirs', or with resolutions\.",
      "Run again with --strategy ours or --strategy theirs, or settle tables with --ours TABLE / --theirs TABLE."),
+    (r"Add one first \(procedure add_remote, or the API's add remote\)\.",
+     "Add one first: 'versioned remote add REPO NAME --warehouse URI --metastore-url JDBC_URL'."),
+    (r"Add it first \(procedure add_check, or the API's add check\); the metadata table \$checks lists runs\.",
+     "Add it first: 'versioned check add REPO NAME EXPRESSION'; 'versioned check runs REPO' lists runs."),
+    (r"add it first \(add_check\)\.", "add it first: 'versioned check add REPO NAME EXPRESSION'."),
+    (r"keep more history with the retention policy \(procedure set_retention, or the API's set retention\)",
+     "keep more history with the retention policy ('versioned retention REPO PATTERN')"),
     (r"Make another branch the default first\.",
      "Make another branch the default first: 'versioned branch REPO --set-default NAME'."),
 )

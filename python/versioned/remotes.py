@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Dict, Optional, Tuple, Union
 
 from pyspark.sql import DataFrame, SparkSession
 
+from versioned import _args
 from versioned._ops import FetchOutcome, Ops, PushOutcome
-from versioned.errors import InvalidOption
 from versioned.merging import MergeResult
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ def _download(value: Download) -> str:
         return "all"
     if isinstance(value, str) and value.strip().lower() in ("all", "none"):
         return value.strip().lower()
-    raise InvalidOption(f"download must be 'all' or 'none' (or True/False), not {value!r}")
+    raise _args.bad_argument(f"download must be 'all' or 'none' (or True/False), not {value!r}.")
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,8 @@ class RemotesMixin:
             repo.add_remote("origin", warehouse="s3a://team/warehouse",
                             metastore_url="jdbc:postgresql://meta.internal/versioned")
         """
-        self._ops.add_remote(self.name, name, warehouse, metastore_url, repository)
+        self._ops.add_remote(self.name, _args.text("name", name), _args.text("warehouse", warehouse),
+                             _args.text("metastore_url", metastore_url), _args.optional_text("repository", repository))
 
     def remotes(self) -> DataFrame:
         """The remotes as a DataFrame (name, warehouse, metastore_url, repository).
@@ -161,7 +162,7 @@ class RemotesMixin:
 
             repo.remove_remote("origin")
         """
-        self._ops.remove_remote(self.name, name)
+        self._ops.remove_remote(self.name, _args.text("name", name))
 
     def remote_refs(self, remote: Optional[str] = None) -> DataFrame:
         """Refs tracking ``remote`` (default: every remote) as a DataFrame (name, kind, image, created),
@@ -172,7 +173,7 @@ class RemotesMixin:
             repo.remote_refs("origin").show()
             spark.read.versioned("sales.orders", ref="origin/main")
         """
-        return self._ops.remote_refs(self.name, remote)
+        return self._ops.remote_refs(self.name, _args.optional_text("remote", remote))
 
     def fetch(self, remote: str = "origin", *, download: Download = None) -> FetchResult:
         """Brings the images and object metadata ``remote`` has that this repository lacks, and points
@@ -184,7 +185,7 @@ class RemotesMixin:
             repo.fetch()
             repo.diff("orders", "main", "origin/main").show()
         """
-        return FetchResult._of(self._ops.fetch(self.name, remote, _download(download)))
+        return FetchResult._of(self._ops.fetch(self.name, _args.text("remote", remote), _download(download)))
 
     def pull(self, remote: str = "origin", branch: Optional[str] = None, *, strategy: str = "fail",
              fast_forward: str = "auto", message: Optional[str] = None,
@@ -198,7 +199,10 @@ class RemotesMixin:
 
             repo.pull().check()
         """
-        return MergeResult._of(self._ops.pull(self.name, remote, branch, strategy, fast_forward, message, author))
+        return MergeResult._of(self._ops.pull(
+            self.name, _args.text("remote", remote), _args.optional_text("branch", branch), _args.text("strategy", strategy),
+            _args.text("fast_forward", fast_forward), _args.optional_text("message", message),
+            _args.optional_text("author", author)))
 
     def push(self, remote: str = "origin", branch: Optional[str] = None, *, force: bool = False,
              tags: bool = True) -> PushResult:
@@ -213,7 +217,8 @@ class RemotesMixin:
             repo.push("origin", "main")
             repo.push("backup", force=True, tags=False)
         """
-        return PushResult._of(self._ops.push(self.name, remote, branch, bool(force), bool(tags)))
+        return PushResult._of(self._ops.push(self.name, _args.text("remote", remote), _args.optional_text("branch", branch),
+                                             _args.flag("force", force), _args.flag("tags", tags)))
 
     def import_table(self, from_repository: str, table: str, ref: Optional[str] = None, as_table: Optional[str] = None,
                      *, branch: Optional[str] = None, remote: Optional[str] = None, message: Optional[str] = None,
@@ -228,8 +233,11 @@ class RemotesMixin:
             repo.import_table("reference", "countries", ref="v3")
             repo.import_table("sales", "orders", as_table="orders_eu", remote="eu")
         """
-        return str(self._ops.import_table(self.name, from_repository, table, ref, as_table, branch, remote, message,
-                                          author))
+        return str(self._ops.import_table(
+            self.name, _args.text("from_repository", from_repository), _args.text("table", table),
+            _args.optional_text("ref", ref), _args.optional_text("as_table", as_table), _args.optional_text("branch", branch),
+            _args.optional_text("remote", remote), _args.optional_text("message", message),
+            _args.optional_text("author", author)))
 
 
 def clone(spark: SparkSession, repository: str, *, warehouse: str, metastore_url: str, into: Optional[str] = None,
@@ -268,5 +276,9 @@ def clone_result(spark: SparkSession, repository: str, *, warehouse: str, metast
     """
     from versioned.repository import _location, _ops
 
-    return FetchResult._of(_ops(spark, _location(local_warehouse, local_metastore_url)).clone(
-        repository, warehouse, metastore_url, into, remote, _download(download)))
+    location = _location(_args.optional_text("local_warehouse", local_warehouse),
+                         _args.optional_text("local_metastore_url", local_metastore_url))
+    return FetchResult._of(_ops(spark, location).clone(
+        _args.text("repository", repository), _args.text("warehouse", warehouse),
+        _args.text("metastore_url", metastore_url), _args.optional_text("into", into), _args.text("remote", remote),
+        _download(download)))

@@ -255,7 +255,7 @@ class Repository(RemotesMixin, GovernanceMixin, RetentionMixin):
 
             repo.log("main", limit=10).select("hash", "message").show()
         """
-        return self._ops.log(self.name, _args.optional_text("ref", ref), _args.optional_int("limit", limit))
+        return self._ops.log(self.name, _args.optional_text("ref", ref), _args.optional_count("limit", limit))
 
     def show(self, ref: Optional[str] = None) -> Dict[str, Any]:
         """One image (default: the head of the default branch) as a dict: image, parents, author, message,
@@ -504,7 +504,8 @@ class Repository(RemotesMixin, GovernanceMixin, RetentionMixin):
             repo.gc(dry_run=True).show()
             repo.gc(older_than_seconds=0, force=True)
         """
-        return self._ops.gc(self.name, _retention_ms(older_than_seconds), bool(force), bool(dry_run))
+        return self._ops.gc(self.name, _retention_ms(older_than_seconds), _args.flag("force", force),
+                            _args.flag("dry_run", dry_run))
 
     def reflog(self, ref: Optional[str] = None, limit: Optional[int] = None) -> DataFrame:
         """The reflog: every movement of every ref of this repository, newest first (docs/AUDIT.md). One row per
@@ -519,7 +520,7 @@ class Repository(RemotesMixin, GovernanceMixin, RetentionMixin):
             gone = repo.reflog("dev").first()
             repo.create_branch("dev", from_ref=gone["id"])
         """
-        n = _args.optional_int("limit", limit)
+        n = _args.optional_count("limit", limit)
         if n is not None and n < 1:
             raise InvalidOption(f"reflog: limit must be 1 or more (it is {n}); leave it out for every entry.")
         return self._ops.reflog(self.name, _args.optional_text("ref", ref), n or 0)
@@ -555,6 +556,8 @@ def _resolutions(resolutions: Resolutions) -> Resolutions:
 def _retention_ms(older_than_seconds: Optional[float]) -> int:
     if older_than_seconds is None:
         return -1
+    if isinstance(older_than_seconds, bool) or not isinstance(older_than_seconds, (int, float)):
+        raise _args.bad_argument(f"older_than_seconds must be a number of seconds, not {type(older_than_seconds).__name__}.")
     if older_than_seconds < 0:
         raise InvalidOption(f"older_than_seconds must be >= 0, not {older_than_seconds}")
     return int(older_than_seconds * 1000)
@@ -572,5 +575,6 @@ def collect_garbage(spark: SparkSession, *, older_than_seconds: Optional[float] 
 
         versioned.collect_garbage(spark, dry_run=True).groupBy("kind").count().show()
     """
-    return _ops(spark, _location(warehouse, metastore_url)).gc(None, _retention_ms(older_than_seconds), bool(force),
-                                                               bool(dry_run))
+    location = _location(_args.optional_text("warehouse", warehouse), _args.optional_text("metastore_url", metastore_url))
+    return _ops(spark, location).gc(None, _retention_ms(older_than_seconds), _args.flag("force", force),
+                                    _args.flag("dry_run", dry_run))

@@ -9,6 +9,7 @@ from typing import Any, Callable, List, Tuple
 import pytest
 from pyspark.sql import SparkSession
 
+import versioned
 from versioned import InvalidOption, Repository
 from conftest import frame, refs_state
 
@@ -42,6 +43,25 @@ def bad_calls(spark: SparkSession, repo: Repository) -> List[Tuple[str, Callable
         ("primary_key", lambda: df.write.versioned("r.t", primary_key=1)),
         ("upsert", lambda: df.write.versioned("r.t", upsert="true")),
         ("message", lambda: repo.transaction(message=5)),  # type: ignore[arg-type]
+        ("limit", lambda: repo.log(limit=-1)),
+        # the remote API: a string flag is not a flag ("false" is truthy: push(force="false") once force-pushed)
+        ("force", lambda: repo.push(force="false")),  # type: ignore[arg-type]
+        ("tags", lambda: repo.push(tags="no")),  # type: ignore[arg-type]
+        ("branch", lambda: repo.push(branch=1)),  # type: ignore[arg-type]
+        ("remote", lambda: repo.fetch(1)),  # type: ignore[arg-type]
+        ("download", lambda: repo.fetch(download="some")),
+        ("branch", lambda: repo.pull(branch=1)),  # type: ignore[arg-type]
+        ("name", lambda: repo.add_remote(1, "/tmp/x", "jdbc:sqlite:/tmp/x/m.db")),  # type: ignore[arg-type]
+        ("metastore_url", lambda: repo.add_remote("o", "/tmp/x", None)),  # type: ignore[arg-type]
+        ("name", lambda: repo.remove_remote(1)),  # type: ignore[arg-type]
+        ("remote", lambda: repo.remote_refs(1)),  # type: ignore[arg-type]
+        ("table", lambda: repo.import_table("r", 1)),  # type: ignore[arg-type]
+        ("repository", lambda: versioned.clone(spark, 1, warehouse="/tmp/x",  # type: ignore[arg-type]
+                                               metastore_url="jdbc:sqlite:/tmp/x/m.db")),
+        ("force", lambda: repo.gc(older_than_seconds=1, force="false", dry_run=True)),  # type: ignore[arg-type]
+        ("dry_run", lambda: repo.gc(dry_run="false")),  # type: ignore[arg-type]
+        ("older_than_seconds", lambda: repo.gc(older_than_seconds="1")),  # type: ignore[arg-type]
+        ("dry_run", lambda: versioned.collect_garbage(spark, dry_run=1)),  # type: ignore[arg-type]
     ]
 
 

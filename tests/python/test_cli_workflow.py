@@ -182,6 +182,11 @@ def test_errors_name_commands_and_suggest_close_names(spark: SparkSession, trunk
     assert protected.stderr.startswith("[PROTECTED_REF] ") and "versioned branch r --set-default" in protected.stderr
     far = run("log", "r", "zzzzzz")
     assert far.exit_code == EXIT_ERROR and "Did you mean" not in far.stderr
+    remote = run("fetch", "r", "nope")
+    assert remote.stderr.startswith("[REMOTE_NOT_FOUND] ") and "'versioned remote add r NAME" in remote.stderr
+    assert "procedure" not in remote.stderr and "the API's" not in remote.stderr
+    check = run("check", "run", "r", "--check", "nope")
+    assert "'versioned check add r NAME EXPRESSION'" in check.stderr and "the API's" not in check.stderr, check.stderr
 
 
 def test_no_jvm_noise_on_stderr(tmp_path: Any) -> None:

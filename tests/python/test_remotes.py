@@ -12,8 +12,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 import versioned
-from versioned import (FetchResult, ImmutableRef, InvalidOption, NonFastForward, ObjectStoreUnsupported, PushResult,
-                       RemoteExists, RemoteNotFound, RemoteUnreachable, Repository, RepositoryExists)
+from versioned import (FetchResult, ImmutableRef, InvalidName, InvalidOption, NonFastForward, ObjectStoreUnsupported,
+                       PushResult, RemoteExists, RemoteNotFound, RemoteUnreachable, Repository, RepositoryExists)
 from conftest import frame, rows_of
 
 SESSIONS = ("classic", "connect")
@@ -85,6 +85,13 @@ def test_fetch_pull_push_and_a_rejected_push(spark: SparkSession, origin: Dict[s
     assert rows_of(spark.read.format("versioned").option("warehouse", origin["warehouse"]).load("r.t")) == \
         [(1, "a"), (2, "b"), (3, "c"), (4, "d"), (5, "e"), (6, "f")]
     assert repo.push().status == "up_to_date"
+    # a local branch only behind the remote's: rejected, and the message says so (there is nothing to push)
+    _upsert(spark, theirs, [(7, "g")], "origin adds 7")
+    repo.fetch()
+    with pytest.raises(NonFastForward, match="the local branch is behind the remote's") as behind:
+        repo.push()
+    assert "has commits this repository does not" not in str(behind.value)
+    assert _history(theirs)[1:] == _history(repo)
 
 
 def test_tags_push_and_are_immutable(spark: SparkSession, origin: Dict[str, str]) -> None:
@@ -140,6 +147,15 @@ def test_errors(spark: SparkSession, origin: Dict[str, str], tmp_path: Any) -> N
     with pytest.raises(RemoteUnreachable):
         versioned.clone(spark, "r", warehouse=nowhere, metastore_url=f"jdbc:sqlite:{nowhere}/metastore.db", into="r9")
     assert "r9" not in versioned.repositories(spark)
+    # a blank remote name is INVALID_NAME, as a blank branch name is: it never means origin
+    for blank in ("", "  "):
+        with pytest.raises(InvalidName):
+            repo.remove_remote(blank)
+        with pytest.raises(InvalidName):
+            repo.add_remote(blank, str(tmp_path / "other"), f"jdbc:sqlite:{tmp_path}/other/metastore.db")
+        with pytest.raises(InvalidName):
+            repo.push(blank)
+    assert [r["name"] for r in repo.remotes().collect()] == ["origin"] and repo.remote_refs().count() == 1
     repo.remove_remote("origin")
     assert repo.remotes().count() == 0 and repo.remote_refs().count() == 0
 

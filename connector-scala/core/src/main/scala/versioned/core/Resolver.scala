@@ -31,6 +31,10 @@ final class Resolver(ms: Metastore) {
       case Revision.Spec(spec) => resolveSpec(c, repo, spec)
       case Revision.AsOf(ts, branch) =>
         val b = branch.getOrElse(MetaDao.defaultBranch(c, repo).get)
+        // a time is looked up along a branch's history; another revision that resolves names no such history
+        if (MetaDao.getRef(c, repo, Ref.branch(b)).isEmpty && scala.util.Try(resolveSpec(c, repo, b)).isSuccess)
+          throw new InvalidInputException(ErrorClass.InvalidRevision, s"'$b' of '$repo' is not a branch: a time (asOf, " +
+            s"TIMESTAMP AS OF) is looked up along a branch's history. Name a branch with it, or read '$b' without a time.")
         val head = image(c, repo, branchHead(c, repo, b))
         if (head.createdMs <= ts) head.hash
         else {
@@ -102,8 +106,13 @@ final class Resolver(ms: Metastore) {
 
   private def resolveBase(c: Connection, repo: String, base: String, spec: String): String = {
     def ref(full: String) = MetaDao.getRef(c, repo, full).map(_.image)
-    def notFound = throw new RefNotFoundException(s"No branch, tag, lock or image matches '$spec' in repository " +
-      s"'$repo'. List the branches, tags and locks (metadata table $$refs, or the API's ref listings), or use a longer hash prefix.")
+    def notFound = {
+      // ref names never hold ~ or ^ (Names): what is left of them here is an ancestry step without a count
+      if (base.exists(ch => ch == '~' || ch == '^')) throw new InvalidInputException(ErrorClass.InvalidRevision,
+        s"Revision '$spec' has a malformed ancestry step: ~ and ^ take a count of 0 or more (main~2, main^2, main^).")
+      throw new RefNotFoundException(s"No branch, tag, lock or image matches '$spec' in repository " +
+        s"'$repo'. List the branches, tags and locks (metadata table $$refs, or the API's ref listings), or use a longer hash prefix.")
+    }
     if (base.isEmpty) throw new InvalidInputException(ErrorClass.InvalidRevision, s"Revision '$spec' names no ref.")
     val prefixed = Seq("heads/", "tags/", "locks/", "remotes/").find(base.startsWith)
     prefixed match {

@@ -184,6 +184,11 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
       case Some(h) if h == head => SyncStatus.UpToDate
       case Some(h) if reach(h) => SyncStatus.FastForward
       case Some(_) if force => SyncStatus.Forced
+      // the local branch only behind (its head an ancestor of the remote's, known here after a fetch): nothing to push
+      case Some(h) if local.ancestry.isAncestor(repo, head, h) => throw new NonFastForwardException(s"Push of " +
+        s"'$branch' to ${remote.describe} rejected: the local branch is behind the remote's, which is at ${h.take(12)} " +
+        s"and has every commit of ${head.take(12)}. Nothing was changed and there is nothing to push: pull to bring " +
+        "the local branch up to date; or push with force to move the remote branch back.")
       case Some(h) => throw new NonFastForwardException(s"Push of '$branch' to ${remote.describe} rejected: the remote " +
         s"branch is at ${h.take(12)}, which is not an ancestor of ${head.take(12)} (the remote has commits this " +
         s"repository does not). Nothing was changed. Pull (fetch and merge) first, then push again; or push with " +

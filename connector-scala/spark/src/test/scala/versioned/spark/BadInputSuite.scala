@@ -52,6 +52,13 @@ class BadInputSuite extends VersionedTestBase {
     rejected(ErrorClass.InvalidOption, "'ref'")(read("r.t", "ref" -> "main", "image" -> headHash("r").get).collect())
     rejected(ErrorClass.InvalidRevision, "'yesterday'")(read("r.t", "asOf" -> "yesterday").collect())
     rejected(ErrorClass.ImageNotFound, "no commit at or before")(read("r.t", "asOf" -> "2000-01-01").collect())
+    // an ancestry step without a count is malformed, not an unknown ref
+    rejected(ErrorClass.InvalidRevision, "'main~-1'", "malformed ancestry step")(read("r.t", "ref" -> "main~-1").collect())
+    // a time is looked up along a branch: with a tag or an ancestry spec it is not "a missing branch"
+    engine.refs.createTag("r", "v1", Revision.DefaultBranch)
+    for (ref <- Seq("v1", "main~1"))
+      rejected(ErrorClass.InvalidRevision, s"'$ref'", "is not a branch")(read("r.t", "ref" -> ref, "asOf" -> "2099-01-01").collect())
+    rejected(ErrorClass.RefNotFound, "'nope'")(read("r.t", "ref" -> "nope", "asOf" -> "2099-01-01").collect())
   }
 
   test("reading an unknown image hash, a full-length unknown hash, and a non-hex image") {

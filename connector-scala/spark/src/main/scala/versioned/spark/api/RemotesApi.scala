@@ -21,7 +21,8 @@ private[spark] object RemotesApi {
     new Sync(local, (r, create) => Remotes.open(r, Settings.remoteCredentials(spark, r.name),
       spark.sparkContext.hadoopConfiguration, create, local), new SparkObjectMover(spark))
 
-  private def remoteName(name: String): String = Names.validate(Names.Remote, Option(name).map(_.trim).filter(_.nonEmpty).getOrElse(DefaultRemote))
+  /** The remote `name` names (null: the default remote); a blank name is INVALID_NAME, as a blank branch name is. */
+  private def remoteName(name: String): String = Names.validate(Names.Remote, Option(name).fold(DefaultRemote)(_.trim))
 
   /** `"all"` (or `"true"`): copy every new object now; `"none"`, `"false"` or null: read them in place. */
   def download(value: String): Boolean = Option(value).map(_.trim.toLowerCase).getOrElse("none") match {
@@ -87,8 +88,11 @@ private[spark] object RemotesApi {
       throw new RefNotFoundException(s"Remote '$name' of '$r' has no branch '$b' to pull.")
     // the local branch's move is the pull's in the reflog (the fetch above recorded the tracking refs' moves)
     e.recordedAs(Cause.Pull, s"from $tracking") {
-      if (e.branchHeadOption(r, b).isEmpty) e.refs.createBranch(r, b, Revision.Spec(tracking))
-      new Merger(spark, e).merge(r, tracking, b, opts)
+      // a new local branch at the remote's head: reported as the fast-forward it is
+      if (e.branchHeadOption(r, b).isEmpty) MergeOutcome.done(spark,
+        MergeOutcome.FastForward, Some(e.refs.createBranch(r, b, Revision.Spec(tracking)).image),
+        None, fastForward = true)
+      else new Merger(spark, e).merge(r, tracking, b, opts)
     }
   }
 

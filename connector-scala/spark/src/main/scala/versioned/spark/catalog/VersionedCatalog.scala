@@ -241,9 +241,10 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
   override def dropNamespace(namespace: Array[String], cascade: Boolean): Boolean = {
     val repo = requireRepo(namespace)
     val e = engine
-    val tables = e.refs.branches(repo).flatMap(b => e.tables(repo, b.image).map(_.name)).distinct
+    // a tag or lock keeps history as a branch does: any ref whose image has tables makes the repository non-empty
+    val tables = e.refs.all(repo).map(_.image).distinct.flatMap(e.tables(repo, _).map(_.name)).distinct
     if (tables.nonEmpty && !cascade) throw new org.apache.spark.sql.catalyst.analysis.NonEmptyNamespaceException(
-      namespace, s"Repository '$repo' has tables (${tables.sorted.mkString(", ")}) on some branch; use CASCADE.", None)
+      namespace, s"Repository '$repo' has tables (${tables.sorted.mkString(", ")}) on some branch, tag or lock; use CASCADE.", None)
     e.dropRepository(repo)
     true
   }

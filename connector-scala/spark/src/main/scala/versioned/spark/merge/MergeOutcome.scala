@@ -56,7 +56,7 @@ object MergeOutcome {
     StructField("table_details", ArrayType(TablesSchema, containsNull = false), nullable = false),
     StructField("conflict_details", ArrayType(Merger.ConflictSchema, containsNull = false), nullable = false)))
 
-  private[merge] def done(spark: SparkSession, status: String, commit: Option[String], base: Option[String],
+  private[spark] def done(spark: SparkSession, status: String, commit: Option[String], base: Option[String],
                           fastForward: Boolean): MergeOutcome =
     MergeOutcome(status, commit, fastForward, base, Nil, TablePlans.publicConflicts(spark, Nil), 0L)
 }

@@ -21,6 +21,12 @@ class DdlSuite extends CatalogSuiteBase {
     sql("CREATE TABLE c.sales.t (id INT)")
     intercept[Exception](sql("DROP NAMESPACE c.sales"))
     assert(engine.repositoryExists("sales"))
+    // a tag keeps a table's history as a branch does: dropping the table on every branch leaves the tag's
+    engine.refs.createTag("sales", "v1", versioned.core.Revision.DefaultBranch)
+    sql("DROP TABLE c.sales.t")
+    val refused = intercept[Exception](sql("DROP NAMESPACE c.sales"))
+    assert(refused.getMessage.contains("branch, tag or lock"), refused.getMessage)
+    assert(engine.repositoryExists("sales"))
     sql("DROP NAMESPACE c.sales CASCADE")
     assert(!engine.repositoryExists("sales"))
   }

@@ -1,6 +1,7 @@
 package versioned.spark.merge
 
 import org.apache.spark.sql.Row
+import org.apache.spark.sql.types.{LongType, StringType, StructType}
 import versioned.core.ErrorClass
 import versioned.spark.diff.{FragmentDiff, TableDiff}
 import versioned.spark.merge.MergeInputs
@@ -100,10 +101,21 @@ class MergeSuite extends MergeTestBase {
     expectError(ErrorClass.InvalidOption, "id=3")(merge("dev", resolutions = Map("t" -> notInConflict)))
     expectError(ErrorClass.InvalidOption, "strategy")(merge("dev", strategy = "ours",
       resolutions = Map("t" -> frame(schema, Seq(Row(1, "z", 1))))))
-    val partial = merge("dev", resolutions = Map("t" -> frame(schema, Seq(Row(1, "fixed", 12)))))
-    assert(partial.status == MergeOutcome.Conflicts && partial.conflictCount == 2)
     val head = hash("main")
-    assert(partial.commit == null && hash("main") == head)
+    // the same rules on the driver (a small merge) and by Spark tasks (over localCommitMaxRows)
+    for (limit <- Seq(None, Some("0"))) withConf(limit.map("spark.versioned.write.localCommitMaxRows" -> _).toSeq: _*) {
+      expectError(ErrorClass.InvalidOption, "id=3")(merge("dev", resolutions = Map("t" -> notInConflict)))
+      expectError(ErrorClass.DuplicateKey)(merge("dev", resolutions = Map("t" ->
+        frame(schema, Seq(Row(1, "x", 1), Row(1, "y", 2))))))
+      val nullable = StructType(schema.fields.map(_.copy(nullable = true)))
+      expectError(ErrorClass.NullPrimaryKey)(merge("dev", resolutions = Map("t" -> frame(nullable, Seq(Row(null, "x", 1))))))
+      val partial = merge("dev", resolutions = Map("t" -> frame(schema, Seq(Row(1, "fixed", 12)))))
+      assert(partial.status == MergeOutcome.Conflicts && partial.conflictCount == 2, limit)
+      assert(partial.commit == null && hash("main") == head)
+      val wider = new StructType().add("id", LongType).add("a", StringType).add("b", LongType)
+      assert(merge("dev", resolutions = Map("t" -> frame(wider, Seq(Row(1L, "fixed", 12L)))), dryRun = true)
+        .conflictCount == 2, "resolutions of other types are cast to the table's")
+    }
     val del = frame(schema.add("_delete", BooleanType), Seq(Row(1, "fixed", 12, false), Row(2, null, null, true)))
     val done = merge("dev", resolutions = Map("t" -> del))
     assert(done.status == MergeOutcome.Merged)

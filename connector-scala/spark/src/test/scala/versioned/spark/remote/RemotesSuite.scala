@@ -145,7 +145,10 @@ class RemotesSuite extends VersionedTestBase {
     // a branch pulled for the first time is created by the pull
     o.engine.refs.createBranch("r", "dev", Revision.Spec("main"))
     from = last
-    VersionedApi.pull(spark, null, "r", null, "dev", null, null, null, "tester")
+    // reported as the fast-forward to the remote's head that it is, not as "up to date"
+    val created = VersionedApi.pull(spark, null, "r", null, "dev", null, null, null, "tester")
+    assert(created.status == MergeOutcome.FastForward &&
+      created.commit == here.engine.branchHeadOption("r", "dev").get.hash)
     assert(moves(from).map(e => (e._1, e._2, e._3)) == Seq(("remotes/origin/dev", Cause.Fetch, "remote 'origin'"),
       ("heads/dev", Cause.Pull, "from remotes/origin/dev (create)")))
     // a pull that moves nothing records only what its fetch moved
