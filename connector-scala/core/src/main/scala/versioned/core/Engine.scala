@@ -104,7 +104,12 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
    * commit). A tag, or a missing branch of an existing repository, is an error.
    */
   def writableHead(repo: String, branch: String): Option[Image] = {
-    Names.validate(Names.Repository, repo); Names.validate(Names.Branch, branch)
+    Names.validate(Names.Repository, repo)
+    // a lock (`namespace:name`) is no branch name, but naming one is the immutable ref it is, not a bad name
+    if (branch != null && branch.contains(':') && metastore.read(MetaDao.getRef(_, repo, s"locks/$branch")).isDefined)
+      throw new ImmutableRefException(s"'$branch' is a lock of '$repo'; locks never move. Commit to a branch " +
+        "(create one from the lock first).")
+    Names.validate(Names.Branch, branch)
     metastore.read(writableHead(_, repo, branch))
   }
 

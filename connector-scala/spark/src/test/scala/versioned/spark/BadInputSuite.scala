@@ -148,6 +148,9 @@ class BadInputSuite extends VersionedTestBase {
     rejected(ErrorClass.ImmutableRef, "'v1'")(overwrite(data((500, "x")), "r.t", "branch" -> "v1"))
     rejected(ErrorClass.RefNotFound, "'dev'")(write(data((500, "x")), "r.t", "branch" -> "dev"))
     rejected(ErrorClass.InvalidName, "branch")(write(data((500, "x")), "r.t", "branch" -> "a..b"))
+    engine.refs.createLock("r", "rep", "q3", Revision.DefaultBranch)
+    rejected(ErrorClass.ImmutableRef, "'rep:q3'", "lock")(write(data((500, "x")), "r.t", "branch" -> "rep:q3"))
+    rejected(ErrorClass.InvalidName, "branch")(write(data((500, "x")), "r.t", "branch" -> "rep:q4"))
   }
 
   test("appending an existing key without upsert, and an invalid upsert value") {

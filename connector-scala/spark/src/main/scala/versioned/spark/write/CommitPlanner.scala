@@ -110,7 +110,8 @@ private[versioned] object CommitPlanner {
     val sameShape = onHead.sameShape
     if (current.isDefined && !sameShape && req.mode != WriteMode.Overwrite) {
       val c = currentLayout.get
-      throw new SchemaMismatchException(s"Cannot append to ${req.ident}: the table has columns " +
+      val verb = if (req.upsert) "upsert into" else if (req.mode == WriteMode.Changes) "write changes to" else "append to"
+      throw new SchemaMismatchException(s"Cannot $verb ${req.ident}: the table has columns " +
         s"${c.schema.toDDL} with primary key (${c.primaryKey.mkString(", ")}), the data has ${layout.schema.toDDL} " +
         s"with key (${pk.mkString(", ")}). Align the DataFrame, or use mode 'overwrite' to replace the schema.")
     }

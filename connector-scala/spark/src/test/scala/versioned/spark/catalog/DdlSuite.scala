@@ -25,7 +25,7 @@ class DdlSuite extends CatalogSuiteBase {
     engine.refs.createTag("sales", "v1", versioned.core.Revision.DefaultBranch)
     sql("DROP TABLE c.sales.t")
     val refused = intercept[Exception](sql("DROP NAMESPACE c.sales"))
-    assert(refused.getMessage.contains("branch, tag or lock"), refused.getMessage)
+    assert(refused.getMessage.contains("SCHEMA_NOT_EMPTY"), refused.getMessage)
     assert(engine.repositoryExists("sales"))
     sql("DROP NAMESPACE c.sales CASCADE")
     assert(!engine.repositoryExists("sales"))
