@@ -6,7 +6,7 @@ import java.util
 import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.catalog.{MetadataColumn, SupportsMetadataColumns, SupportsRead,
-  SupportsRowLevelOperations, SupportsWrite, Table, TableCapability}
+  SupportsRowLevelOperations, SupportsWrite, Table, TableCapability, TruncatableTable}
 import org.apache.spark.sql.connector.catalog.constraints.Constraint
 import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, RowLevelOperationBuilder, RowLevelOperationInfo, WriteBuilder}
@@ -36,7 +36,7 @@ private[versioned] final case class VersionedTable(
     newSchema: Option[StructType] = None,
     pinned: Option[read.PinnedRead.Request] = None,
     deferred: Option[write.DeferredWrites.Handler] = None) extends Table with SupportsRead with SupportsWrite
-  with SupportsRowLevelOperations with SupportsMetadataColumns with TableHandle {
+  with SupportsRowLevelOperations with SupportsMetadataColumns with TruncatableTable with TableHandle {
 
   def engine: Engine = Warehouses.engine(SparkSession.active, config)
   def withRevision(r: Revision): VersionedTable = copy(revision = r)
@@ -139,6 +139,16 @@ private[versioned] final case class VersionedTable(
 
   override def newRowLevelOperationBuilder(info: RowLevelOperationInfo): RowLevelOperationBuilder =
     new VersionedRowLevelOperationBuilder(this, info)
+
+  /**
+   * TRUNCATE TABLE: one commit on this value's branch in which the table has no rows (its schema and key kept), as
+   * an overwrite with no data is; a table with no rows commits nothing. A tag, lock or hash is IMMUTABLE_REF.
+   */
+  override def truncateTable(): Boolean = {
+    val s = requireSnapshot
+    write.Truncation.commit(this, s.layout.schema, deferred)
+    true
+  }
 
   /** A batch write, or a streaming query's micro-batch ([[stream.StreamWriteBuilder]], docs/STREAMING.md). */
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
