@@ -106,9 +106,14 @@ private[versioned] final case class VersionedTable(
     TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE, TableCapability.STREAMING_WRITE) ++
     (if (fromCatalog) None else Some(TableCapability.ACCEPT_ANY_SCHEMA))).asJava
 
+  /**
+   * The primary key, as Spark's SQL declares one: NOT ENFORCED (Spark's parser takes no other characteristic for a
+   * PRIMARY KEY, so SHOW CREATE TABLE prints DDL that runs); the connector's writes keep the keys unique themselves.
+   */
   override def constraints(): Array[Constraint] = snapshot.filterNot(_.layout.hidden).map { s =>
     Array[Constraint](Constraint.primaryKey(s"${ident.table}_pk",
-      s.layout.primaryKey.map(c => org.apache.spark.sql.connector.expressions.Expressions.column(s"`${c.replace("`", "``")}`")).toArray).build())
+      s.layout.primaryKey.map(c => org.apache.spark.sql.connector.expressions.Expressions.column(s"`${c.replace("`", "``")}`")).toArray)
+      .enforced(false).build())
   }.getOrElse(Array.empty)
 
   /**

@@ -43,7 +43,14 @@ private[catalog] final class StagedVersionedTable(
       val options = table.options ++ info.options().asCaseSensitiveMap().asScala
       val verb = if (replace) "replace" else "create"
       val base = WriteRequest.from(table, options, if (replace) WriteMode.Overwrite else WriteMode.Append)
-      val req = base.copy(primaryKey = Some(primaryKey),
+      // the key of the statement (PRIMARY KEY, property primaryKey), else the write's option (writeTo(...).option(
+      // "primaryKey", ...).create(), saveAsTable); both given, they must agree
+      val key = (primaryKey, base.primaryKey.filter(_.nonEmpty)) match {
+        case (k, Some(o)) if k.nonEmpty && k.map(_.toLowerCase) != o.map(_.toLowerCase) => throw new versioned.core.SchemaMismatchException(
+          s"The table's PRIMARY KEY (${k.mkString(", ")}) and write option primaryKey='${o.mkString(",")}' disagree; give one.")
+        case (k, o) => if (k.nonEmpty) k else o.getOrElse(Seq.empty)
+      }
+      val req = base.copy(primaryKey = Some(key),
         message = if (options.keys.exists(_.equalsIgnoreCase("message"))) base.message else s"$verb table ${target.table} as select")
       new StagedWrite(table.copy(newSchema = Some(newSchema)), req, info.schema())
     }

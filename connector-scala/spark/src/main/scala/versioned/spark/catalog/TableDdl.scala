@@ -81,6 +81,8 @@ private[catalog] final class TableDdl(engine: Engine, locationOptions: Map[Strin
         val n = single(a.fieldNames(), "ADD COLUMN")
         if (exists(n)) throw new SchemaMismatchException(s"Column '$n' already exists in ${t.repo}.${t.table}.")
         if (a.defaultValue() != null) throw Errors.unsupported(s"ADD COLUMN $n with a DEFAULT value is not supported.")
+        if (!a.isNullable) throw Errors.unsupported(s"ADD COLUMN $n NOT NULL is not supported: the rows the table has " +
+          s"would hold NULL in it. Add it without NOT NULL.")
         df = df.withColumn(n, lit(null).cast(a.dataType()))
         Option(a.position()).foreach {
           case _: First => df = df.select((n +: df.columns.filterNot(_ == n)).map(c => col(s"`$c`")).toIndexedSeq: _*)
@@ -90,31 +92,33 @@ private[catalog] final class TableDdl(engine: Engine, locationOptions: Map[Strin
             df = df.select(((rest.take(at) :+ n) ++ rest.drop(at)).map(c => col(s"`$c`")).toIndexedSeq: _*)
           case _ =>
         }
-        s"add column $n"
+        Some(s"add column $n")
       case d: DeleteColumn =>
         val n = single(d.fieldNames(), "DROP COLUMN")
         if (key.contains(n)) throw Errors.unsupported(s"Column '$n' is part of the primary key (${key.mkString(", ")}) " +
           "and cannot be dropped.")
         if (!exists(n) && !Boolean.unbox(d.ifExists())) throw new SchemaMismatchException(s"Column '$n' does not exist.")
-        df = df.drop(n)
-        s"drop column $n"
+        if (!exists(n)) None // IF EXISTS of a column the table does not have: nothing changes
+        else { df = df.drop(n); Some(s"drop column $n") }
       case r: RenameColumn =>
         val n = single(r.fieldNames(), "RENAME COLUMN")
         if (exists(r.newName())) throw new SchemaMismatchException(s"Column '${r.newName()}' already exists.")
         df = df.withColumnRenamed(n, r.newName())
         key = key.map(k => if (k == n) r.newName() else k)
-        s"rename column $n to ${r.newName()}"
+        Some(s"rename column $n to ${r.newName()}")
       case u: UpdateColumnType =>
         val n = single(u.fieldNames(), "ALTER COLUMN TYPE")
-        df = df.withColumn(n, col(s"`$n`").cast(u.newDataType()))
-        s"change type of $n to ${u.newDataType().sql}"
+        if (df.schema.find(_.name == n).exists(_.dataType == u.newDataType())) None // the type it has: nothing changes
+        else { df = df.withColumn(n, col(s"`$n`").cast(u.newDataType())); Some(s"change type of $n to ${u.newDataType().sql}") }
       case a: AddConstraint if a.constraint().isInstanceOf[PrimaryKey] =>
         key = a.constraint().asInstanceOf[PrimaryKey].columns().map(_.fieldNames().mkString(".")).toSeq
-        newKey = true
-        s"set primary key (${key.mkString(", ")})"
+        newKey = key != version.primaryKey || version.hiddenKey
+        Some(s"set primary key (${key.mkString(", ")})").filter(_ => newKey)
       case other => throw Errors.unsupported(s"ALTER TABLE change ${other.getClass.getSimpleName} is not supported by " +
         "versioned tables. Supported: ADD/DROP/RENAME COLUMN, ALTER COLUMN TYPE, ADD PRIMARY KEY.")
     }
+    // a statement that changes nothing (DROP COLUMN IF EXISTS of a missing column, a column's own type) commits nothing
+    if (described.flatten.isEmpty) return CommitResult(head.get, branchOf(t), Seq.empty, empty = true)
     val layout = TableLayout.create(df.schema, key)
     if (newKey) Validation.check(df, layout)
     val physical = if (!layout.hidden) df else df.withColumn(VersionedOptions.DupColumn,
@@ -122,7 +126,7 @@ private[catalog] final class TableDdl(engine: Engine, locationOptions: Map[Strin
     engine.leases.withLease(t.repo, "alter table") { lease =>
       val (next, objects) = CommitPlanner.writeSnapshot(spark, ObjectTarget(engine.config, lease.id), layout, physical, t.table)
       engine.commit(t.repo, branchOf(t), head.map(_.hash), Map(t.table -> TableUpdate.Put(next, objects)), author,
-        s"alter table ${t.table}: ${described.mkString(", ")}", Some(lease))
+        s"alter table ${t.table}: ${described.flatten.mkString(", ")}", Some(lease))
     }
   }
 }
@@ -132,7 +136,13 @@ private[catalog] object TableDdl {
   /** The primary key of a CREATE TABLE: its PRIMARY KEY constraint, else the `primaryKey` property. */
   def primaryKeyOf(constraints: Array[org.apache.spark.sql.connector.catalog.constraints.Constraint],
                    properties: java.util.Map[String, String]): Seq[String] = {
-    val fromConstraint = Option(constraints).toSeq.flatten.collect { case pk: PrimaryKey =>
+    val given = Option(constraints).toSeq.flatten
+    // a CHECK, UNIQUE or FOREIGN KEY constraint would be kept by nobody and enforced by nothing: refused, as ALTER
+    // TABLE ADD CONSTRAINT refuses them, rather than dropped in silence
+    given.filterNot(_.isInstanceOf[PrimaryKey]).headOption.foreach(c => throw Errors.unsupported(
+      s"Constraint ${c.toDDL} is not supported by versioned tables: only a PRIMARY KEY is kept (and enforced). Remove " +
+        "it, and check the rule in the query that writes, or as a check on a protected branch (docs/GOVERNANCE.md)."))
+    val fromConstraint = given.collect { case pk: PrimaryKey =>
       pk.columns().map(_.fieldNames().mkString(".")).toSeq
     }
     if (fromConstraint.size > 1) throw new SchemaMismatchException("A table has at most one PRIMARY KEY.")

@@ -154,18 +154,30 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
                            properties: util.Map[String, String]): TableTarget = {
     val t = tableTarget(ident)
     if (!hasRepository(t.repo)) throw new NoSuchNamespaceException(ident.namespace())
+    requireSupported(partitions, properties)
+    if (tableExists(ident)) throw new TableAlreadyExistsException(ident)
+    t
+  }
+
+  /**
+   * PARTITIONED BY and a provider other than `versioned` are refused, whichever statement creates or replaces the table (a DataFrame's
+   * `saveAsTable` without `format("versioned")` passes the session's default source, `parquet`).
+   */
+  private def requireSupported(partitions: Array[org.apache.spark.sql.connector.expressions.Transform],
+                               properties: util.Map[String, String]): Unit = {
     if (partitions != null && partitions.nonEmpty) throw Errors.unsupported(
       "PARTITIONED BY is not supported: versioned tables are range-partitioned by primary key automatically.")
     Option(properties).flatMap(p => Option(p.get(TableCatalog.PROP_PROVIDER))).filterNot(_.equalsIgnoreCase("versioned"))
-      .foreach(p => throw Errors.unsupported(s"Catalog $catalogName only holds versioned tables, not USING $p."))
-    if (tableExists(ident)) throw new TableAlreadyExistsException(ident)
-    t
+      .foreach(p => throw Errors.unsupported(s"Catalog $catalogName only holds versioned tables, not USING $p. In SQL " +
+        "leave USING out (or write USING versioned); from a DataFrame use df.writeTo(...).create() or " +
+        "df.write.format(\"versioned\").saveAsTable(...). Nothing was created."))
   }
 
   private def staged(ident: Identifier, info: TableInfo, replace: Boolean): StagedTable = {
     val t = tableTarget(ident)
     if (!replace) createTarget(ident, info.partitions(), info.properties())
     else if (!hasRepository(t.repo)) throw new NoSuchNamespaceException(ident.namespace())
+    else requireSupported(info.partitions(), info.properties())
     // validated now; the key as the schema spells it
     val pk = versioned.spark.format.TableLayout.create(info.schema(), TableDdl.primaryKeyOf(info.constraints(), info.properties())).primaryKey
     new StagedVersionedTable(baseTable(t), t, info.schema(), pk, replace, ddl)

@@ -62,6 +62,9 @@ private[versioned] object TableLayout {
       .exists(_.conf.get("spark.sql.caseSensitive", "false").equalsIgnoreCase("true"))
     val primaryKey = requestedKey.map(k => if (caseSensitive || schema.fieldNames.contains(k)) k
       else schema.fieldNames.find(_.equalsIgnoreCase(k)).getOrElse(k))
+    val repeated = primaryKey.groupBy(identity).collect { case (k, ks) if ks.size > 1 => k }.toSeq.sorted
+    if (repeated.nonEmpty) throw new SchemaMismatchException(s"Primary key (${requestedKey.mkString(", ")}) names " +
+      s"column(s) ${repeated.mkString(", ")} more than once. Name each key column once. Nothing was committed.")
     val missing = primaryKey.filterNot(schema.fieldNames.contains)
     if (missing.nonEmpty) throw new versioned.core.DataValidationException(versioned.core.ErrorClass.MissingKeyColumn,
       s"Primary key column(s) ${missing.mkString(", ")} are not in the schema (${schema.fieldNames.mkString(", ")}). " +

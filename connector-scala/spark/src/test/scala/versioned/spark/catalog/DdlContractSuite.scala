@@ -1,0 +1,96 @@
+package versioned.spark.catalog
+
+import org.apache.spark.sql.Row
+import versioned.core.ErrorClass
+
+/**
+ * What DDL and table-creating writes promise (found by exploratory testing): a key names each column once, what is
+ * not kept is refused rather than dropped, a statement that changes nothing commits nothing, SHOW CREATE TABLE
+ * prints DDL that runs, and a write's primaryKey option keys the table it creates.
+ */
+class DdlContractSuite extends CatalogSuiteBase {
+
+  /** No table `table` on the default branch of `repo` (which may have no commit yet). */
+  private def absent(repo: String, table: String): Boolean =
+    engine.branchHeadOption(repo, engine.defaultBranch(repo)).forall(h => engine.tableOption(repo, h.hash, table).isEmpty)
+
+  test("a primary key naming a column twice is refused by CREATE TABLE and by the format, and nothing is committed") {
+    sql("CREATE NAMESPACE c.r")
+    val main = engine.defaultBranch("r")
+    expectError(ErrorClass.SchemaMismatch, "id", "more than once")(failsWithoutCommit("r", main)(
+      sql("CREATE TABLE c.r.pd (id INT, x INT, PRIMARY KEY (id, id))")))
+    // the format's option says so itself (INVALID_OPTION, naming the option)
+    expectError(ErrorClass.InvalidOption, "named twice")(failsWithoutCommit("r", main)(
+      write(spark.range(3).toDF("id"), "r.pd", "primaryKey" -> "id,ID")))
+    assert(absent("r", "pd"))
+  }
+
+  test("CHECK and UNIQUE constraints, and ADD COLUMN NOT NULL, are refused instead of dropped") {
+    sql("CREATE NAMESPACE c.r")
+    val main = engine.defaultBranch("r")
+    expectError(ErrorClass.Unsupported, "CHECK", "only a PRIMARY KEY")(failsWithoutCommit("r", main)(
+      sql("CREATE TABLE c.r.cc (id INT, x INT, CONSTRAINT pos CHECK (x > 0))")))
+    expectError(ErrorClass.Unsupported, "UNIQUE")(failsWithoutCommit("r", main)(
+      sql("CREATE TABLE c.r.cc (id INT, x INT, CONSTRAINT u UNIQUE (x))")))
+    assert(absent("r", "cc"))
+    keyedTable((1, "a"))
+    expectError(ErrorClass.Unsupported, "NOT NULL")(failsWithoutCommit("r", main)(
+      sql("ALTER TABLE c.r.t ADD COLUMN nn INT NOT NULL")))
+    assert(spark.table("c.r.t").columns.toSeq == Seq("id", "v"))
+  }
+
+  test("an ALTER TABLE that changes nothing commits nothing; one that changes something commits once") {
+    keyedTable((1, "a"), (2, "b"))
+    val main = engine.defaultBranch("r")
+    val before = commits("r", main)
+    sql("ALTER TABLE c.r.t DROP COLUMN IF EXISTS nope")
+    sql("ALTER TABLE c.r.t ALTER COLUMN v TYPE STRING")
+    sql("ALTER TABLE c.r.t ADD CONSTRAINT t_pk PRIMARY KEY (id)")
+    assert(commits("r", main) == before)
+    sql("ALTER TABLE c.r.t ADD COLUMN w INT")
+    assert(commits("r", main) == before + 1)
+    assert(sorted(sql("SELECT * FROM c.r.t")) == Seq(Row(1, "a", null), Row(2, "b", null)))
+  }
+
+  test("SHOW CREATE TABLE of a keyed table prints DDL that creates the same table") {
+    keyedTable((1, "a"))
+    val ddl = sql("SHOW CREATE TABLE c.r.t").head().getString(0)
+    assert(ddl.contains("PRIMARY KEY (id)"), ddl)
+    sql(ddl.replace("c.r.t ", "c.r.t_copy "))
+    val copy = tableAt("r", "t_copy", engine.defaultBranch("r")).get
+    assert(copy.primaryKey == Seq("id") && !copy.hiddenKey)
+    assert(spark.table("c.r.t_copy").schema == spark.table("c.r.t").schema)
+  }
+
+  test("writeTo(...).create(), createOrReplace() and saveAsTable take the write's primaryKey option") {
+    sql("CREATE NAMESPACE c.shop")
+    val main = engine.defaultBranch("shop")
+    val df = spark.createDataFrame(Seq((1L, "a"), (2L, "b"))).toDF("id", "name")
+    df.writeTo("c.shop.w1").option("primaryKey", "id").create()
+    df.writeTo("c.shop.w2").option("primaryKey", "ID").createOrReplace()
+    df.write.format("versioned").option("primaryKey", "id").saveAsTable("c.shop.w3")
+    Seq("w1", "w2", "w3").foreach { t =>
+      val v = tableAt("shop", t, main).get
+      assert(v.primaryKey == Seq("id") && !v.hiddenKey, s"$t: ${v.primaryKey}")
+    }
+    // a second write of the same keys is an upsert's job: a plain append of an existing key is KEY_EXISTS
+    expectError(ErrorClass.KeyExists)(failsWithoutCommit("shop", main)(df.writeTo("c.shop.w1").append()))
+    // the statement's key and the option's must agree
+    expectError(ErrorClass.SchemaMismatch, "disagree")(failsWithoutCommit("shop", main)(
+      spark.sql("SELECT 1L AS id, 'a' AS name").writeTo("c.shop.w4").tableProperty("primaryKey", "id")
+        .option("primaryKey", "name").create()))
+    assert(absent("shop", "w4"))
+  }
+
+  test("saveAsTable with another provider is refused in every save mode, and nothing is created") {
+    sql("CREATE NAMESPACE c.shop")
+    val df = spark.createDataFrame(Seq((1L, "a"))).toDF("id", "name")
+    expectError(ErrorClass.Unsupported, "USING parquet", "format(\"versioned\")")(
+      intercept[Throwable](df.write.format("parquet").saveAsTable("c.shop.p1")))
+    expectError(ErrorClass.Unsupported, "USING parquet")(
+      intercept[Throwable](df.write.mode("overwrite").format("parquet").saveAsTable("c.shop.p2")))
+    expectError(ErrorClass.Unsupported, "PARTITIONED BY")(
+      intercept[Throwable](sql("CREATE OR REPLACE TABLE c.shop.p3 (id INT, v INT) PARTITIONED BY (v)")))
+    Seq("p1", "p2", "p3").foreach(t => assert(absent("shop", t), t))
+  }
+}
