@@ -117,6 +117,21 @@ def optional_count(name: str, value: Any) -> Optional[int]:
     return count
 
 
+def optional_ordinal(name: str, value: Any) -> Optional[int]:
+    """``value`` if it is an int of at least 1 (not a bool) or None, else an error naming the argument: a 1-based
+    position, such as a merge commit's parent.
+
+    Example::
+
+        >>> optional_ordinal("parent", 2)
+        2
+    """
+    ordinal = optional_int(name, value)
+    if ordinal is not None and ordinal < 1:
+        raise bad_argument(f"{name} is 1-based: 1 or more, not {ordinal} (leave it out for a commit with one parent).")
+    return ordinal
+
+
 def key_columns(name: str, value: Any) -> Optional[Union[str, Sequence[str]]]:
     """A primary key given as a column name, comma-separated names or a list of names (None: the table's
     key), else an error naming the argument.

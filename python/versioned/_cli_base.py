@@ -228,6 +228,9 @@ appender.console.filter.threshold.type = ThresholdFilter
 appender.console.filter.threshold.level = error
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %p %c{1}: %m%n
+# a refused write's "Data source write support ... is aborting/aborted" lines: the command prints the error itself
+logger.v2write.name = org.apache.spark.sql.execution.datasources.v2
+logger.v2write.level = off
 """
 
 

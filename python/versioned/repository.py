@@ -402,7 +402,7 @@ class Repository(RemotesMixin, GovernanceMixin, RetentionMixin):
         """
         return MergeResult._of(self._ops.pick(self.name, _args.text("commit", commit),
                                               _args.optional_text("onto", onto),
-                                              _args.optional_int("parent", parent) or 0, False,
+                                              _args.optional_ordinal("parent", parent) or 0, False,
                                               _args.text("strategy", strategy), _args.flag("dry_run", dry_run),
                                               *_commit_args(None, message, author)[1:], _resolutions(resolutions)))
 
@@ -417,7 +417,7 @@ class Repository(RemotesMixin, GovernanceMixin, RetentionMixin):
             repo.revert("main~1", on="main").check()
         """
         return MergeResult._of(self._ops.pick(self.name, _args.text("commit", commit), _args.optional_text("on", on),
-                                              _args.optional_int("parent", parent) or 0, True,
+                                              _args.optional_ordinal("parent", parent) or 0, True,
                                               _args.text("strategy", strategy), _args.flag("dry_run", dry_run),
                                               *_commit_args(None, message, author)[1:], _resolutions(resolutions)))
 

@@ -196,6 +196,15 @@ def test_no_jvm_noise_on_stderr(tmp_path: Any) -> None:
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["repositories"] == []
     assert done.stderr == ""
+    # a refused write prints its one error line, without Spark's "write support ... is aborting" log lines first
+    csv = tmp_path / "a.csv"
+    csv.write_text("id,name\n1,a\n", encoding="utf-8")
+    cli = [sys.executable, "-m", "versioned.cli", "import", str(csv), "shop.t"]
+    first = subprocess.run(cli + ["--key", "id"], cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    again = subprocess.run(cli, cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 1 and again.stderr.startswith("[KEY_EXISTS] "), again.stderr
+    assert len(again.stderr.strip().splitlines()) == 1, again.stderr
 
 
 def test_long_operations_show_task_progress_on_a_terminal_only(spark: SparkSession, monkeypatch: Any) -> None:

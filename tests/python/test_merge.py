@@ -119,6 +119,14 @@ def test_bad_input_commits_nothing(spark: SparkSession, repo: Repository) -> Non
         repo.upsert(frame(spark, [(1, "y")]), "t")
         repo.merge("dev", resolutions={"t": frame(spark, [(1, "z", 1)], "id long, name string, extra int")})
     assert refs_state(repo)["tags"] == before["tags"]
+    # a parent is 1-based: 0 or a negative one is refused, not taken as "not given"
+    head = repo.resolve(repo.default_branch)
+    for parent in (0, -1):
+        with pytest.raises(InvalidOption, match="1-based"):
+            repo.revert(repo.default_branch, parent=parent)
+        with pytest.raises(InvalidOption, match="1-based"):
+            repo.cherry_pick("dev", parent=parent)
+    assert repo.resolve(repo.default_branch) == head
 
 
 def test_column_added_on_one_side_merges_with_rows_changed_on_the_other(spark: SparkSession,

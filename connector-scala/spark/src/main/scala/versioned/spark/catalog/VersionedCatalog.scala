@@ -97,6 +97,13 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
       "VERSION AS OF needs a branch, tag, lock ('namespace:name'), image hash or prefix, optionally with ~N or ^N, " +
         "or a commit number (the change feed's _commit_version).")
     val v = version.trim
+    // `t@ref` VERSION AS OF v names two versions: refused (as Spark refuses a version and a timestamp together)
+    scala.util.Try(CatalogNames.parse(ident)).toOption match {
+      case Some(t: TableTarget) if t.ref.isDefined => throw new InvalidInputException(ErrorClass.InvalidRevision,
+        s"`${ident.name()}` already names revision '${t.ref.get}'; VERSION AS OF '$v' names another. Give one: " +
+          s"`${t.table}@$v`, or `${t.table}` VERSION AS OF '$v'.")
+      case _ =>
+    }
     // all digits: a revision if one resolves, else a commit sequence number (`_commit_version` of the change feed),
     // by the change feed's own rule, so the numbers `CHANGES FROM VERSION` accepts and reports work here too
     if (v.forall(Character.isDigit))
@@ -165,8 +172,11 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
    */
   private def requireSupported(partitions: Array[org.apache.spark.sql.connector.expressions.Transform],
                                properties: util.Map[String, String]): Unit = {
-    if (partitions != null && partitions.nonEmpty) throw Errors.unsupported(
-      "PARTITIONED BY is not supported: versioned tables are range-partitioned by primary key automatically.")
+    if (partitions != null && partitions.nonEmpty) {
+      val clause = if (partitions.exists(_.name() == "cluster_by")) "CLUSTER BY" else "PARTITIONED BY"
+      throw Errors.unsupported(s"$clause is not supported: versioned tables are range-partitioned by primary key " +
+        "automatically (the key's order is their clustering).")
+    }
     Option(properties).flatMap(p => Option(p.get(TableCatalog.PROP_PROVIDER))).filterNot(_.equalsIgnoreCase("versioned"))
       .foreach(p => throw Errors.unsupported(s"Catalog $catalogName only holds versioned tables, not USING $p. In SQL " +
         "leave USING out (or write USING versioned); from a DataFrame use df.writeTo(...).create() or " +

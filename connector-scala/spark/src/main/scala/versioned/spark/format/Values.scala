@@ -3,6 +3,7 @@ package versioned.spark.format
 import java.time.{Instant, LocalDate, LocalDateTime, ZoneOffset}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
+import org.apache.spark.sql.catalyst.util.DateTimeUtils
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
@@ -47,6 +48,15 @@ private[versioned] object Values {
     case _ => v.asInstanceOf[Number].longValue()
   }
 
+  /**
+   * java.sql.Date and Timestamp (the filters' and Rows' types unless `spark.sql.datetime.java8API.enabled`) count in
+   * the hybrid Julian calendar, and Spark's conversion of a stored (proleptic Gregorian) value into one is lossy
+   * before the 1582-10-15 cutover (a day in the ten-day gap becomes another): such values are not comparable here, so
+   * nothing is pruned or looked up by them and Spark's own evaluation of the filter decides (they missed their rows).
+   * Two days of margin for time zones; `java.time` values are exact at any date.
+   */
+  private val HybridExactFromDay: Long = LocalDate.of(1582, 10, 17).toEpochDay
+
   /** Canonical value of a data source filter literal (external Java/Scala types), if comparable. */
   def fromFilter(v: Any, dt: DataType): Option[Any] = (v, dt) match {
     case (null, _) => None
@@ -58,9 +68,10 @@ private[versioned] object Values {
     case (s: String, StringType) => Some(s)
     case (b: java.lang.Boolean, BooleanType) => Some(b.booleanValue())
     case (d: LocalDate, DateType) => Some(d.toEpochDay)
-    case (d: java.sql.Date, DateType) => Some(d.toLocalDate.toEpochDay)
+    case (d: java.sql.Date, DateType) => Some(d.toLocalDate.toEpochDay).filter(_ >= HybridExactFromDay)
     case (t: Instant, TimestampType) => Some(t.getEpochSecond * 1000000L + t.getNano / 1000)
-    case (t: java.sql.Timestamp, TimestampType) => Some(t.getTime * 1000L + (t.getNanos / 1000) % 1000)
+    case (t: java.sql.Timestamp, TimestampType) =>
+      Some(DateTimeUtils.fromJavaTimestamp(t)).filter(_ >= HybridExactFromDay * 86400L * 1000000L)
     case (t: LocalDateTime, TimestampNTZType) =>
       val i = t.toInstant(ZoneOffset.UTC); Some(i.getEpochSecond * 1000000L + i.getNano / 1000)
     case _ => None

@@ -105,7 +105,9 @@ object CheckRunner {
       }
       withFailing(spark, engine, repo, at, d)((failing, _) => failing.schema)
     } catch {
-      case a: AnalysisException => throw invalid(Option(a.getMessage).getOrElse("").takeWhile(_ != '\n').take(500))
+      // the reason is the first line of Spark's message (a ParseException's starts with an empty line)
+      case a: AnalysisException => throw invalid(Option(a.getMessage).getOrElse("").linesIterator.map(_.trim)
+        .find(_.nonEmpty).getOrElse(a.getClass.getSimpleName).take(500))
     }
   }
 

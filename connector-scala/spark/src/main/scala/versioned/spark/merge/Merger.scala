@@ -161,12 +161,19 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
           case r: TablePlan.Rows if r.target.isEmpty =>
             (if (r.local) Some(LocalCommit.collect(r.changes)) else LocalCommit.collectSmall(r.changes, maxLocal))
               .map(r.table -> _) }.flatten.toMap
-        val takes = held.collect { case TablePlan.Take(t, _) => t }
+        // a whole-table conflict (schema, drop) that the strategy settles is reported as what it does: strategy
+        // theirs takes their version (counted as a take is), ours keeps the target's
+        val settled = held.map {
+          case w: TablePlan.Whole if opts.strategy == Strategy.Theirs => TablePlan.Take(w.table, w.theirsUpdate)
+          case p => p
+        }
+        val takes = settled.collect { case TablePlan.Take(t, _) => t }
         // every table taken whole is counted at once (most on the driver: a publish of many tables is pointer moves)
         val takenCounts = theirs.filter(_ => takes.nonEmpty).fold(Map.empty[String, (Long, Long)])(to =>
           versioned.spark.diff.DiffSummary.changeCounts(spark, engine, repo, ours, to, takes))
-        (held.map {
+        (settled.map {
           case TablePlan.Take(t, u) => taken(repo, ours, theirs, t, u, takenCounts)
+          case w: TablePlan.Whole if opts.strategy == Strategy.Ours => TableStat(w.table, "keep", 0, 0)
           case p => TableStat.of(p, local.get(p.table))
         }, local)
       }

@@ -49,7 +49,7 @@ private[rowlevel] object DeltaChanges {
   private def c(name: String): Column = col("`" + name.replace("`", "``") + "`")
   private def op: Column = col(OpColumn)
   private def inDiffLayout(df: DataFrame, layout: TableLayout): DataFrame =
-    df.select(layout.diffSchema.fieldNames.map(col).toIndexedSeq: _*)
+    df.select(layout.diffSchema.fieldNames.map(c).toIndexedSeq: _*)
 
   /**
    * The rows of `current` that staged changes can concern: same key (keyed tables) or same values as

@@ -91,6 +91,18 @@ class DdlContractSuite extends CatalogSuiteBase {
       intercept[Throwable](df.write.mode("overwrite").format("parquet").saveAsTable("c.shop.p2")))
     expectError(ErrorClass.Unsupported, "PARTITIONED BY")(
       intercept[Throwable](sql("CREATE OR REPLACE TABLE c.shop.p3 (id INT, v INT) PARTITIONED BY (v)")))
-    Seq("p1", "p2", "p3").foreach(t => assert(absent("shop", t), t))
+    expectError(ErrorClass.Unsupported, "CLUSTER BY")(
+      intercept[Throwable](sql("CREATE TABLE c.shop.p4 (id INT, v INT) CLUSTER BY (v)")))
+    Seq("p1", "p2", "p3", "p4").foreach(t => assert(absent("shop", t), t))
+  }
+
+  test("a name with a revision and VERSION AS OF name two versions: INVALID_REVISION, not one of them in silence") {
+    keyedTable((1, "a"))
+    engine.refs.createTag("r", "v1", versioned.core.Revision.DefaultBranch)
+    sql("INSERT INTO c.r.t VALUES (2, 'b')")
+    expectError(ErrorClass.InvalidRevision, "v1", "Give one")(intercept[Throwable](
+      sql(s"SELECT * FROM c.r.`t@v1` VERSION AS OF '${engine.defaultBranch("r")}'").collect()))
+    assert(sorted(sql("SELECT * FROM c.r.`t@v1`")) == Seq(Row(1, "a")))
+    assert(sorted(sql("SELECT * FROM c.r.t VERSION AS OF 'v1'")) == Seq(Row(1, "a")))
   }
 }

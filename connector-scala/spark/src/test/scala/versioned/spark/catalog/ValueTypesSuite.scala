@@ -86,4 +86,38 @@ class ValueTypesSuite extends CatalogSuiteBase {
       sql("CREATE TABLE c.m.x (id INT, v INT, PRIMARY KEY (ID))")))
     finally spark.conf.unset("spark.sql.caseSensitive")
   }
+
+  test("timestamps before the Gregorian cutover are found by filters, UPDATE, DELETE and deleteWhere, as keys and values") {
+    sql("CREATE NAMESPACE c.z")
+    val times = Seq("0001-01-01 00:00:00", "1000-06-01 12:00:00", "1582-10-10 00:00:00", "1582-10-20 00:00:00",
+      "2024-01-01 00:00:00")
+    val values = times.zipWithIndex.map { case (t, i) => s"(TIMESTAMP'$t', $i)" }.mkString(", ")
+    sql("CREATE TABLE c.z.k (ts TIMESTAMP, v INT, PRIMARY KEY (ts))")
+    sql("CREATE TABLE c.z.n (ts TIMESTAMP, v INT)")
+    sql(s"INSERT INTO c.z.k VALUES $values")
+    sql(s"INSERT INTO c.z.n VALUES $values")
+    for (t <- times; table <- Seq("c.z.k", "c.z.n"))
+      assert(sql(s"SELECT v FROM $table WHERE ts = TIMESTAMP'$t'").collect().toSeq == Seq(Row(times.indexOf(t))), s"$table $t")
+    sql("UPDATE c.z.k SET v = 100 WHERE ts = TIMESTAMP'1000-06-01 12:00:00'")
+    sql("DELETE FROM c.z.k WHERE ts = TIMESTAMP'1582-10-10 00:00:00'")
+    val api = versioned.spark.api.TableApi.deleteWhere(spark, java.util.Map.of[String, String](), "z.k",
+      "ts = TIMESTAMP'0001-01-01 00:00:00'", null, null, null)
+    assert(api == 1L)
+    assert(sorted(sql("SELECT cast(ts AS STRING), v FROM c.z.k")) ==
+      Seq(Row("1000-06-01 12:00:00", 100), Row("1582-10-20 00:00:00", 3), Row("2024-01-01 00:00:00", 4)))
+  }
+
+  test("a column whose name has a backtick takes DELETE and UPDATE, keyed and key-less") {
+    sql("CREATE NAMESPACE c.q")
+    sql("CREATE TABLE c.q.w (id INT, `we``ird` INT, PRIMARY KEY (id))")
+    sql("INSERT INTO c.q.w VALUES (1, 2), (2, 3)")
+    sql("DELETE FROM c.q.w WHERE id = 2")
+    sql("UPDATE c.q.w SET `we``ird` = 20 WHERE id = 1")
+    assert(sorted(sql("SELECT * FROM c.q.w")) == Seq(Row(1, 20)))
+    sql("CREATE TABLE c.q.k (`we``ird` INT, v INT)")
+    sql("INSERT INTO c.q.k VALUES (1, 2), (2, 3)")
+    sql("UPDATE c.q.k SET v = 0 WHERE v = 3")
+    sql("DELETE FROM c.q.k WHERE `we``ird` = 1")
+    assert(sorted(sql("SELECT * FROM c.q.k")) == Seq(Row(2, 0)))
+  }
 }

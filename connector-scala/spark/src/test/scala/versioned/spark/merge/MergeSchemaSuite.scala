@@ -114,10 +114,15 @@ class MergeSchemaSuite extends MergeTestBase {
     assert(f.conflicts.collect().forall(r => r.getString(4) != null && r.getString(5) != null), "ours and theirs shown")
     val dry = merge("dev", strategy = "theirs", dryRun = true)
     assert(dry.status == MergeOutcome.Merged && hash("main") == head)
-    assert(dry.stats.map(_.action).toSet == Set("conflict:schema"))
+    // each table is reported as what the strategy does to it: theirs takes dev's version, with its diff's counts
+    // (diff_summary's: none for a column whose types do not compare)
+    assert(dry.stats.map(_.action).toSet == Set("take"), dry.stats)
+    assert(dry.stats.find(_.table == "t5").exists(s => s.upserts == 1 && s.deletes == 1), dry.stats)
     engine.refs.createBranch("r", "alt", Revision.Spec("main"))
     val mainRows = tables.map(t => t -> at("main", s"r.$t")).toMap
-    assert(merge("dev", strategy = "ours").status == MergeOutcome.Merged)
+    val kept = merge("dev", strategy = "ours")
+    assert(kept.status == MergeOutcome.Merged)
+    assert(kept.stats.map(s => (s.action, s.changes)).toSet == Set(("keep", 0L)), kept.stats)
     tables.foreach(t => assertReads(read(s"r.$t"), mainRows(t), s"ours keeps main's $t"))
     assert(merge("dev", into = "alt", strategy = "theirs").status == MergeOutcome.Merged)
     tables.foreach(t => assertReads(read(s"r.$t", "ref" -> "alt"), at("dev", s"r.$t"), s"theirs takes dev's $t"))
