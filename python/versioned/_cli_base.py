@@ -340,7 +340,19 @@ def _local_session(light: bool = True) -> Any:
     with _quiet_jvm_start():
         spark = versioned.configure_spark_with_versioned(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    _quiet_query_context_loggers()
     return spark
+
+
+def _quiet_query_context_loggers() -> None:
+    """PySpark logs a failed query's whole Java stack trace (loggers ``SQLQueryContextLogger`` and
+    ``DataFrameQueryContextLogger``) before the command prints the error's one line; ``VERSIONED_DEBUG=1`` keeps it."""
+    if os.environ.get("VERSIONED_DEBUG"):
+        return
+    from pyspark.logger import PySparkLogger
+
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).disabled = True  # PySpark's own class: its calls pass keyword fields
 
 
 state = State()

@@ -130,6 +130,7 @@ def import_file(file: str, target: str, key: Tuple[str, ...], branch: Optional[s
 
     with state.session(light=False) as spark:
         with status(f"Importing {os.path.basename(file)} into {repo}.{table}"):
+            before = _head_or_none(spark, repo, branch)
             df = _fit_to_table(spark, _read_file(spark, file, ff, delimiter), f"{repo}.{table}", branch)
             df.write.versioned(f"{repo}.{table}", branch=branch, author=author,
                                message=message or f"import {os.path.basename(file)}",
@@ -138,12 +139,30 @@ def import_file(file: str, target: str, key: Tuple[str, ...], branch: Optional[s
             repository = versioned.Repository(spark, repo)
             branch = branch or repository.default_branch
             head = repository.resolve(branch)
-    info = {"repository": repo, "table": table, "branch": branch, "commit": head, "mode": mode.value}
+    committed = head != before  # a write that changes nothing commits nothing: the branch stays where it was
+    info = {"repository": repo, "table": table, "branch": branch, "commit": head if committed else None,
+            "mode": mode.value}
     if fmt is not Format.table:
         emit_one(info, fmt)
         return
+    if not committed:
+        console().print(f"{file} changes nothing in [bold]{repo}.{table}[/bold] on {branch} ({mode.value}): "
+                        f"nothing to commit; {branch} stays at [yellow]{short(head)}[/yellow]")
+        return
     console().print(f"[green]Imported[/green] {file} into [bold]{repo}.{table}[/bold] on {branch} "
                     f"({mode.value}): [yellow]{short(head)}[/yellow]")
+
+
+def _head_or_none(spark: Any, repo: str, branch: Optional[str]) -> Optional[str]:
+    """The head of ``branch`` (None: the default branch) of ``repo`` before a write, or None where there is none yet."""
+    import versioned
+    from versioned.errors import NotFoundError
+
+    try:
+        repository = versioned.Repository(spark, repo)
+        return repository.resolve(branch or repository.default_branch)
+    except NotFoundError:
+        return None
 
 
 _as_of_option = click.option("--as-of", help="The newest version at or before this time (ISO-8601 or epoch ms).")

@@ -86,15 +86,23 @@ def publish(repository: str, branch: str, into: Optional[str], delete_branch: bo
     with state.session() as spark:
         result = _repo(spark, repository).publish(branch, into, delete_branch=delete_branch, dry_run=dry_run,
                                                   message=message)
+    refused = result["status"] == "check_failed"  # a dry run the target's required checks would refuse
     if fmt is not Format.table:
         emit([result], ["status", "commit", "into", "branch_deleted", "tables", "checks"], fmt)
-        return
-    verb = "Would publish" if dry_run else "Published"
-    console().print(f"[green]{verb} {escape(branch)}[/green] into {escape(result['into'])}: {result['status']} "
-                    f"{short(result['commit'])}".rstrip())
-    emit(result["tables"], ["table", "action", "upserts", "deletes"], fmt, title="tables", empty="(no changes)")
-    emit(result["checks"], ["check", "severity", "status", "failing_rows", "sample_keys", "error"], fmt,
-         title="checks", styles=_STATUS_STYLES, empty="(no checks)")
+    else:
+        if refused:
+            console().print(f"[red]Would not publish {escape(branch)}[/red] into {escape(result['into'])}: check_failed")
+        else:
+            verb = "Would publish" if dry_run else "Published"
+            console().print(f"[green]{verb} {escape(branch)}[/green] into {escape(result['into'])}: "
+                            f"{result['status']} {short(result['commit'])}".rstrip())
+        emit(result["tables"], ["table", "action", "upserts", "deletes"], fmt, title="tables", empty="(no changes)")
+        emit(result["checks"], ["check", "severity", "status", "failing_rows", "sample_keys", "error"], fmt,
+             title="checks", styles=_STATUS_STYLES, empty="(no checks)")
+    if refused:
+        failed = [c["check"] for c in result["checks"] if c["status"] != "pass" and c["severity"] == "error"]
+        click.echo(f"[CHECK_FAILED] the publish would be refused: {', '.join(failed)} failed.", err=True)
+        raise click.exceptions.Exit(1)
 
 
 @app.command()

@@ -39,7 +39,7 @@ _WORDING: Sequence[Tuple[str, str]] = (
     (r"Make another branch the default first\.",
      "Make another branch the default first: 'versioned branch REPO --set-default NAME'."),
 )
-_REPO = re.compile(r"(?:repository|of) '([^']+)'")
+_REPO = re.compile(r"(?:[Rr]epository|of) '([^']+)'|^'([^']+)' has no ")
 
 
 def cli_wording(message: str) -> str:
@@ -52,7 +52,7 @@ def cli_wording(message: str) -> str:
         "No branch matches 'x' in repository 'shop'. List refs with 'versioned branch|tag|lock shop'."
     """
     found = _REPO.search(message)
-    repo = found.group(1) if found else "REPOSITORY"
+    repo = (found.group(1) or found.group(2)) if found else "REPOSITORY"
     for pattern, replacement in _WORDING:
         message = re.sub(pattern, replacement.replace("REPO", repo), message)
     return message

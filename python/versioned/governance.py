@@ -114,14 +114,15 @@ class GovernanceMixin:
         every table the branch changed in one image (one merge commit), then deletes ``branch`` if
         ``delete_branch``. Required checks that fail raise :class:`~versioned.CheckFailed` and nothing lands. With
         ``dry_run`` the merged image is made, the checks run on it (the required ones, else every check) and it is
-        forgotten: nothing lands. Returns a dict: ``status``, ``commit`` (None for a dry run), ``into``,
+        forgotten: nothing lands; its ``status`` is ``check_failed`` when a required check of severity error fails
+        (the publish would be refused), else the merge's. Returns a dict: ``status``, ``commit`` (None for a dry run), ``into``,
         ``branch_deleted``, ``tables`` (table, action, upserts, deletes) and ``checks`` (check, severity, status,
         failing_rows, sample_keys, error).
 
         Example::
 
             preview = repo.publish("ingest", dry_run=True)
-            if all(c["status"] == "pass" for c in preview["checks"]):
+            if preview["status"] != "check_failed":
                 repo.publish("ingest", delete_branch=True)
         """
         return self._ops.publish(self.name, _args.text("branch", branch), _args.optional_text("into", into),

@@ -257,6 +257,17 @@ def test_import_errors_exit_1(imported: str, tmp_path: Any) -> None:
     assert result.exit_code == EXIT_ERROR and result.stderr.startswith("[KEY_EXISTS] ")
 
 
+def test_an_import_that_changes_nothing_says_so_and_commits_nothing(spark: SparkSession, imported: str,
+                                                                   tmp_path: Any) -> None:
+    repo = Repository(spark, "r")
+    before = refs_state(repo)
+    same = write_csv(tmp_path / "same.csv", "id,name\n2,B\n3,c\n")
+    result = ok("import", same, "r.t", "--mode", "upsert")
+    assert "nothing to commit" in result.stdout and "Imported" not in result.stdout, result.stdout
+    assert as_json("import", same, "r.t", "--mode", "upsert")["commit"] is None
+    assert refs_state(repo) == before
+
+
 def test_import_upsert_into_a_table_without_primary_key_exits_1(spark: SparkSession, tmp_path: Any) -> None:
     ok("import", write_csv(tmp_path / "a.csv", "day,n\n2026-01-01,1\n"), "r.events")  # no --key: key-less
     repo = Repository(spark, "r")

@@ -205,6 +205,11 @@ def test_no_jvm_noise_on_stderr(tmp_path: Any) -> None:
     again = subprocess.run(cli, cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300)
     assert again.returncode == 1 and again.stderr.startswith("[KEY_EXISTS] "), again.stderr
     assert len(again.stderr.strip().splitlines()) == 1, again.stderr
+    # a failed query too: PySpark's query-context log (the whole Java trace) is not printed
+    query = subprocess.run([sys.executable, "-m", "versioned.cli", "sql", "SELECT * FROM vc.shop.nope"],
+                           cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300)
+    assert query.returncode == 1 and query.stderr.startswith("[TABLE_OR_VIEW_NOT_FOUND]"), query.stderr
+    assert len(query.stderr.strip().splitlines()) == 1, query.stderr
 
 
 def test_long_operations_show_task_progress_on_a_terminal_only(spark: SparkSession, monkeypatch: Any) -> None:

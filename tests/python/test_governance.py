@@ -84,13 +84,15 @@ def test_publish_dry_run_then_publish(spark: SparkSession, repo: Repository) -> 
     frame(spark, [(-7, "bad")]).write.versioned("r.t", branch="dev")
     head = repo.resolve(main)
     preview = repo.publish("dev", dry_run=True)
-    assert preview["commit"] is None and preview["status"] == "merged" and repo.resolve(main) == head
+    # the required check fails on the merged image: the dry run says the publish would be refused
+    assert preview["commit"] is None and preview["status"] == "check_failed" and repo.resolve(main) == head
     assert [(c["check"], c["status"], c["failing_rows"]) for c in preview["checks"]] == [("positive_id", "fail", 1)]
     with pytest.raises(CheckFailed):
         repo.publish("dev", delete_branch=True)
     assert repo.resolve(main) == head and "dev" in {r["name"] for r in repo.branches().collect()}
     repo.delete_where("t", "id < 0", branch="dev")
     frame(spark, [(7, "g")]).write.versioned("r.t", branch="dev")
+    assert repo.publish("dev", dry_run=True)["status"] == "merged"
     done = repo.publish("dev", delete_branch=True)
     assert done["branch_deleted"] and repo.resolve(main) == done["commit"]
     assert [(c["check"], c["status"]) for c in done["checks"]] == [("positive_id", "pass")]
@@ -138,7 +140,11 @@ def test_cli_protects_adds_and_runs_checks(spark: SparkSession, repo: Repository
     repo.create_branch("dev")
     frame(spark, [(9, "z")]).write.versioned("r.t", branch="dev")
     preview = run("publish", "r", "dev", "--dry-run", "--format", "json")
-    assert preview.exit_code == EXIT_OK and '"fail"' in preview.stdout  # id 9 fails small_ids
+    # id 9 fails small_ids: the dry run shows it and exits 1, as the publish would be refused
+    assert preview.exit_code == EXIT_ERROR and '"fail"' in preview.stdout and '"check_failed"' in preview.stdout
+    assert preview.stderr.startswith("[CHECK_FAILED] the publish would be refused: small_ids")
+    table = run("publish", "r", "dev", "--dry-run")
+    assert table.exit_code == EXIT_ERROR and "Would not publish dev" in table.stdout, table.stdout
     assert run("publish", "r", "dev").stderr.startswith("[CHECK_FAILED] ")
     assert run("unprotect", "r", main).exit_code == EXIT_OK
     assert run("protect", "r", "--format", "json").stdout.strip() == "[]"

@@ -4,10 +4,19 @@ import org.apache.spark.sql.SparkSession
 import versioned.core._
 import versioned.spark.merge.{MergeOptions, MergeOutcome, Merger, TableStat}
 
-/** What a publish did (or, dry, would do): the merge's outcome, the checks run on the image that lands. */
-final case class PublishOutcome(merge: MergeOutcome, into: String, branchDeleted: Boolean, checks: Seq[CheckRun]) {
-  def status: String = merge.status
+/**
+ * What a publish did (or, dry, would do): the merge's outcome, the checks run on the image that lands. A dry run whose
+ * image fails a check the target requires (of severity error) is `check_failed`: the publish would be refused.
+ */
+final case class PublishOutcome(merge: MergeOutcome, into: String, branchDeleted: Boolean, checks: Seq[CheckRun],
+                                blockedBy: Seq[CheckRun] = Nil) {
+  def status: String = if (blockedBy.nonEmpty) PublishOutcome.CheckFailed else merge.status
   def stats: Seq[TableStat] = merge.stats
+}
+
+object PublishOutcome {
+  /** The status of a dry run that the target's required checks would refuse. */
+  val CheckFailed = "check_failed"
 }
 
 /**
@@ -24,9 +33,12 @@ object Publisher {
       s"Branch '$branch' does not exist in '$repo'; publish takes a branch to merge.")
     val required = engine.protections.requiredChecks(repo, into)
     var probed = Seq.empty[CheckRun]
+    var blocking = Seq.empty[CheckRun] // what the gate would refuse: failures of required checks only
     val probe: Image => Unit = { image =>
       val names = if (required.nonEmpty) required else engine.checks.list(repo).map(_.name)
-      probed = SparkCheckGate.evaluate(spark, engine, repo, image, names, s"publish-dry-run:$into")._1
+      val (runs, failed) = SparkCheckGate.evaluate(spark, engine, repo, image, names, s"publish-dry-run:$into")
+      probed = runs
+      blocking = if (required.nonEmpty) failed else Nil
     }
     val opts = MergeOptions(dryRun = dryRun, message = message.orElse(Some(s"publish $branch into $into")),
       author = author, probe = Some(probe).filter(_ => dryRun))
@@ -41,8 +53,9 @@ object Publisher {
     val deleted = !dryRun && deleteBranch && merged.status != MergeOutcome.Conflicts && {
       engine.refs.deleteBranch(repo, branch); true
     }
-    org.slf4j.LoggerFactory.getLogger(getClass).info(s"versioned: publish $repo $branch into $into: ${merged.status}" +
+    val outcome = PublishOutcome(merged, into, deleted, landed, blocking)
+    org.slf4j.LoggerFactory.getLogger(getClass).info(s"versioned: publish $repo $branch into $into: ${outcome.status}" +
       s"${if (dryRun) " (dry run)" else ""}, ${landed.size} check(s), branch ${if (deleted) "deleted" else "kept"}")
-    PublishOutcome(merged, into, deleted, landed)
+    outcome
   }
 }
