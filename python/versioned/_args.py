@@ -103,6 +103,14 @@ def optional_int(name: str, value: Any) -> Optional[int]:
     raise bad_argument(f"{name} must be an integer, not {_kind(value)}.")
 
 
+def _at_least(name: str, value: Any, low: int, why: str) -> Optional[int]:
+    """``value`` if it is an int of at least ``low`` (not a bool) or None, else an error naming the argument."""
+    number = optional_int(name, value)
+    if number is not None and number < low:
+        raise bad_argument(f"{name} {why}, not {number}.")
+    return number
+
+
 def optional_count(name: str, value: Any) -> Optional[int]:
     """``value`` if it is an int of at least 0 (not a bool) or None, else an error naming the argument.
 
@@ -111,10 +119,7 @@ def optional_count(name: str, value: Any) -> Optional[int]:
         >>> optional_count("limit", 10)
         10
     """
-    count = optional_int(name, value)
-    if count is not None and count < 0:
-        raise bad_argument(f"{name} must be 0 or more, not {count}.")
-    return count
+    return _at_least(name, value, 0, "must be 0 or more")
 
 
 def optional_ordinal(name: str, value: Any) -> Optional[int]:
@@ -126,10 +131,7 @@ def optional_ordinal(name: str, value: Any) -> Optional[int]:
         >>> optional_ordinal("parent", 2)
         2
     """
-    ordinal = optional_int(name, value)
-    if ordinal is not None and ordinal < 1:
-        raise bad_argument(f"{name} is 1-based: 1 or more, not {ordinal} (leave it out for a commit with one parent).")
-    return ordinal
+    return _at_least(name, value, 1, "is 1-based: 1 or more (leave it out for a commit with one parent)")
 
 
 def key_columns(name: str, value: Any) -> Optional[Union[str, Sequence[str]]]:
