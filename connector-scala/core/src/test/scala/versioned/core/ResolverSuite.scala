@@ -211,8 +211,10 @@ class ResolverSuite extends CoreFixture {
 
   test("unknown refs, empty and malformed revisions") {
     setup()
-    for (s <- Seq("nope", "nope~1", "main~x", "main@{1}", "zzzz", "abc", "MAIN"))
+    for (s <- Seq("nope", "nope~1", "main@{1}", "zzzz", "abc", "MAIN"))
       assert(expectError[RefNotFoundException](ErrorClass.RefNotFound)(res(s)).getMessage.contains(s"'$s'"))
+    // an ancestry step without a count is malformed, not an unknown ref (ref names never hold ~ or ^)
+    assert(expectError[InvalidInputException](ErrorClass.InvalidRevision)(res("main~x")).getMessage.contains("ancestry"))
     for (s <- Seq("", "   ", "~1", "^", "~"))
       expectError[InvalidInputException](ErrorClass.InvalidRevision)(res(s))
     expectError[InvalidInputException](ErrorClass.InvalidRevision)(engine.resolve("r", Revision.Spec(null)))
