@@ -140,7 +140,8 @@ def import_file(file: str, target: str, key: Tuple[str, ...], branch: Optional[s
             branch = branch or repository.default_branch
             head = repository.resolve(branch)
     committed = head != before  # a write that changes nothing commits nothing: the branch stays where it was
-    info = {"repository": repo, "table": table, "branch": branch, "commit": head if committed else None,
+    # "commit": the branch's head after the import (the one it made, or where it stayed); "committed": whether it made one
+    info = {"repository": repo, "table": table, "branch": branch, "commit": head, "committed": committed,
             "mode": mode.value}
     if fmt is not Format.table:
         emit_one(info, fmt)

@@ -71,6 +71,7 @@ def test_import_parquet_directory(spark: SparkSession, tmp_path: Any) -> None:
     assert rows_of(spark.read.versioned("p.items")) == [(1, "x"), (2, "y")]
     info = as_json("import", src, "p.items", "--mode", "overwrite", "-m", "same again")
     assert info["commit"] == Repository(spark, "p").resolve("main") and info["mode"] == "overwrite"
+    assert info["committed"] is False  # the same rows again: nothing to commit
 
 
 def test_export_round_trip_csv_and_parquet(spark: SparkSession, imported: str, tmp_path: Any) -> None:
@@ -264,7 +265,8 @@ def test_an_import_that_changes_nothing_says_so_and_commits_nothing(spark: Spark
     same = write_csv(tmp_path / "same.csv", "id,name\n2,B\n3,c\n")
     result = ok("import", same, "r.t", "--mode", "upsert")
     assert "nothing to commit" in result.stdout and "Imported" not in result.stdout, result.stdout
-    assert as_json("import", same, "r.t", "--mode", "upsert")["commit"] is None
+    info = as_json("import", same, "r.t", "--mode", "upsert")
+    assert info["committed"] is False and info["commit"] == repo.resolve(repo.default_branch)
     assert refs_state(repo) == before
 
 
