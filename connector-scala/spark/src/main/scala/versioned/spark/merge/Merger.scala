@@ -154,6 +154,13 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
       val conflicts = if (onDriver) TablePlans.publicConflicts(spark, held)
         else TablePlans.publicConflicts(spark, held).persist(StorageLevel.MEMORY_AND_DISK)
       val maxLocal = settings.localCommitMaxRows
+      // a whole-table conflict (schema, drop) that the strategy settles is what the strategy does, for the stats, the
+      // work and the commit alike: strategy theirs takes their version (a take), ours keeps the target's (reported as
+      // `keep`); the conflicts above are those of the plans as they were
+      val settled = held.map {
+        case w: TablePlan.Whole if opts.strategy == Strategy.Theirs => TablePlan.Take(w.table, w.theirsUpdate)
+        case p => p
+      }
       // the merged changes of each table, on the driver when there are few: counted there and written from there
       val (stats, local) = Jobs.described(spark, s"merge into $repo@$branch") {
         val local = held.collect {
@@ -161,12 +168,6 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
           case r: TablePlan.Rows if r.target.isEmpty =>
             (if (r.local) Some(LocalCommit.collect(r.changes)) else LocalCommit.collectSmall(r.changes, maxLocal))
               .map(r.table -> _) }.flatten.toMap
-        // a whole-table conflict (schema, drop) that the strategy settles is reported as what it does: strategy
-        // theirs takes their version (counted as a take is), ours keeps the target's
-        val settled = held.map {
-          case w: TablePlan.Whole if opts.strategy == Strategy.Theirs => TablePlan.Take(w.table, w.theirsUpdate)
-          case p => p
-        }
         val takes = settled.collect { case TablePlan.Take(t, _) => t }
         // every table taken whole is counted at once (most on the driver: a publish of many tables is pointer moves)
         val takenCounts = theirs.filter(_ => takes.nonEmpty).fold(Map.empty[String, (Long, Long)])(to =>
@@ -184,9 +185,9 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
       val baseHash = base.map(_.hash)
       if (conflictCount > 0 && opts.strategy == Strategy.Fail)
         return MergeOutcome(MergeOutcome.Conflicts, None, fastForward = false, baseHash, stats, conflicts, conflictCount)
-      val work = held.exists {
+      val work = settled.exists {
         case _: TablePlan.Take => true
-        case _: TablePlan.Whole => opts.strategy == Strategy.Theirs
+        case _: TablePlan.Whole => false // kept as the target has it
         case r: TablePlan.Rows => r.target.isDefined || stats.exists(s => s.table == r.table && s.changes > 0)
         case l: TablePlan.Local => l.changes.nonEmpty
       }
@@ -197,9 +198,8 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
       val author = opts.author
       val result = engine.leases.withLease(repo, "merge") { lease =>
         val target = ObjectTarget(engine.config, lease.id)
-        val updates = held.flatMap {
+        val updates = settled.flatMap {
           case TablePlan.Take(t, u) => Some(t -> u)
-          case w: TablePlan.Whole => if (opts.strategy == Strategy.Theirs) Some(w.table -> w.theirsUpdate) else None
           case r @ TablePlan.Rows(_, layout, changes, _, _, Some(current), _) =>
             // the merged columns differ from the target's: the merged rows as a new SNAP (as overwrite writes one)
             val rewrite = request(repo, branch, r.table, author, message).copy(mode = WriteMode.Overwrite,
