@@ -25,4 +25,26 @@ object Reserved {
 
   /** Whether a user column name is reserved. */
   def isReserved(column: String): Boolean = All.contains(column.toLowerCase)
+
+  /**
+   * Columns the product adds to the rows it returns: a diff's `_change`, the change feed's `_change_type`,
+   * `_commit_version` and `_commit_timestamp`, blame's `_commit_hash`, `_commit_author` and `_commit_message`. A user
+   * column of one of these names would be returned twice (as Delta Lake refuses its change feed's names), so new
+   * tables may not have them either (case-insensitively).
+   */
+  val Generated: Set[String] = Set("_change", "_change_type", "_commit_version", "_commit_timestamp", "_commit_hash",
+    "_commit_author", "_commit_message")
+
+  /** Whether a user column name is one the product's results add. */
+  def isGenerated(column: String): Boolean = Generated.contains(column.toLowerCase)
+
+  /**
+   * Key columns named like the before or after column a diff gives a non-key column (`<c>_before`, `<c>_after`,
+   * case-insensitively): a diff's rows would have two columns of that name. `(key column, non-key column)` pairs.
+   */
+  def diffClashes(keyColumns: Seq[String], nonKeyColumns: Seq[String]): Seq[(String, String)] = for {
+    k <- keyColumns
+    v <- nonKeyColumns
+    if k.equalsIgnoreCase(v + "_before") || k.equalsIgnoreCase(v + "_after")
+  } yield (k, v)
 }

@@ -181,6 +181,22 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
       .foreach(p => throw Errors.unsupported(s"Catalog $catalogName only holds versioned tables, not USING $p. In SQL " +
         "leave USING out (or write USING versioned); from a DataFrame use df.writeTo(...).create() or " +
         "df.write.format(\"versioned\").saveAsTable(...). Nothing was created."))
+    val props = Option(properties).map(_.asScala.toMap).getOrElse(Map.empty)
+    Option(props.getOrElse(TableCatalog.PROP_LOCATION, null)).foreach(l => throw Errors.unsupported(s"LOCATION '$l' is " +
+      s"not supported: a versioned table's objects live in its warehouse (the catalog's warehouse setting), shared " +
+      "by its branches and versions. Leave LOCATION out. Nothing was created."))
+    Option(props.getOrElse(TableCatalog.PROP_COMMENT, null)).foreach(_ => throw Errors.unsupported("A table COMMENT " +
+      "is not kept by versioned tables (column comments are). Leave it out, or put it in the commit message. Nothing " +
+      "was created."))
+    // what Spark sets itself, the key, the write options of saveAsTable, and what properties() reports (SHOW CREATE
+    // TABLE prints them back)
+    val kept = Set(TableCatalog.PROP_PROVIDER, TableCatalog.PROP_OWNER, TableCatalog.PROP_EXTERNAL,
+      TableCatalog.PROP_IS_MANAGED_LOCATION, VersionedOptions.PrimaryKey, "image")
+    val custom = props.keys.filterNot(k => kept.contains(k) || k.startsWith(TableCatalog.OPTION_PREFIX)).toSeq.sorted
+    if (custom.nonEmpty) throw Errors.unsupported(s"Table propert${if (custom.size == 1) "y" else "ies"} " +
+      s"${custom.map(k => s"'$k'").mkString(", ")} ${if (custom.size == 1) "is" else "are"} not kept by versioned " +
+      s"tables, which take only '${VersionedOptions.PrimaryKey}' (or a PRIMARY KEY constraint). Remove them. Nothing " +
+      "was created.")
   }
 
   private def staged(ident: Identifier, info: TableInfo, replace: Boolean): StagedTable = {

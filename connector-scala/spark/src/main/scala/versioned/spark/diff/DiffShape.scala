@@ -58,12 +58,20 @@ private[versioned] final case class DiffShape(
 private[versioned] object DiffShape {
 
   /** The shape of a diff from `from` to `to` (either may be absent, not both). */
-  def of(table: String, from: Option[TableLayout], to: Option[TableLayout]): DiffShape = (from, to) match {
-    case (Some(a), Some(b)) if same(a, b) => exact(b)
-    case (Some(a), None) => exact(a)
-    case (None, Some(b)) => exact(b)
-    case (Some(a), Some(b)) => aligned(table, a, b)
-    case (None, None) => throw new IllegalArgumentException("no version")
+  def of(table: String, from: Option[TableLayout], to: Option[TableLayout]): DiffShape = {
+    val shape = (from, to) match {
+      case (Some(a), Some(b)) if same(a, b) => exact(b)
+      case (Some(a), None) => exact(a)
+      case (None, Some(b)) => exact(b)
+      case (Some(a), Some(b)) => aligned(table, a, b)
+      case (None, None) => throw new IllegalArgumentException("no version")
+    }
+    // new tables cannot have such names (TableLayout.create); a table of an older warehouse, or a key renamed to one
+    if (shape.byKey) versioned.core.format.Reserved.diffClashes(shape.userKeys.map(_.name), shape.values.map(_.name))
+      .headOption.foreach { case (k, v) => throw new SchemaMismatchException(s"Cannot diff $table: key column '$k' " +
+        s"has the name of the diff's before or after column of column '$v'. Rename one of them (ALTER TABLE ... " +
+        "RENAME COLUMN), then diff again.") }
+    shape
   }
 
   def same(a: TableLayout, b: TableLayout): Boolean =

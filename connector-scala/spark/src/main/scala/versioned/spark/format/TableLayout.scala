@@ -41,6 +41,10 @@ private[versioned] object TableLayout {
     val reserved = schema.fieldNames.filter(Reserved.isReserved)
     if (reserved.nonEmpty) throw new SchemaMismatchException(
       s"Column name(s) ${reserved.mkString(", ")} are reserved by versioned for internal use. Rename them.")
+    val generated = schema.fieldNames.filter(Reserved.isGenerated)
+    if (generated.nonEmpty) throw new SchemaMismatchException(
+      s"Column name(s) ${generated.mkString(", ")} are names versioned gives the columns it adds to diffs, change " +
+        "feeds and blame, where the table's own column would appear twice. Rename them. Nothing was committed.")
     val lower = schema.fieldNames.map(_.toLowerCase)
     if (lower.distinct.length != lower.length) throw new SchemaMismatchException(
       s"Duplicate column names in ${schema.simpleString}. Column names must be unique (case-insensitively).")
@@ -74,6 +78,11 @@ private[versioned] object TableLayout {
       if (!Values.supported(dt)) throw new SchemaMismatchException(
         s"Primary key column '$k' has type ${dt.simpleString}, which cannot be a key. Use a numeric, string, date, " +
           "timestamp, boolean or decimal column.")
+    }
+    Reserved.diffClashes(primaryKey, schema.fieldNames.toSeq.filterNot(primaryKey.contains)).headOption.foreach {
+      case (k, v) => throw new SchemaMismatchException(s"Key column '$k' has the name a diff gives column '$v''s " +
+        s"${if (k.toLowerCase.endsWith("_before")) "old" else "new"} value, so a diff's rows would have two columns " +
+        s"'$k'. Rename one of them. Nothing was committed.")
     }
     if (primaryKey.isEmpty) schema.fields.find(f => !Values.supported(f.dataType)).foreach(f => throw new SchemaMismatchException(
       s"Column '${f.name}' has type ${f.dataType.simpleString}; a table without a primary key uses the whole row as " +

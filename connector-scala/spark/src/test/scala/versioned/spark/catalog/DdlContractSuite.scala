@@ -105,4 +105,42 @@ class DdlContractSuite extends CatalogSuiteBase {
     assert(sorted(sql("SELECT * FROM c.r.`t@v1`")) == Seq(Row(1, "a")))
     assert(sorted(sql("SELECT * FROM c.r.t VERSION AS OF 'v1'")) == Seq(Row(1, "a")))
   }
+  test("a table COMMENT, LOCATION and custom TBLPROPERTIES are refused instead of dropped, and nothing is created") {
+    sql("CREATE NAMESPACE c.r")
+    val main = engine.defaultBranch("r")
+    expectError(ErrorClass.Unsupported, "COMMENT")(failsWithoutCommit("r", main)(
+      sql("CREATE TABLE c.r.p1 (id INT, v STRING, PRIMARY KEY (id)) COMMENT 'orders'")))
+    expectError(ErrorClass.Unsupported, "LOCATION", "/tmp/elsewhere")(failsWithoutCommit("r", main)(
+      sql("CREATE TABLE c.r.p2 (id INT) LOCATION '/tmp/elsewhere'")))
+    expectError(ErrorClass.Unsupported, "'retention'", "primaryKey")(failsWithoutCommit("r", main)(
+      sql("CREATE TABLE c.r.p3 TBLPROPERTIES ('primaryKey' = 'id', 'retention' = '7d') AS SELECT 1 AS id")))
+    expectError(ErrorClass.Unsupported, "'team'")(failsWithoutCommit("r", main)(
+      spark.sql("SELECT 1L AS id").writeTo("c.r.p4").tableProperty("team", "ops").create()))
+    Seq("p1", "p2", "p3", "p4").foreach(t => assert(absent("r", t), t))
+    // what the connector does keep still creates: column comments, the key property, saveAsTable's write options
+    sql("CREATE TABLE c.r.ok (id INT COMMENT 'the id', v STRING) TBLPROPERTIES ('primaryKey' = 'id')")
+    spark.sql("SELECT 1L AS id").write.format("versioned").option("primaryKey", "id").saveAsTable("c.r.ok2")
+    assert(tableAt("r", "ok", main).get.primaryKey == Seq("id") && tableAt("r", "ok2", main).get.primaryKey == Seq("id"))
+    assert(spark.table("c.r.ok").schema("id").getComment().contains("the id"))
+  }
+
+  test("columns named like the ones diffs, change feeds and blame add are refused, as is a key named <c>_before") {
+    sql("CREATE NAMESPACE c.r")
+    val main = engine.defaultBranch("r")
+    Seq("_change", "_CHANGE_TYPE", "_commit_version", "_commit_hash").foreach { n =>
+      expectError(ErrorClass.SchemaMismatch, n, "Rename")(failsWithoutCommit("r", main)(
+        sql(s"CREATE TABLE c.r.g (id INT, $n STRING, PRIMARY KEY (id))")))
+    }
+    expectError(ErrorClass.SchemaMismatch, "_commit_timestamp")(failsWithoutCommit("r", main)(
+      write(spark.sql("SELECT 1 AS id, current_timestamp() AS _commit_timestamp"), "r.g", "primaryKey" -> "id")))
+    expectError(ErrorClass.SchemaMismatch, "price_before", "'price'")(failsWithoutCommit("r", main)(
+      sql("CREATE TABLE c.r.g (price_before INT, price INT, PRIMARY KEY (price_before))")))
+    assert(absent("r", "g"))
+    // a non-key column may be called so (its diff columns are price_before_before, ...), and ALTER checks it too
+    keyedTable((1, "a"))
+    sql("ALTER TABLE c.r.t ADD COLUMN v_before STRING")
+    expectError(ErrorClass.SchemaMismatch, "_change_type")(failsWithoutCommit("r", main)(
+      sql("ALTER TABLE c.r.t ADD COLUMN _change_type STRING")))
+    assert(spark.table("c.r.t").columns.toSeq == Seq("id", "v", "v_before"))
+  }
 }
