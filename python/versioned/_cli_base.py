@@ -27,7 +27,7 @@ from versioned._cli_text import add_suggestion, cli_wording, iso_utc
 
 __all__ = [
     "app", "format_option", "Format", "State", "CommandError", "state", "console", "err_console", "status", "short",
-    "split_table", "emit", "emit_one", "jsonable", "message_option", "author_option", "EXIT_OK", "EXIT_ERROR",
+    "split_table", "emit", "emit_one", "print_table", "jsonable", "message_option", "author_option", "EXIT_OK", "EXIT_ERROR",
     "EXIT_USAGE",
 ]
 
@@ -368,6 +368,21 @@ def console() -> Console:
     return Console(no_color=not state.color, highlight=False, soft_wrap=True)
 
 
+def print_table(out: Console, table: Table) -> None:
+    """Prints a Rich table; into a pipe or a file (no terminal to fit) at its natural width, one line per row, so
+    that headers and cells are not folded to the 80 columns Rich assumes there.
+
+    Example::
+
+        print_table(console(), Table("name", "image"))
+    """
+    if not out.is_terminal:
+        from rich.measure import Measurement
+
+        out.width = max(out.width, Measurement.get(out, out.options.update(max_width=1 << 16), table).maximum)
+    out.print(table)
+
+
 def err_console() -> Console:
     """The console for progress and notes (stderr).
 
@@ -520,7 +535,7 @@ def emit(rows: Sequence[Dict[str, Any]], columns: Sequence[str], fmt: Format, *,
         table.add_column(c, style=(styles or {}).get(c), overflow="fold")
     for r in rows:
         table.add_row(*(escape(_cell(r.get(c))) for c in columns))  # values are text, not markup
-    out.print(table)
+    print_table(out, table)
 
 
 def emit_one(record: Dict[str, Any], fmt: Format) -> None:

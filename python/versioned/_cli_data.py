@@ -14,7 +14,7 @@ import click
 from rich.table import Table
 
 from versioned._cli_base import (CommandError, Format, app, author_option, console, emit, emit_one, format_option,
-                                 jsonable, message_option, rows_of, short, split_table, state, status)
+                                 jsonable, message_option, print_table, rows_of, short, split_table, state, status)
 from versioned._cli_reader import reader_diff, reading
 
 __all__ = ["import_file", "export", "cat", "diff", "blame", "sql", "CATALOG"]
@@ -412,7 +412,7 @@ def _print_diff(rows: List[Dict[str, Any]], keys: List[str], values: List[str], 
             else:
                 cells.append(f"[dim]{cell(rec['after'][v])}[/dim]")
         grid.add_row(*cells)
-    out.print(grid)
+    print_table(out, grid)
 
 
 @app.command()

@@ -36,6 +36,9 @@ _WORDING: Sequence[Tuple[str, str]] = (
     (r"add it first \(add_check\)\.", "add it first: 'versioned check add REPO NAME EXPRESSION'."),
     (r"keep more history with the retention policy \(procedure set_retention, or the API's set retention\)",
      "keep more history with the retention policy ('versioned retention REPO PATTERN')"),
+    (r"against: parent (\d+) to (\d+) \(1 = ", r"against with --parent N, \1 to \2 (1 = "),
+    (r"give parent (\d+) to (\d+)\.", r"give --parent \1 to \2."),
+    (r"has one parent; parent must be 1 or omitted\.", "has one parent; leave --parent out (or give 1)."),
     (r"Make another branch the default first\.",
      "Make another branch the default first: 'versioned branch REPO --set-default NAME'."),
 )

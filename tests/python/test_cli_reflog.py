@@ -39,6 +39,11 @@ def test_reflog_lists_moves_as_cli_and_restores_a_branch(spark: SparkSession, tm
     assert [e["id"] for e in as_json("reflog", "r", "dev", "-n", "1")] == [entries[0]["id"]]
     table = run("reflog", "r")
     assert table.exit_code == EXIT_OK and "reflog@{4}" in table.stdout and "delete" in table.stdout
+    # piped into a narrow consumer (80 columns, no terminal): the table keeps its natural width, one line per entry
+    piped = CliRunner(env={"COLUMNS": "80", "NO_COLOR": "1"}).invoke(app, ["reflog", "r"], catch_exceptions=False)
+    header = next(line for line in piped.stdout.splitlines() if "operation" in line)
+    assert all(c in header for c in ("id", "old_image", "new_image", "client", "detail")), piped.stdout
+    assert sum("│" in line for line in piped.stdout.splitlines()) == len(entries), piped.stdout
     # restore dev from its deletion's entry
     assert run("branch", "r", "dev", entries[0]["id"]).exit_code == EXIT_OK
     assert Repository(spark, "r").resolve("dev") == entries[0]["old_image"]

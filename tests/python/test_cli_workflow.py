@@ -130,6 +130,11 @@ def test_revert_of_a_merge_prints_the_rows_it_changed(spark: SparkSession) -> No
     repo.upsert(frame(spark, [(1, "A"), (4, "d")], schema), "t", branch="dev")
     repo.upsert(frame(spark, [(3, "C")], schema), "t")
     ok("merge", "r", "dev")
+    # a merge commit needs --parent, and the error says so in the command line's words
+    unsaid = run("revert", "r", "main")
+    assert unsaid.exit_code == EXIT_ERROR and "--parent N, 1 to 2" in unsaid.stderr, unsaid.stderr
+    beyond = run("revert", "r", "main", "--parent", "3")
+    assert beyond.exit_code == EXIT_ERROR and "give --parent 1 to 2" in beyond.stderr, beyond.stderr
     out = ok("revert", "r", "main", "--parent", "1").stdout
     assert ["t", "take", "1", "1"] in cells(out), out  # key 1 back to 'a', key 4 deleted
     assert rows_of(spark.read.versioned("r.t")) == [(1, "a"), (2, "b"), (3, "C")]

@@ -105,9 +105,9 @@ private[versioned] final class Merger(spark: SparkSession, engine: Engine) {
         s"${c.shortHash} has one parent; parent must be 1 or omitted.") else Some(only)
       case many => parent match {
         case None => throw Errors.invalidOption(s"${c.shortHash} is a merge commit with ${many.size} parents; say which " +
-          s"side to $verb against with parent=1..${many.size} (1 = the branch it was merged into).")
+          s"side to $verb against: parent 1 to ${many.size} (1 = the branch it was merged into).")
         case Some(i) if i < 1 || i > many.size => throw Errors.invalidOption(
-          s"parent=$i is out of range: ${c.shortHash} has ${many.size} parents.")
+          s"Parent $i is out of range: ${c.shortHash} has ${many.size} parents; give parent 1 to ${many.size}.")
         case Some(i) => Some(many(i - 1))
       }
     }
