@@ -65,6 +65,7 @@ __all__ = [
     "KeyExists",
     "MissingKeyColumn",
     "MergeCardinalityViolation",
+    "ReplaceWhereMismatch",
     "UnsupportedOperation",
     "MetastoreError",
     "StorageError",
@@ -220,6 +221,19 @@ class MissingKeyColumn(DataValidationError):
     """
 
     error_class = "MISSING_KEY_COLUMN"
+
+
+class ReplaceWhereMismatch(DataValidationError):
+    """An overwrite that replaces the rows matching a condition (``replace_where``, SQL ``INSERT INTO ... REPLACE
+    WHERE``) was given rows that do not match it; nothing was committed. Filter the data by the condition, or widen it.
+
+    Example::
+
+        df.write.versioned("shop.orders", mode="overwrite", replace_where="day = '2026-01-31'")
+        # raises ReplaceWhereMismatch when df has a row of another day
+    """
+
+    error_class = "REPLACE_WHERE_MISMATCH"
 
 
 class MergeCardinalityViolation(DataValidationError):

@@ -44,6 +44,7 @@ def _writer_versioned(
     mode: str = "append",
     primary_key: Optional[Union[str, Sequence[str]]] = None,
     upsert: bool = False,
+    replace_where: Optional[str] = None,
 ) -> None:
     """Writes the DataFrame to ``table`` ("repository.table") as one commit on ``branch``.
 
@@ -57,17 +58,22 @@ def _writer_versioned(
             ``"overwrite"`` (the data becomes the table's content).
         primary_key: key column name(s) when the table is created (keep the table's key otherwise).
         upsert: with ``mode="append"``, update rows whose key already exists.
+        replace_where: with ``mode="overwrite"``, a SQL condition: only the rows matching it are replaced by the
+            data (deleted, then the data appended, in one commit); every row of the data must match it, else
+            :class:`~versioned.errors.ReplaceWhereMismatch` and nothing is committed.
 
     Example::
 
         versioned.install()
         df.write.versioned("sales.orders", primary_key="id", message="load orders")
+        day.write.versioned("sales.orders", mode="overwrite", replace_where="day = '2026-01-31'")
     """
     _args.text("table", table)
     for name, value in (("branch", branch), ("message", message), ("author", author)):
         _args.optional_text(name, value)
     keys_given = _args.key_columns("primary_key", primary_key)
     _args.flag("upsert", upsert)
+    _args.optional_text("replace_where", replace_where)
     if mode not in _MODES:
         raise InvalidOption(f"mode={mode!r} is not supported; use 'append' or 'overwrite'.")
     spark = getattr(self, "_spark", None)
@@ -83,6 +89,8 @@ def _writer_versioned(
     if keys_given is not None:
         keys = [keys_given] if isinstance(keys_given, str) else list(keys_given)
         w = w.option("primaryKey", ",".join(keys))
+    if replace_where is not None:
+        w = w.option("replaceWhere", replace_where)
     with translated_errors():
         w.mode(mode).save(table)
 

@@ -41,6 +41,7 @@ def test_every_engine_error_class_has_a_python_exception() -> None:
     ("KeyExists", "KEY_EXISTS", errors.DataValidationError),
     ("MissingKeyColumn", "MISSING_KEY_COLUMN", errors.DataValidationError),
     ("MergeCardinalityViolation", "MERGE_CARDINALITY_VIOLATION", errors.DataValidationError),
+    ("ReplaceWhereMismatch", "REPLACE_WHERE_MISMATCH", errors.DataValidationError),
     ("ImmutableRef", "IMMUTABLE_REF", errors.RefStateError),
     ("RefConflict", "REF_CONFLICT", errors.RefStateError),
     ("RefExists", "REF_EXISTS", errors.RefStateError),

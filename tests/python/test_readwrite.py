@@ -8,8 +8,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 from versioned import (DuplicateKey, ImageNotFound, ImmutableRef, InvalidOption, InvalidRevision, KeyExists,
-                       MissingKeyColumn, NullPrimaryKey, RefNotFound, Repository, RepositoryNotFound,
-                       SchemaMismatch, TableNotFound)
+                       MissingKeyColumn, NullPrimaryKey, RefNotFound, ReplaceWhereMismatch, Repository,
+                       RepositoryNotFound, SchemaMismatch, TableNotFound)
 from conftest import frame, refs_state, rows_of
 
 
@@ -27,6 +27,21 @@ def test_write_overwrite(spark: SparkSession, repo: Repository) -> None:
     frame(spark, [(1, "A"), (4, "d")]).write.versioned("r.t", mode="overwrite", message="replace")
     assert rows_of(spark.read.versioned("r.t")) == [(1, "A"), (4, "d")]
     assert rows_of(spark.read.versioned("r.t", ref="main~1")) == [(1, "a"), (2, "b"), (3, "c")]
+
+
+def test_write_overwrite_replace_where(spark: SparkSession, repo: Repository) -> None:
+    before = refs_state(repo)
+    # a row outside the condition: typed, nothing committed
+    with pytest.raises(ReplaceWhereMismatch):
+        frame(spark, [(2, "B"), (1, "x")]).write.versioned("r.t", mode="overwrite", replace_where="id >= 2")
+    with pytest.raises(InvalidOption):
+        frame(spark, [(2, "B")]).write.versioned("r.t", replace_where="id >= 2")  # mode append
+    assert refs_state(repo) == before
+    frame(spark, [(2, "B"), (4, "d")]).write.versioned("r.t", mode="overwrite", replace_where="id >= 2",
+                                                       message="replace 2..")
+    assert rows_of(spark.read.versioned("r.t")) == [(1, "a"), (2, "B"), (4, "d")]
+    assert repo.log(limit=1).first()["message"] == "replace 2.."
+    assert len(repo.log().collect()) == len(before["history"][repo.default_branch]) + 1
 
 
 def test_write_upsert(spark: SparkSession, repo: Repository) -> None:

@@ -22,6 +22,7 @@ object ErrorClass {
   val KeyExists = "KEY_EXISTS"
   val MissingKeyColumn = "MISSING_KEY_COLUMN"
   val MergeCardinality = "MERGE_CARDINALITY_VIOLATION"
+  val ReplaceWhereMismatch = "REPLACE_WHERE_MISMATCH"
   val Unsupported = "UNSUPPORTED_OPERATION"
   val MetastoreError = "METASTORE_ERROR"
   val StorageError = "STORAGE_ERROR"
@@ -51,7 +52,7 @@ object ErrorClass {
     AmbiguousRef -> "42702", InvalidName -> "42602", InvalidRevision -> "22023", InvalidOption -> "22023",
     ImmutableRef -> "55000", ProtectedRef -> "55000", RefConflict -> "40001",
     SchemaMismatch -> "42804", NullPrimaryKey -> "23502", DuplicateKey -> "23505", KeyExists -> "23505",
-    MissingKeyColumn -> "42703", MergeCardinality -> "21000", Unsupported -> "0A000",
+    MissingKeyColumn -> "42703", MergeCardinality -> "21000", ReplaceWhereMismatch -> "23514", Unsupported -> "0A000",
     MetastoreError -> "58030", StorageError -> "58030", ObjectCorrupt -> "XX001", ObjectMissing -> "58030",
     WarehouseMismatch -> "55000", MergeConflict -> "40001", NoCommonAncestor -> "42000",
     TransactionClosed -> "25000",

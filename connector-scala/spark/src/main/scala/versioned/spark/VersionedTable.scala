@@ -103,7 +103,8 @@ private[versioned] final case class VersionedTable(
   }.getOrElse(Map("provider" -> "versioned")).asJava
 
   override def capabilities(): util.Set[TableCapability] = (Set(
-    TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE, TableCapability.STREAMING_WRITE) ++
+    TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE, TableCapability.OVERWRITE_BY_FILTER,
+    TableCapability.STREAMING_WRITE) ++
     (if (fromCatalog) None else Some(TableCapability.ACCEPT_ANY_SCHEMA))).asJava
 
   /**

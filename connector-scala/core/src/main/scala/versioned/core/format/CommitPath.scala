@@ -9,10 +9,11 @@ package versioned.core.format
 object CommitPath {
   /**
    * What the path depends on in a request: its mode, `upsert`, whether it names a primary key, has a
-   * delete-marker column, expects a head (compare-and-swap on a given commit), or is part of a transaction.
+   * delete-marker column, expects a head (compare-and-swap on a given commit), is part of a transaction, or replaces
+   * the rows matching a condition (`replaceWhere`: a delete and an append in one commit).
    */
   final case class Request(mode: WriteMode, upsert: Boolean, keyGiven: Boolean, deleteColumn: Boolean,
-                           expectedHead: Boolean, inTransaction: Boolean)
+                           expectedHead: Boolean, inTransaction: Boolean, replaceWhere: Boolean = false)
 
   /**
    * The table on the head: whether it exists, whether it has the data's columns and the key the write
@@ -31,7 +32,7 @@ object CommitPath {
 
   /** Whether the write's tasks may depend on the table (else they always stage: no need to look it up). */
   def dependsOnTable(r: Request): Boolean =
-    !(r.deleteColumn || r.expectedHead || r.inTransaction || r.mode == WriteMode.Changes)
+    !(r.deleteColumn || r.expectedHead || r.inTransaction || r.replaceWhere || r.mode == WriteMode.Changes)
 
   /** Whether the write makes a new SNAP of keyed data: a new table, or a new shape by overwrite, with a key given. */
   def newSnapshot(r: Request, t: Target): Boolean =

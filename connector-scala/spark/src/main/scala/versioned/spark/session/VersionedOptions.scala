@@ -23,6 +23,11 @@ object VersionedOptions {
   /** Boolean column of the incoming data marking rows to delete by key (implies upsert; not stored). */
   val DeleteColumn = "deleteColumn"
   /**
+   * SQL condition of an overwrite (mode "overwrite") that replaces only the rows matching it: they are deleted and
+   * the data, every row of which must match it, is appended, in one commit (as `INSERT INTO ... REPLACE WHERE`).
+   */
+  val ReplaceWhere = "replaceWhere"
+  /**
    * Whether an upsert's DIFFs record each key's row before the commit (before-images, docs/DIFF.md): a diff
    * across the commit then reads only its DIFFs; the commit looks the rows up. Default: [[ConfBeforeImages]].
    */
@@ -98,7 +103,8 @@ object VersionedOptions {
   /** Options of `spark.read.format("versioned")` (`branch`: the branch whose head is read). */
   val ReadOptions: Seq[String] = Seq(Ref, Image, AsOf, Branch) ++ LocationOptions
   /** Options of `df.write.format("versioned")` and of writes to catalog tables. */
-  val WriteOptions: Seq[String] = Seq(Branch, Message, Author, PrimaryKey, Upsert, DeleteColumn, BeforeImages, AllowEmpty, WriteId,
+  val WriteOptions: Seq[String] = Seq(Branch, Message, Author, PrimaryKey, Upsert, DeleteColumn, ReplaceWhere, BeforeImages,
+    AllowEmpty, WriteId,
     StreamQueryId, StreamBatchId) ++ LocationOptions ++ SparkStreamingOptions
   /** Options of the format before it knows whether it reads or writes. */
   val FormatOptions: Seq[String] = (ReadOptions ++ WriteOptions).distinct

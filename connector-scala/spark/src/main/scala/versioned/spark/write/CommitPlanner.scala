@@ -71,7 +71,8 @@ private[versioned] object CommitPlanner {
     // computed changes build on the image they were computed from
     val planned = req.expectedHead.fold(current)(h => Some(engine.image(repo, h)))
     Rebase.retrying(engine, planned) { head =>
-      val update = plan(spark, engine, req, staged, head, target)
+      val update = if (req.replaceWhere.isDefined) ReplaceWhere.plan(spark, engine, req, staged, head, target)
+        else plan(spark, engine, req, staged, head, target)
       engine.commit(repo, branch, head.map(_.hash), Map(req.ident.table -> update), req.author, req.message, Some(lease),
         allowEmpty = req.allowEmpty)
     } { (from, to) => req.mode != WriteMode.Changes || Rebase.disjointChanges(spark, engine, req, staged.frame, from, to) }

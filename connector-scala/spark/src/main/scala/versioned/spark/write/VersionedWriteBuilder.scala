@@ -1,27 +1,41 @@
 package versioned.spark.write
 
 import scala.jdk.CollectionConverters._
-import org.apache.spark.sql.connector.write.{LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
+import org.apache.spark.sql.connector.write.{LogicalWriteInfo, SupportsOverwrite, Write, WriteBuilder}
+import org.apache.spark.sql.sources.{AlwaysTrue, Filter}
 import org.apache.spark.sql.types.StructType
 import versioned.core.TableVersion
 import versioned.core.format.{CommitPath, WriteMode}
 import versioned.spark.format.TableLayout
-import versioned.spark.session.{TableHandle, TableSnapshot}
+import versioned.spark.session.{TableHandle, TableSnapshot, VersionedOptions}
 
 /**
- * Append by default; `truncate()` (DataFrame mode "overwrite", INSERT OVERWRITE) makes the data the new content.
+ * Append by default; `truncate()` (DataFrame mode "overwrite", INSERT OVERWRITE) makes the data the new content;
+ * `overwrite(filters)` (`INSERT INTO ... REPLACE WHERE`, `writeTo(...).overwrite(condition)`) replaces the rows
+ * matching the filters with the data, as the write option `replaceWhere` does ([[ReplaceWhere]]).
  * A write that makes a new SNAP is a [[SnapshotWrite]]; a keyed overwrite of a table with the data's shape an
  * [[OverwriteWrite]]; every other a [[StagedWrite]] (the kernel's `CommitPath.write` decides).
  */
 private[versioned] final class VersionedWriteBuilder(table: TableHandle, info: LogicalWriteInfo,
                                                      deferred: Option[DeferredWrites.Handler] = None)
-  extends WriteBuilder with SupportsTruncate {
+  extends WriteBuilder with SupportsOverwrite {
   private var mode: WriteMode = WriteMode.Append
+  private var condition: Option[String] = None
 
-  override def truncate(): WriteBuilder = { mode = WriteMode.Overwrite; this }
+  override def truncate(): WriteBuilder = { mode = WriteMode.Overwrite; condition = None; this }
+
+  override def overwrite(filters: Array[Filter]): WriteBuilder =
+    if (filters.forall(_.isInstanceOf[AlwaysTrue])) truncate()
+    else { mode = WriteMode.Overwrite; condition = Some(ReplaceWhere.sql(filters.toSeq)); this }
 
   override def build(): Write = {
-    val options = table.options ++ info.options().asCaseSensitiveMap().asScala
+    val given = table.options ++ info.options().asCaseSensitiveMap().asScala
+    // the statement's condition; a write option replaceWhere as well would be a second one
+    val options = condition.fold(given) { c =>
+      if (given.keys.exists(_.equalsIgnoreCase(VersionedOptions.ReplaceWhere))) throw versioned.core.Errors.invalidOption(
+        s"The statement replaces the rows where $c; leave the write option '${VersionedOptions.ReplaceWhere}' out.")
+      given + (VersionedOptions.ReplaceWhere -> c)
+    }
     val req = WriteRequest.from(table, options, mode, deferred)
     VersionedWriteBuilder.writeFor(table, req, info.schema())
   }
@@ -31,7 +45,8 @@ private[versioned] final class VersionedWriteBuilder(table: TableHandle, info: L
 private[versioned] object VersionedWriteBuilder {
   def request(req: WriteRequest): CommitPath.Request = CommitPath.Request(req.mode, req.upsert,
     keyGiven = req.primaryKey.exists(_.nonEmpty), deleteColumn = req.deleteColumn.isDefined,
-    expectedHead = req.expectedHead.isDefined, inTransaction = req.deferred.isDefined)
+    expectedHead = req.expectedHead.isDefined, inTransaction = req.deferred.isDefined,
+    replaceWhere = req.replaceWhere.isDefined)
 
   /** The table `current` (None: none yet) against the write's `layout`. */
   def target(current: Option[TableVersion], layout: TableLayout): CommitPath.Target = CommitPath.Target(

@@ -20,7 +20,8 @@ private[versioned] final case class WriteRequest(
     allowEmpty: Boolean = false,
     writeId: Option[String] = None,
     deferred: Option[DeferredWrites.Handler] = None,
-    stream: Option[StreamBatch] = None) {
+    stream: Option[StreamBatch] = None,
+    replaceWhere: Option[String] = None) {
   /** Only the options that locate the warehouse, for internal re-reads of the table. */
   def locationOptions: Map[String, String] = options.filter { case (k, _) =>
     k.equalsIgnoreCase(VersionedOptions.Warehouse) || k.equalsIgnoreCase(VersionedOptions.MetastoreUrl)
@@ -49,7 +50,22 @@ private[versioned] object WriteRequest {
     val beforeImages = o.get(VersionedOptions.BeforeImages.toLowerCase)
       .map(VersionedOptions.boolean(VersionedOptions.BeforeImages, _)).getOrElse(settings.beforeImages)
     val allowEmpty = o.get(VersionedOptions.AllowEmpty.toLowerCase).exists(VersionedOptions.boolean(VersionedOptions.AllowEmpty, _))
+    val replaceWhere = o.get(VersionedOptions.ReplaceWhere.toLowerCase).map(_.trim)
+    replaceWhere.foreach { c =>
+      val why =
+        if (c.isEmpty) Some("is empty: give the SQL condition of the rows to replace, e.g. \"day = '2026-01-31'\"")
+        else if (mode != WriteMode.Overwrite) Some("applies to overwrites (mode 'overwrite'): it replaces the rows " +
+          "matching the condition with the data")
+        else if (upsert || deleteColumn.isDefined) Some("replaces rows by a condition; an upsert (or deleteColumn) " +
+          "replaces them by key. Give one of the two")
+        else if (deferred.isDefined) Some("is not taken by a transaction's writes: delete the rows (delete where) and " +
+          "append the data in the transaction")
+        else if (StreamBatches.fromOptions(opt).isDefined) Some("is not taken by a stream's writes")
+        else None
+      why.foreach(w => throw Errors.invalidOption(s"Option '${VersionedOptions.ReplaceWhere}' $w. Nothing was committed."))
+    }
     val message = opt(VersionedOptions.Message).getOrElse(mode match {
+      case WriteMode.Overwrite if replaceWhere.isDefined => s"replace rows of ${table.ident.table} where ${replaceWhere.get}"
       case WriteMode.Append if upsert || deleteColumn.isDefined => s"upsert into ${table.ident.table}"
       case WriteMode.Append => s"append to ${table.ident.table}"
       case WriteMode.Overwrite => s"overwrite ${table.ident.table}"
@@ -63,6 +79,7 @@ private[versioned] object WriteRequest {
         "deletes by key. Remove it for an overwrite (mode 'overwrite'; a stream's complete output mode).")
     WriteRequest(table.ident, opt(VersionedOptions.Branch).orElse(table.branch), mode, pk, upsert || deleteColumn.isDefined,
       author, message, options, deleteColumn = deleteColumn, beforeImages = beforeImages,
-      allowEmpty = allowEmpty, writeId = opt(VersionedOptions.WriteId), deferred = deferred, stream = stream)
+      allowEmpty = allowEmpty, writeId = opt(VersionedOptions.WriteId), deferred = deferred, stream = stream,
+      replaceWhere = replaceWhere)
   }
 }
