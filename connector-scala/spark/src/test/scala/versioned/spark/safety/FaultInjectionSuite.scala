@@ -231,6 +231,16 @@ class FaultInjectionSuite extends FaultyWarehouseSuite {
       _ => rows(k).map { case (i, v) => Row(i, v) }.toSet)
   }
 
+  test("an overwrite replacing the rows of a condition (delete, then append, planned as one commit)") {
+    val s = spark; import s.implicits._
+    write((1 to 120).map(i => (i, s"v$i")).toDF("id", "v"), "r.t", "primaryKey" -> "id")
+    var k = 0
+    def data(k: Int): Seq[(Int, String)] = (101 to 110).map(i => (i, s"o$k")) :+ (200 + k, s"n$k")
+    allOrNothing("r", "t", () => { k += 1; overwrite(data(k).toDF("id", "v"), "r.t", "replaceWhere" -> "id > 100") },
+      () => read("r.t").collect().toSet,
+      cur => cur.filter(_.getInt(0) <= 100) ++ data(k).map { case (i, v) => Row(i, v) })
+  }
+
   test("appends to a table without a primary key never duplicate rows on failure") {
     val s = spark; import s.implicits._
     write((1 to 60).map(i => (s"k${i % 7}", i % 3)).toDF("k", "n"), "r.nk")
