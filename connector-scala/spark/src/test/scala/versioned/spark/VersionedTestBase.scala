@@ -55,11 +55,14 @@ abstract class VersionedTestBase extends VersionedSparkSuite {
     } finally sc.removeSparkListener(listener)
   }
 
-  protected def headHash(repo: String, branch: String = "main"): Option[String] =
-    engine.branchHeadOption(repo, branch).map(_.hash)
+  /** `branch`, or (null) the repository's default branch, as a user who names none means. */
+  protected def branchOr(repo: String, branch: String): String = Option(branch).getOrElse(engine.defaultBranchOrConfig(repo))
 
-  protected def logSize(repo: String, branch: String = "main"): Int =
-    engine.history.log(repo, Revision.Spec(branch)).size
+  protected def headHash(repo: String, branch: String = null): Option[String] =
+    engine.branchHeadOption(repo, branchOr(repo, branch)).map(_.hash)
+
+  protected def logSize(repo: String, branch: String = null): Int =
+    engine.history.log(repo, Revision.Spec(branchOr(repo, branch))).size
 
   protected def multiset(rows: Seq[Row]): Map[Row, Int] = rows.groupBy(identity).map { case (r, g) => r -> g.size }
 

@@ -13,14 +13,19 @@ abstract class CatalogSuiteBase extends VersionedSparkSuite {
   /** A statement (commands run eagerly), then the background compaction of what it committed. */
   protected def sql(q: String): DataFrame = { val df = spark.sql(q); awaitCompaction(); df }
 
-  protected def headOf(repo: String, branch: String = "main"): Option[String] =
-    engine.branchHeadOption(repo, branch).map(_.hash)
+  /** `branch`, or (null) the repository's default branch, as a user who names none means. */
+  protected def branchOr(repo: String, branch: String): String = Option(branch).getOrElse(engine.defaultBranchOrConfig(repo))
 
-  protected def commits(repo: String, branch: String = "main"): Int =
-    engine.branchHeadOption(repo, branch).map(_ => engine.history.log(repo, Revision.Spec(branch)).size).getOrElse(0)
+  protected def headOf(repo: String, branch: String = null): Option[String] =
+    engine.branchHeadOption(repo, branchOr(repo, branch)).map(_.hash)
 
-  protected def tableAt(repo: String, table: String, rev: String = "main"): Option[TableVersion] =
-    engine.tableOption(repo, engine.resolve(repo, Revision.Spec(rev)).hash, table)
+  protected def commits(repo: String, branch: String = null): Int = {
+    val b = branchOr(repo, branch)
+    engine.branchHeadOption(repo, b).map(_ => engine.history.log(repo, Revision.Spec(b)).size).getOrElse(0)
+  }
+
+  protected def tableAt(repo: String, table: String, rev: String = null): Option[TableVersion] =
+    engine.tableOption(repo, engine.resolve(repo, Revision.Spec(branchOr(repo, rev))).hash, table)
 
   protected def objectsOf(t: TableVersion): Seq[ObjectMeta] = {
     val ids = t.fragments.flatMap(_.objects)
@@ -35,7 +40,7 @@ abstract class CatalogSuiteBase extends VersionedSparkSuite {
     Iterator.iterate(t)(_.getCause).takeWhile(_ != null).take(64).collectFirst { case v: VersionedException => v }
 
   /** Runs `f` expecting a failure; asserts the branch head did not move; returns the error. */
-  protected def failsWithoutCommit(repo: String, branch: String = "main")(f: => Any): Throwable = {
+  protected def failsWithoutCommit(repo: String, branch: String = null)(f: => Any): Throwable = {
     val before = headOf(repo, branch)
     val t = intercept[Throwable](f)
     assert(headOf(repo, branch) == before, s"branch $branch of $repo moved although the statement failed: $t")
