@@ -24,6 +24,14 @@ private[versioned] final class VersionedWriteBuilder(table: TableHandle, info: L
 
   override def truncate(): WriteBuilder = { mode = WriteMode.Overwrite; condition = None; this }
 
+  /** A condition Spark cannot hand over as filters is refused with the way that takes any SQL condition. */
+  override def canOverwrite(predicates: Array[org.apache.spark.sql.connector.expressions.filter.Predicate]): Boolean =
+    super[SupportsOverwrite].canOverwrite(predicates) || (throw versioned.core.Errors.unsupported(
+      s"The condition ${predicates.mkString(" AND ")} of the rows to replace cannot be handed to the connector as " +
+        s"filters by Spark (comparisons of columns with values, IN, IS NULL, AND, OR, NOT, string prefixes can). Give " +
+        s"it as the write option '${VersionedOptions.ReplaceWhere}' of an overwrite, which takes any SQL condition. " +
+        "Nothing was committed."))
+
   override def overwrite(filters: Array[Filter]): WriteBuilder =
     if (filters.forall(_.isInstanceOf[AlwaysTrue])) truncate()
     else { mode = WriteMode.Overwrite; condition = Some(ReplaceWhere.sql(filters.toSeq)); this }

@@ -63,6 +63,13 @@ class ReplaceWhereSuite extends CatalogSuiteBase {
       df.writeTo("c.r.t").option("replaceWhere", "id = 3").overwrite(col("id") === 3)))
     failsWithoutCommit("r", main)(
       df.write.format("versioned").mode("overwrite").option("replaceWhere", "nope = 3").save("r.t"))
+    // a condition Spark cannot pass as filters: typed, with the way that takes it
+    expectError(ErrorClass.Unsupported, "replaceWhere")(failsWithoutCommit("r", main)(
+      sql("INSERT INTO c.r.t REPLACE WHERE length(v) > 0 SELECT 3, 'C'")))
+    spark.sql("SELECT 3 AS id, 'CC' AS v").write.format("versioned").mode("overwrite")
+      .option("replaceWhere", "length(v) > 1 OR id = 3").save("r.t")
+    assert(sorted(sql("SELECT * FROM c.r.t")) == Seq(Row(1, "a"), Row(2, "b"), Row(3, "CC")))
+    sql("INSERT INTO c.r.t REPLACE WHERE id = 3 SELECT 3, 'c'")
     assert(sorted(sql("SELECT * FROM c.r.t")) == rows)
   }
 
