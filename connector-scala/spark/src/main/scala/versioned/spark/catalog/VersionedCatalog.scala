@@ -192,6 +192,9 @@ class VersionedCatalog extends StagingTableCatalog with SupportsNamespaces with 
     // TABLE prints them back)
     val kept = Set(TableCatalog.PROP_PROVIDER, TableCatalog.PROP_OWNER, TableCatalog.PROP_EXTERNAL,
       TableCatalog.PROP_IS_MANAGED_LOCATION, VersionedOptions.PrimaryKey, "image")
+    // OPTIONS (...) of CREATE TABLE, and saveAsTable's write options: the format's options, checked as a write's are
+    VersionedOptions.validate(props.collect { case (k, v) if k.startsWith(TableCatalog.OPTION_PREFIX) =>
+      k.stripPrefix(TableCatalog.OPTION_PREFIX) -> v }, VersionedOptions.WriteOptions, "a versioned table's OPTIONS")
     val custom = props.keys.filterNot(k => kept.contains(k) || k.startsWith(TableCatalog.OPTION_PREFIX)).toSeq.sorted
     if (custom.nonEmpty) throw Errors.unsupported(s"Table propert${if (custom.size == 1) "y" else "ies"} " +
       s"${custom.map(k => s"'$k'").mkString(", ")} ${if (custom.size == 1) "is" else "are"} not kept by versioned " +

@@ -116,10 +116,13 @@ class DdlContractSuite extends CatalogSuiteBase {
       sql("CREATE TABLE c.r.p3 TBLPROPERTIES ('primaryKey' = 'id', 'retention' = '7d') AS SELECT 1 AS id")))
     expectError(ErrorClass.Unsupported, "'team'")(failsWithoutCommit("r", main)(
       spark.sql("SELECT 1L AS id").writeTo("c.r.p4").tableProperty("team", "ops").create()))
-    Seq("p1", "p2", "p3", "p4").foreach(t => assert(absent("r", t), t))
+    expectError(ErrorClass.InvalidOption, "'compression'")(failsWithoutCommit("r", main)(
+      sql("CREATE TABLE c.r.p5 (id INT) OPTIONS ('compression' = 'zstd')")))
+    Seq("p1", "p2", "p3", "p4", "p5").foreach(t => assert(absent("r", t), t))
     // what the connector does keep still creates: column comments, the key property, saveAsTable's write options
     sql("CREATE TABLE c.r.ok (id INT COMMENT 'the id', v STRING) TBLPROPERTIES ('primaryKey' = 'id')")
-    spark.sql("SELECT 1L AS id").write.format("versioned").option("primaryKey", "id").saveAsTable("c.r.ok2")
+    spark.sql("SELECT 1L AS id").write.format("versioned").option("primaryKey", "id").option("message", "first")
+      .saveAsTable("c.r.ok2")
     assert(tableAt("r", "ok", main).get.primaryKey == Seq("id") && tableAt("r", "ok2", main).get.primaryKey == Seq("id"))
     assert(spark.table("c.r.ok").schema("id").getComment().contains("the id"))
   }
