@@ -4,7 +4,7 @@ import versioned.core.format.WriteMode
 
 import org.apache.spark.storage.StorageLevel
 import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.functions.{col, expr, lit}
+import org.apache.spark.sql.functions.{expr, lit}
 import org.apache.spark.sql.types.{ByteType, StructType}
 import versioned.core._
 import versioned.spark.session.TableIdent
@@ -13,7 +13,7 @@ import versioned.spark.format.TableLayout
 import versioned.spark.api.ApiSupport._
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
-import versioned.spark.write.{CommitPlanner, Commits, LocalCommit, StagedInput, WriteRequest}
+import versioned.spark.write.{ChangeSets, CommitPlanner, Commits, LocalCommit, StagedInput, WriteRequest}
 
 /** Row-level writes that are not plain appends: delete by condition and upsert by primary key. */
 object TableApi {
@@ -65,12 +65,7 @@ object TableApi {
     }
     // The head version, pinned by hash, with the hidden duplicate ordinal of key-less tables.
     val current = versioned.spark.read.PinnedRead.table(spark, location, ident, head.hash)
-    val filtered = current.filter(expr(condition))
-    def quoted(n: String) = col("`" + n.replace("`", "``") + "`")
-    val deletes = if (layout.hidden) filtered // a key-less row's identity is all of its columns
-      else filtered.select(layout.physicalSchema.fields.toSeq.map { f =>
-        if (layout.keyColumns.contains(f.name)) quoted(f.name) else lit(null).cast(f.dataType).as(f.name)
-      }: _*)
+    val deletes = ChangeSets.deletedIdentities(current.filter(expr(condition)), layout)
     // One job finds the matching rows and caches them (LocalCommit.collectOrCount): up to localCommitMaxRows
     // of them come back to the driver, which commits them with no further job; beyond that only their count
     // does, and the commit plans from the cached rows instead of scanning the table again.

@@ -26,6 +26,10 @@ private[versioned] final case class TableSnapshot(
 }
 
 private[versioned] object TableSnapshot {
+  /** The image a version planned on `parent` but not committed names (scans say "uncommitted"): no image records it. */
+  def uncommitted(repo: String, parent: Option[Image]): Image =
+    Image(repo, "uncommitted", parent.map(_.hash).toSeq, 0L, "", "")
+
   def load(engine: Engine, repo: String, table: String, image: Image): TableSnapshot =
     of(engine, repo, image, engine.table(repo, image, table))
 

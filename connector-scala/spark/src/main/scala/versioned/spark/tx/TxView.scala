@@ -36,7 +36,7 @@ private[tx] final case class TxView(engine: Engine, repo: String, start: Option[
 
   /** The table as the transaction sees it now, with everything a scan needs; None if it does not exist. */
   def snapshot(table: String): Option[TableSnapshot] = staged.get(table) match {
-    case Some(s) => Some(TableSnapshot(engine.config, repo, table, TxView.uncommitted(repo, start), s.version, s.objects(engine)))
+    case Some(s) => Some(TableSnapshot(engine.config, repo, table, TableSnapshot.uncommitted(repo, start), s.version, s.objects(engine)))
     case None => start.filter(h => engine.tableOption(repo, h.hash, table).isDefined)
       .map(h => TableSnapshot.load(engine, repo, table, h))
   }
@@ -54,10 +54,4 @@ private[tx] final case class TxView(engine: Engine, repo: String, start: Option[
   def changed: Seq[String] = staged.toSeq.collect {
     case (t, s) if !startVersion(t).exists(_.hash == Hashing.tableHash(s.version.copy(name = t))) => t
   }.sorted
-}
-
-private[tx] object TxView {
-  /** The image a staged version's scans name (their description says "uncommitted"): no image records it. */
-  def uncommitted(repo: String, start: Option[Image]): Image =
-    Image(repo, "uncommitted", start.map(_.hash).toSeq, 0L, "", "")
 }

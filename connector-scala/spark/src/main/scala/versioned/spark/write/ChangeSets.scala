@@ -21,6 +21,16 @@ private[versioned] object ChangeSets {
     df.select(layout.diffSchema.fieldNames.map(col).toIndexedSeq: _*)
 
   /**
+   * The identities of `rows` (physical rows of a version, `_vdup` included) as a delete carries them: a keyed
+   * row's key, its other columns null; a key-less row whole. In the physical layout, without the change kind.
+   */
+  def deletedIdentities(rows: DataFrame, layout: TableLayout): DataFrame =
+    if (layout.hidden) rows
+    else rows.select(layout.physicalSchema.fields.toSeq.map { f =>
+      if (layout.keyColumns.contains(f.name)) col(f.name) else lit(null).cast(f.dataType).as(f.name)
+    }: _*)
+
+  /**
    * Rows of `input` as inserts; fails if any key already exists. With `upsert` the table is not read
    * at all: every row is written as an Upsert, so the cost follows the size of the change.
    */

@@ -7,7 +7,6 @@ import org.apache.spark.sql.sources._
 import org.apache.spark.sql.types.ByteType
 import versioned.core._
 import versioned.core.format.WriteMode
-import versioned.spark.format.Columns.col
 import versioned.spark.format.TableLayout
 import versioned.spark.read.PinnedRead
 import versioned.spark.session.{TableSnapshot, VersionedOptions}
@@ -34,18 +33,14 @@ private[versioned] object ReplaceWhere {
       case (Some(h), Some(version)) =>
         val snapshot = TableSnapshot.load(engine, req.ident.repo, req.ident.table, h)
         val rows = PinnedRead.version(spark, req.locationOptions, snapshot, hidden = true)
-        val layout = TableLayout.of(version)
-        // a delete carries the row's identity: the key (the other columns null), or a key-less row whole
-        val matching = rows.filter(expr(condition))
-        val deletes = (if (layout.hidden) matching else matching.select(layout.physicalSchema.fields.toSeq.map { f =>
-          if (layout.keyColumns.contains(f.name)) col(f.name) else lit(null).cast(f.dataType).as(f.name)
-        }: _*)).withColumn(VersionedOptions.ChangeColumn, lit(ChangeKind.Delete).cast(ByteType))
+        val deletes = ChangeSets.deletedIdentities(rows.filter(expr(condition)), TableLayout.of(version))
+          .withColumn(VersionedOptions.ChangeColumn, lit(ChangeKind.Delete).cast(ByteType))
         val removed = CommitPlanner.plan(spark, req.copy(mode = WriteMode.Changes, replaceWhere = None, primaryKey = None),
           StagedInput(deletes), CommitPlanner.Base(Some(version), () => rows, Some(() => snapshot)), target)
         val written = removed.newObjects.map(o => o.id -> o).toMap
         val kept = removed.table.objectIds.distinct.filterNot(written.contains)
         val between = TableSnapshot(engine.config, req.ident.repo, req.ident.table,
-          Image(req.ident.repo, "uncommitted", Seq(h.hash), 0L, "", ""), removed.table, written ++ engine.objects(kept))
+          TableSnapshot.uncommitted(req.ident.repo, Some(h)), removed.table, written ++ engine.objects(kept))
         val replaced = CommitPlanner.plan(spark, append, staged, CommitPlanner.Base(Some(removed.table),
           () => PinnedRead.version(spark, req.locationOptions, between, hidden = true), Some(() => between)), target)
         val referenced = replaced.table.objectIds.toSet
