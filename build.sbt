@@ -25,10 +25,11 @@ Global / concurrentRestrictions := Seq(
 // ChangelogSuite; the per-fragment reruns scaled by their measured share of the base suite's cases; the rest the larger
 // of a quiet CI run and of a run on a loaded host scaled to CI's total; FaultInjection, InsertKeyRanges, StreamCrash,
 // Changelog and its per-fragment rerun scaled by the after/before ratio of targeted runs when their cases were made
-// cheaper, bench/results/test-time-wt42a); others count 3. The split only balances the two JVMs, which run side by
+// cheaper, bench/results/test-time-wt42a; MergeOracleSuite scaled to the 7 of its 13 rounds the standard depth runs,
+// docs/TESTING.md); others count 3. The split only balances the two JVMs, which run side by
 // side: the stage takes as long as the heavier one.
 val suiteSeconds: Map[String, Double] = Map(
-  "safety.FaultInjectionSuite" -> 222, "write.InsertKeyRangesSuite" -> 52, "merge.MergeOracleSuite" -> 196,
+  "safety.FaultInjectionSuite" -> 222, "write.InsertKeyRangesSuite" -> 52, "merge.MergeOracleSuite" -> 110,
   "diff.DiffPropertySuite" -> 132, "stream.StreamCrashSuite" -> 116, "RandomizedOracleSuite" -> 81,
   "catalog.ChangelogSuite" -> 51, "RandomizedOraclePerFragmentSuite" -> 50, "DiffPropertyPerFragmentSuite" -> 45,
   "ParallelWritersSuite" -> 39, "catalog.KeyLookupDmlSuite" -> 38, "MergeOraclePerFragmentSuite" -> 32,

@@ -16,7 +16,8 @@ import org.apache.spark.sql.types._
  * scenarios compact at chain length 3, never, and by the default policy.
  */
 class RandomizedOracleSuite extends VersionedTestBase {
-  private val Commits = 20
+  /** The length of each random history: 14 commits at the standard depth, 20 in the deep run. */
+  private val Commits = versioned.core.TestDepth(14, 20)
 
   /** A filter both as a Spark column and as a predicate on oracle rows. */
   private case class Probe(name: String, column: Column, pred: Row => Boolean)

@@ -381,7 +381,7 @@ class KeyLookupDmlSuite extends CatalogSuiteBase with AdaptiveSparkPlanHelper {
       assert(local == distributed, s"$statement: on the driver $local, distributed $distributed")
       local
     }
-    (0 until 6).foreach { round =>
+    (0 until versioned.core.TestDepth(3, 6)).foreach { round =>
       val keys = rnd.shuffle((0L until 4100L).toList).take(25)
       val src = keys.map(k => (java.lang.Long.valueOf(k), rnd.nextInt(50), s"r$round-$k", 1 + rnd.nextInt(3)))
       spark.createDataFrame(spark.sparkContext.parallelize(src.map { case (k, a, v, op) => Row(k, a, v, op) }, 2), srcSchema)

@@ -96,7 +96,7 @@ class RandomizedDmlSuite extends CatalogSuiteBase {
     }
   }
 
-  Seq(11L, 23L, 37L).foreach { seed =>
+  versioned.core.TestDepth(Seq(11L, 23L), Seq(11L, 23L, 37L)).foreach { seed =>
     test(s"random SQL DML, upserts, overwrites and re-keying against the oracle (seed $seed)") {
       run(seed, 30)
     }

@@ -166,7 +166,7 @@ class DiffPropertySuite extends VersionedTestBase {
     val r = new Random(seed + 1)
     val n = versions.size
     val consecutive = (1 until n).map(i => (i - 1, i))
-    val random = Seq.fill(8)((r.nextInt(n), r.nextInt(n))).flatMap { case (i, j) => Seq((i, j), (j, i)) }
+    val random = Seq.fill(versioned.core.TestDepth(4, 8))((r.nextInt(n), r.nextInt(n))).flatMap { case (i, j) => Seq((i, j), (j, i)) }
     check(m, table, versions, consecutive ++ random ++ Seq((0, n - 1), (n - 1, 0)))
     val t = engine.tableOption("r", versions.last.image.hash, table.split('.')(1)).get
     assert(versions.exists(v => engine.tableOption("r", v.image.hash, table.split('.')(1)).exists(_.compacted.isDefined)),

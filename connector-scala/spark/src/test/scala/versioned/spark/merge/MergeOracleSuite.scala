@@ -16,7 +16,11 @@ import versioned.core.Revision
  * both, a dropped column, a widened type) besides its rows, against an oracle of the column-level merge.
  */
 class MergeOracleSuite extends MergeTestBase {
-  private val Rounds = 6
+  /**
+   * The rounds (seeds) run. The standard depth keeps round 2 (merges cleanly both ways) and round 6 (conflicts in
+   * both keyed tables, settled by `theirs`) besides round 1; the deep run ([[versioned.core.TestDepth]]) all six.
+   */
+  private val Rounds = versioned.core.TestDepth(Seq(1, 2, 6), 1 to 6)
 
   private sealed trait Spec {
     def name: String
@@ -118,11 +122,11 @@ class MergeOracleSuite extends MergeTestBase {
     assertReads(read("r.bag", "ref" -> ref), rowsOf(s.bag), s"$clue: bag at $ref")
   }
 
-  for (round <- 1 to Rounds) test(s"random merge round $round equals the oracle") { randomRound(round) }
+  for (round <- Rounds) test(s"random merge round $round equals the oracle") { randomRound(round) }
 
   // Small merges are computed on the driver (the defaults); over `localCommitMaxRows` Spark tasks join the sides
   // and apply the same rules: both paths must give the oracle's result and conflicts.
-  for (round <- 1 to 3) test(s"random merge round $round computed by Spark tasks (over localCommitMaxRows) equals the oracle") {
+  for (round <- versioned.core.TestDepth(1 to 2, 1 to 3)) test(s"random merge round $round computed by Spark tasks (over localCommitMaxRows) equals the oracle") {
     withConf("spark.versioned.write.localCommitMaxRows" -> "0")(randomRound(100 + round))
   }
 
@@ -180,7 +184,7 @@ class MergeOracleSuite extends MergeTestBase {
   }
 
   // ---- schema changes on one or both sides ----
-  private val SchemaRounds = 4
+  private val SchemaRounds = versioned.core.TestDepth(1 to 2, 1 to 4)
 
   /** A keyed table (key `id`) with its columns: key -> column -> value (ints stay ints in a widened column). */
   private final case class Shaped(schema: StructType, rows: Map[Int, Map[String, Any]]) {
@@ -268,7 +272,7 @@ class MergeOracleSuite extends MergeTestBase {
     (Shaped(schema, merged), conflicts)
   }
 
-  for (round <- 1 to SchemaRounds) test(s"random merge with schema changes, round $round, equals the oracle") {
+  for (round <- SchemaRounds) test(s"random merge with schema changes, round $round, equals the oracle") {
     val r = new Random(104729L * round)
     val s0 = new StructType().add("id", IntegerType, nullable = false).add("a", StringType).add("b", IntegerType)
     val b0 = Shaped(s0, (0 until 20).map(_ => r.nextInt(40)).distinct

@@ -55,7 +55,7 @@ class LocalChangesSuite extends VersionedSparkSuite {
   }.mkString("|")).sorted
 
   test("row-by-row changes of a small MERGE equal the distributed computation (seeded random operations)") {
-    for (seed <- 1 to 40) {
+    for (seed <- 1 to versioned.core.TestDepth(16, 40)) {
       val r = new Random(seed)
       val current: Map[Long, Seq[Any]] = (0L until 30L).filter(_ => r.nextInt(3) > 0).map(k => k -> randomValues(r)).toMap
       var free = (30L until 60L).toList // keys no row has: inserts and key moves go there
