@@ -73,11 +73,16 @@ def sparkProvided(n: String): Boolean = !n.startsWith("HikariCP")
 // Test JVMs: the client compiler only and the serial collector. The suites are many small queries that never reach
 // the optimizing compiler's pay-off, and on 2 cores the JIT's and G1's own threads took a fifth of the CPU (a sample of
 // four suites: 370 CPU-seconds with the JVM's defaults, 288 with these, 198 s wall before and 176 s after). The
-// product's settings (Spark's and the connector's) are untouched.
+// product's settings (Spark's and the connector's) are untouched. Spark's cache of compiled generated code holds 10,000
+// classes instead of 100 (`spark.sql.codegen.cache.maxEntries`, a static SQL setting read from the JVM's `spark.*`
+// properties by every session's SparkConf): a test JVM runs many suites whose queries have the same shapes, and with
+// 100 a third of its Janino compilations were of code it had compiled before and evicted (six suites: 1,835
+// compilations, 1,283 with the larger cache, bench/results/test-suite-time/s51). A cache's size changes no result.
 val testJavaOptions = Seq(
   "-Xmx3g",
   "-XX:TieredStopAtLevel=1",
   "-XX:+UseSerialGC",
+  "-Dspark.sql.codegen.cache.maxEntries=10000",
   "--add-opens=java.base/java.lang=ALL-UNNAMED",
   "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
   "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
