@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from versioned import __version__
-from versioned._cli_jvm import local_session
+from versioned._cli_jvm import end_session, local_session, writes_class_archive
 from versioned._cli_text import add_suggestion, cli_wording, iso_utc
 
 __all__ = [
@@ -215,7 +215,9 @@ class State:
         """
         if self.owned is not None:
             spark, self.owned = self.owned, None
-            spark.stop()
+            # the first command of an installation keeps its JVM's classes for the next ones (_cli_jvm._ClassArchive)
+            with status("Keeping the JVM's classes for faster starts") if writes_class_archive() else contextlib.nullcontext():
+                end_session(spark)
 
 
 state = State()

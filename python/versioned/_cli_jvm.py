@@ -8,9 +8,9 @@ import contextlib
 import os
 import sys
 import threading
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, List, Optional
 
-__all__ = ["local_session"]
+__all__ = ["local_session", "end_session", "writes_class_archive"]
 
 
 _LOG4J2 = """# written by versioned.cli: errors only. The root level stays at warn (the level Spark assumes for
@@ -115,6 +115,164 @@ def _quiet_jvm_start() -> Iterator[None]:
         os.dup2(saved, 2)
 
 
+class _ClassArchive:
+    """The classes a command's JVM loads, kept between commands as a dynamic class-data-sharing archive (CDS,
+    ``-XX:SharedArchiveFile``): a JVM that maps it starts in about half the time (the classes come parsed and
+    verified from it instead of from Spark's ~280 jars). The first command with a new key (its Java, PySpark,
+    connector jar and JVM options) writes the archive as its JVM exits (``-XX:ArchiveClassesAtExit``) into a file of
+    its own; only once that JVM has exited normally is the file renamed into place, with its size in its name, so a
+    command never maps an archive that is still being written or was cut short (the JVM would crash on one). The
+    archives live in ``VERSIONED_CACHE_DIR`` (default ``$XDG_CACHE_HOME/versioned`` or ``~/.cache/versioned``);
+    ``VERSIONED_CLI_CLASS_ARCHIVE=0`` turns them off. The JVM's own checks still apply: an archive whose class path
+    no longer matches is ignored (and replaced once its key changes). CDS writes nothing to stdout or stderr here
+    (``-Xlog:disable``; JVM errors still go to stderr).
+
+    Example::
+
+        archive = _ClassArchive.for_options("-XX:TieredStopAtLevel=1")
+        java_options = archive.java_options() if archive else []
+    """
+
+    #: Days an archive of another key is kept after its last use (another PySpark or connector version).
+    KEEP_DAYS = 7
+
+    def __init__(self, directory: str, key: str) -> None:
+        self.directory = directory
+        self.key = key
+        self.dumping: Optional[str] = None
+
+    @staticmethod
+    def for_options(java_options: str) -> "Optional[_ClassArchive]":
+        """The archive for a JVM started with ``java_options``, or None when archives are off or cannot be kept."""
+        if os.environ.get("VERSIONED_CLI_CLASS_ARCHIVE", "1").strip().lower() in ("0", "false", "no", "off"):
+            return None
+        import hashlib
+        import shutil
+
+        import pyspark
+
+        import versioned
+
+        parts = [java_options, pyspark.__version__, os.path.dirname(os.path.abspath(pyspark.__file__)),
+                 os.environ.get("JAVA_HOME", "")]
+        try:
+            for path in (versioned.jar_path(), os.path.realpath(shutil.which("java") or "")):
+                st = os.stat(path)
+                parts += [path, str(st.st_size), str(st.st_mtime_ns)]
+        except (OSError, FileNotFoundError):
+            return None  # no jar or no java on PATH: the session's own start reports it
+        base = os.environ.get("VERSIONED_CACHE_DIR") or os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "versioned")
+        try:
+            os.makedirs(base, exist_ok=True)
+        except OSError:
+            return None
+        return _ClassArchive(base, hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20])
+
+    def _prefix(self) -> str:
+        return f"cli-classes-{self.key}-"
+
+    def _complete(self) -> Optional[str]:
+        """This key's archive, if one is in place with the size its name records (others are removed)."""
+        import time
+
+        found = None
+        for name in os.listdir(self.directory):
+            path = os.path.join(self.directory, name)
+            if name.startswith(self._prefix()) and name.endswith(".tmp"):  # left by a JVM that never exited normally
+                with contextlib.suppress(OSError):
+                    if os.path.getmtime(path) < time.time() - 3600:
+                        os.remove(path)
+            if not (name.startswith(self._prefix()) and name.endswith(".jsa")):
+                continue
+            try:
+                whole = os.path.getsize(path) == int(name[len(self._prefix()):-4])
+            except (OSError, ValueError):
+                whole = False
+            if whole and found is None:
+                found = path
+            else:
+                with contextlib.suppress(OSError):
+                    os.remove(path)
+        return found
+
+    def java_options(self) -> List[str]:
+        """The JVM options that map this key's archive, or that write it when the JVM exits."""
+        quiet = ["-Xlog:disable", "-Xlog:all=error:stderr"]
+        try:
+            found = self._complete()
+        except OSError:
+            return []
+        if found is not None:
+            with contextlib.suppress(OSError):
+                os.utime(found)  # its last use, for the clean-up of old keys
+            return [f"-XX:SharedArchiveFile={found}"] + quiet
+        self.dumping = os.path.join(self.directory, f"{self._prefix()}writing-{os.getpid()}.tmp")
+        return [f"-XX:ArchiveClassesAtExit={self.dumping}"] + quiet
+
+    def publish(self, jvm: Any) -> None:
+        """After the session stopped: ends the JVM that writes the archive (its gateway's stdin closed), waits for
+        it, and puts the archive in place if the JVM exited normally; removes archives of other keys not used for
+        :data:`KEEP_DAYS`."""
+        if self.dumping is None:
+            return
+        import time
+
+        tmp, self.dumping = self.dumping, None
+        try:
+            if jvm is not None and jvm.stdin is not None:
+                jvm.stdin.close()  # Spark's gateway exits on end of input, writing the archive first
+            if jvm is not None and jvm.wait(timeout=120) == 0 and os.path.getsize(tmp) > 0:
+                os.replace(tmp, os.path.join(self.directory, f"{self._prefix()}{os.path.getsize(tmp)}.jsa"))
+            cutoff = time.time() - self.KEEP_DAYS * 86400
+            for name in os.listdir(self.directory):
+                path = os.path.join(self.directory, name)
+                if name.startswith("cli-classes-") and not name.startswith(self._prefix()) and \
+                        os.path.getmtime(path) < cutoff:
+                    os.remove(path)
+        except Exception:  # noqa: BLE001 - a cache: the command's result stands whatever happens here
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+
+
+#: The class archive of the session :func:`local_session` started in this process, until :func:`end_session`.
+_archive: Optional[_ClassArchive] = None
+
+
+def writes_class_archive() -> bool:
+    """Whether the JVM of this process's session writes the class archive as it ends (the first command of a key).
+
+    Example::
+
+        if writes_class_archive():
+            print("this command's end keeps its JVM's classes")
+    """
+    return _archive is not None and _archive.dumping is not None
+
+
+def end_session(spark: Any) -> None:
+    """Stops a session :func:`local_session` started, and keeps the class archive its JVM wrote (the first command of
+    a new installation writes it; the next ones start from it).
+
+    Example::
+
+        spark = local_session()
+        try:
+            spark.sql("SELECT 1").collect()
+        finally:
+            end_session(spark)
+    """
+    global _archive
+    gateway = getattr(spark.sparkContext, "_gateway", None)
+    jvm = getattr(gateway, "proc", None)
+    spark.stop()
+    archive, _archive = _archive, None
+    if archive is not None:
+        archive.publish(jvm)
+
+
 def local_session(light: bool = True) -> Any:
     """A quiet local session for one command: no UI, no progress bar, few shuffle partitions.
 
@@ -136,6 +294,9 @@ def local_session(light: bool = True) -> Any:
     java = [f"-Dlog4j2.configurationFile={log4j}"] if log4j is not None else []
     java += [_LIGHT_JVM] if light else []
     java += [os.environ["VERSIONED_JAVA_OPTIONS"]] if os.environ.get("VERSIONED_JAVA_OPTIONS") else []
+    global _archive
+    _archive = _ClassArchive.for_options(" ".join(java))
+    java += _archive.java_options() if _archive is not None else []
     if java:
         builder = builder.config("spark.driver.extraJavaOptions", " ".join(java))
     with _quiet_jvm_start():

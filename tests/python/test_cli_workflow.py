@@ -194,19 +194,32 @@ def test_errors_name_commands_and_suggest_close_names(spark: SparkSession, trunk
     assert "'versioned check add r NAME EXPRESSION'" in check.stderr and "the API's" not in check.stderr, check.stderr
 
 
-def test_no_jvm_noise_on_stderr(tmp_path: Any) -> None:
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), VERSIONED_WAREHOUSE=str(tmp_path / "wh"))
+def _class_archives(cache: Any) -> List[str]:
+    """The complete class archives in a CLI cache directory (their names end with their size)."""
+    names = sorted(os.listdir(cache)) if os.path.isdir(cache) else []
+    return [n for n in names if n.endswith(".jsa") and os.path.getsize(cache / n) == int(n[:-4].rsplit("-", 1)[1])]
+
+
+def test_no_jvm_noise_on_stderr_and_the_class_archive(tmp_path: Any) -> None:
+    cache = tmp_path / "cache"
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), VERSIONED_WAREHOUSE=str(tmp_path / "wh"),
+               VERSIONED_CACHE_DIR=str(cache))
+    env.pop("VERSIONED_CLI_CLASS_ARCHIVE", None)
     done = subprocess.run([sys.executable, "-m", "versioned.cli", "init", "-f", "json"], cwd=str(tmp_path), env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["repositories"] == []
     assert done.stderr == ""
+    # the first command's JVM left its classes for the next commands: one whole archive, nothing half-written
+    [archive] = _class_archives(cache)
+    assert sorted(os.listdir(cache)) == [archive]
     # a refused write prints its one error line, without Spark's "write support ... is aborting" log lines first
     csv = tmp_path / "a.csv"
     csv.write_text("id,name\n1,a\n", encoding="utf-8")
     cli = [sys.executable, "-m", "versioned.cli", "import", str(csv), "shop.t"]
     first = subprocess.run(cli + ["--key", "id"], cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300)
     assert first.returncode == 0, first.stderr
+    [full] = [n for n in _class_archives(cache) if n != archive]  # import's JVM keeps the full JIT: another key
     again = subprocess.run(cli, cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300)
     assert again.returncode == 1 and again.stderr.startswith("[KEY_EXISTS] "), again.stderr
     assert len(again.stderr.strip().splitlines()) == 1, again.stderr
@@ -215,6 +228,44 @@ def test_no_jvm_noise_on_stderr(tmp_path: Any) -> None:
                            cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300)
     assert query.returncode == 1 and query.stderr.startswith("[TABLE_OR_VIEW_NOT_FOUND]"), query.stderr
     assert len(query.stderr.strip().splitlines()) == 1, query.stderr
+    # the commands after the first started from the archive (and left it as it was)
+    assert sorted(os.listdir(cache)) == sorted([archive, full])
+
+
+def test_class_archive_cut_short_is_never_mapped(tmp_path: Any, monkeypatch: Any) -> None:
+    from versioned._cli_jvm import _ClassArchive
+
+    monkeypatch.setenv("VERSIONED_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("VERSIONED_CLI_CLASS_ARCHIVE", raising=False)
+    archive = _ClassArchive.for_options("-XX:TieredStopAtLevel=1")
+    assert archive is not None and archive.key != _ClassArchive.for_options("").key  # type: ignore[union-attr]
+    # none yet: the JVM writes one as it exits, into a file of its own
+    [dump, *quiet] = archive.java_options()
+    assert dump.startswith("-XX:ArchiveClassesAtExit=") and "-Xlog:disable" in quiet
+    # an archive cut short (a disk that filled up, a JVM killed while it wrote) would crash the JVM that maps it:
+    # it is removed and written again; a whole one is mapped
+    cut = tmp_path / f"cli-classes-{archive.key}-1000.jsa"
+    cut.write_bytes(b"x" * 500)
+    assert archive.java_options()[0].startswith("-XX:ArchiveClassesAtExit=") and not cut.exists()
+    whole = tmp_path / f"cli-classes-{archive.key}-1000.jsa"
+    whole.write_bytes(b"x" * 1000)
+    assert archive.java_options()[0] == f"-XX:SharedArchiveFile={whole}"
+    # a JVM that did not exit normally leaves nothing in place
+    archive.java_options()
+    archive.dumping = str(tmp_path / f"cli-classes-{archive.key}-writing-1.tmp")
+    open(archive.dumping, "wb").close()
+
+    class Failed:
+        stdin = None
+
+        def wait(self, timeout: float) -> int:
+            return 134
+
+    archive.publish(Failed())
+    assert sorted(os.listdir(tmp_path)) == [whole.name]
+    # off by setting
+    monkeypatch.setenv("VERSIONED_CLI_CLASS_ARCHIVE", "0")
+    assert _ClassArchive.for_options("") is None
 
 
 def test_long_operations_show_task_progress_on_a_terminal_only(spark: SparkSession, monkeypatch: Any) -> None:
