@@ -8,6 +8,7 @@ import contextlib
 import os
 import sys
 import threading
+import time
 from typing import Any, Iterator, List, Optional
 
 __all__ = ["local_session", "end_session", "writes_class_archive"]
@@ -153,10 +154,12 @@ class _ClassArchive:
 
         import versioned
 
-        parts = [java_options, pyspark.__version__, os.path.dirname(os.path.abspath(pyspark.__file__)),
-                 os.environ.get("JAVA_HOME", "")]
+        parts = [java_options, pyspark.__version__, os.path.dirname(os.path.abspath(pyspark.__file__))]
+        # the java Spark's launcher (spark-class) runs: $JAVA_HOME/bin/java, else the one on PATH
+        home = os.environ.get("JAVA_HOME")
+        java = os.path.join(home, "bin", "java") if home else (shutil.which("java") or "")
         try:
-            for path in (versioned.jar_path(), os.path.realpath(shutil.which("java") or "")):
+            for path in (versioned.jar_path(), os.path.realpath(java)):
                 st = os.stat(path)
                 parts += [path, str(st.st_size), str(st.st_mtime_ns)]
         except (OSError, FileNotFoundError):
@@ -174,8 +177,6 @@ class _ClassArchive:
 
     def _complete(self) -> Optional[str]:
         """This key's archive, if one is in place with the size its name records (others are removed)."""
-        import time
-
         found = None
         for name in os.listdir(self.directory):
             path = os.path.join(self.directory, name)
@@ -216,14 +217,13 @@ class _ClassArchive:
         :data:`KEEP_DAYS`."""
         if self.dumping is None:
             return
-        import time
-
         tmp, self.dumping = self.dumping, None
         try:
             if jvm is not None and jvm.stdin is not None:
                 jvm.stdin.close()  # Spark's gateway exits on end of input, writing the archive first
-            if jvm is not None and jvm.wait(timeout=120) == 0 and os.path.getsize(tmp) > 0:
-                os.replace(tmp, os.path.join(self.directory, f"{self._prefix()}{os.path.getsize(tmp)}.jsa"))
+            size = os.path.getsize(tmp) if jvm is not None and jvm.wait(timeout=120) == 0 else 0
+            if size > 0:
+                os.replace(tmp, os.path.join(self.directory, f"{self._prefix()}{size}.jsa"))
             cutoff = time.time() - self.KEEP_DAYS * 86400
             for name in os.listdir(self.directory):
                 path = os.path.join(self.directory, name)

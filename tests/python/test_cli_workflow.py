@@ -251,7 +251,6 @@ def test_class_archive_cut_short_is_never_mapped(tmp_path: Any, monkeypatch: Any
     whole.write_bytes(b"x" * 1000)
     assert archive.java_options()[0] == f"-XX:SharedArchiveFile={whole}"
     # a JVM that did not exit normally leaves nothing in place
-    archive.java_options()
     archive.dumping = str(tmp_path / f"cli-classes-{archive.key}-writing-1.tmp")
     open(archive.dumping, "wb").close()
 
