@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession
 
 import versioned
 from versioned import Repository
-from versioned.errors import ObjectCorrupt
+from versioned.errors import ObjectCorrupt, ObjectMissing
 from versioned.reader import open_warehouse
 
 from reader_support import _object_files, _root, _small
@@ -246,6 +246,37 @@ def test_lazy_clone_reads_objects_in_place(spark: SparkSession, warehouse: str, 
         open(f, "wb").write(bytes(data))
     with pytest.raises(ObjectCorrupt):
         reader.table("t").to_arrow()
+
+
+def test_objects_two_remotes_hold_are_read_at_the_second_when_the_first_loses_them(spark: SparkSession, warehouse: str,
+                                                                                    tmp_path: Any) -> None:
+    """Identical objects of two remotes are recorded at both, in order; the reader, like Spark, reads them at the
+    second place once the first lost them, and verify finds them intact there."""
+    import shutil
+    import sqlite3
+
+    source, mirror = str(tmp_path / "source"), str(tmp_path / "mirror")
+    spark.conf.set("spark.versioned.warehouse", source)
+    repo = _small(spark)
+    repo.upsert(spark.createDataFrame([(3, "three"), (40, "forty")], "id long, name string"), "t", message="edit")
+    spark.conf.set("spark.versioned.warehouse", warehouse)
+    with sqlite3.connect(f"{source}/metastore.db") as db:  # the copy below holds every committed page
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    shutil.copytree(source, mirror)  # a second warehouse with the same objects
+    versioned.clone(spark, "b", warehouse=source, metastore_url=f"jdbc:sqlite:{source}/metastore.db")
+    versioned.clone(spark, "b", warehouse=mirror, metastore_url=f"jdbc:sqlite:{mirror}/metastore.db", into="m")
+    assert not _object_files(warehouse)
+    main = Repository(spark, "m").default_branch
+    expected = _spark_rows(spark, "m.t", main, ["id", "name"])
+    shutil.move(f"{source}/objects", f"{source}-objects-aside")  # the first remote lost its objects
+    reader = open_warehouse(warehouse)
+    for name in ("b", "m"):
+        assert _reader_rows(reader.repository(name), "t", main, ["id", "name"]) == expected
+        assert _spark_rows(spark, f"{name}.t", main, ["id", "name"]) == expected
+        assert reader.repository(name).verify_objects(main) == []
+    shutil.move(f"{mirror}/objects", f"{mirror}-objects-aside")  # no place holds them
+    with pytest.raises(ObjectMissing):
+        reader.repository("m").table("t", main).to_arrow()
 
 
 def test_verify_finds_a_changed_reflog_entry_as_the_connector_does(spark: SparkSession, warehouse: str) -> None:

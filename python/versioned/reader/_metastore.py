@@ -20,8 +20,9 @@ from versioned.reader._errors import fail
 #: The newest metastore schema version this reader knows (the connector's ``Metastore.CurrentVersion``). Version 4
 #: adds the reflog (``vc_reflog``, ``vc_reflog_heads``), version 5 the retention tables ``vc_retention`` and
 #: ``vc_expired``; this reader reads none of them. Version 7 adds ``vc_objects.shared`` and
-#: ``vc_tables.format_version`` (:data:`TABLE_FORMAT`).
-SCHEMA_VERSION = 7
+#: ``vc_tables.format_version`` (:data:`TABLE_FORMAT`), version 8 several locations per object
+#: (``vc_object_locations.ordinal``: the order to try them in).
+SCHEMA_VERSION = 8
 
 #: The newest table format version this reader reads (``vc_tables.format_version``, NULL = 1): version 2 lists
 #: shared objects in several fragments' chains, which it reads within each fragment's bounds (docs/FORMAT.md).

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from versioned.reader._errors import fail
 
 
 @dataclass(frozen=True)
 class ObjectRecord:
-    """A ``vc_objects`` row (and its location, if stored outside ``objects/``).
+    """A ``vc_objects`` row (and its locations, in the order to try them, if stored outside ``objects/``).
 
     Example::
 
@@ -30,7 +30,7 @@ class ObjectRecord:
     min_values: Dict[str, Any]
     max_values: Dict[str, Any]
     checksum: Optional[str]
-    location: Optional[str]
+    locations: Tuple[str, ...]
     #: ``vc_objects.shared``: the object may hold keys of other fragments than one whose chain lists it
     shared: bool = False
 
@@ -47,14 +47,17 @@ def load_objects(meta: Any, ids: List[str], allow_missing: bool = False) -> Dict
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
         marks = ",".join("?" * len(chunk))
+        places: Dict[str, List[str]] = {}
+        for oid, location in meta.rows(f"SELECT object_id, location FROM vc_object_locations WHERE object_id IN ({marks}) "
+                                       "ORDER BY object_id, ordinal", *chunk):
+            places.setdefault(str(oid), []).append(str(location))
         for row in meta.rows(
-                "SELECT o.id, o.kind, o.row_count, o.size_bytes, o.min_values, o.max_values, o.checksum, l.location, "
-                "o.shared "
-                f"FROM vc_objects o LEFT JOIN vc_object_locations l ON l.object_id = o.id WHERE o.id IN ({marks})",
-                *chunk):
-            oid, kind, rows, size, mins, maxs, checksum, location, shared = row
+                "SELECT id, kind, row_count, size_bytes, min_values, max_values, checksum, shared "
+                f"FROM vc_objects WHERE id IN ({marks})", *chunk):
+            oid, kind, rows, size, mins, maxs, checksum, shared = row
             out[str(oid)] = ObjectRecord(str(oid), str(kind), int(rows), int(size), json.loads(mins or "{}"),
-                                         json.loads(maxs or "{}"), checksum, location, bool(int(shared or 0)))
+                                         json.loads(maxs or "{}"), checksum, tuple(places.get(str(oid), ())),
+                                         bool(int(shared or 0)))
     missing = [o for o in ids if o not in out]
     if missing and not allow_missing:
         raise fail("OBJECT_MISSING", f"Object {missing[0]} is missing: the metastore has no record of it. Verify the "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Any, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple
 
 from versioned.reader._crc32c import crc32c
 from versioned.reader._errors import fail, object_corrupt, object_missing, read_failure, storage_error
@@ -154,7 +154,8 @@ class ObjectStore:
 
 
 def object_file(store: ObjectStore, object_id: str, location: Optional[str]) -> Tuple["pafs.FileSystem", str]:
-    """Where an object's bytes are: its ``vc_object_locations`` location, else ``objects/<id[0:2]>/<id>.parquet``.
+    """Where an object's bytes are at one place: ``location`` (one of its ``vc_object_locations``), else
+    ``objects/<id[0:2]>/<id>.parquet`` of this warehouse.
 
     Example::
 
@@ -163,6 +164,34 @@ def object_file(store: ObjectStore, object_id: str, location: Optional[str]) -> 
     if location:
         return file_system(location)
     return store.fs, store.path(f"objects/{object_id[:2]}/{object_id}.parquet")
+
+
+#: failures of one place of an object that another place may not have
+_PASSED_OVER = ("OBJECT_MISSING", "OBJECT_CORRUPT", "STORAGE_ERROR")
+
+
+def locate_object(store: ObjectStore, object_id: str, locations: Sequence[str], size: int, checksum: Optional[str],
+                  whole: bool = False) -> Tuple["pafs.FileSystem", str]:
+    """The first place of an object (its recorded ``locations`` in order, else this warehouse's ``objects/``) where
+    :func:`verify_object` finds it; a place that lacks it, cannot be reached or holds other bytes is passed over for
+    the next, and when none holds it the first place's error is raised (as the connector reads, docs/REMOTES.md).
+
+    Example::
+
+        fs, path = locate_object(store, "ab12...", ["s3://b/wh/objects/ab/ab12....parquet"], 1234, None)
+    """
+    places = [object_file(store, object_id, loc) for loc in locations] or [object_file(store, object_id, None)]
+    first: Optional[BaseException] = None
+    for fs, path in places:
+        try:
+            verify_object(fs, path, object_id, size, checksum, whole)
+            return fs, path
+        except Exception as e:  # noqa: BLE001 - the next place is tried; the first error is raised at the end
+            if len(places) == 1 or getattr(e, "error_class", None) not in _PASSED_OVER:
+                raise
+            first = first or e
+    assert first is not None
+    raise first
 
 
 def verify_object(fs: "pafs.FileSystem", path: str, object_id: str, size: int, checksum: Optional[str],

@@ -23,7 +23,7 @@ from versioned.reader._objects import ObjectRecord
 from versioned.reader._prune import (Filter, bound_value, comparable, key_filters, range_may_match, row_groups,
                                      upper_bound)
 from versioned.reader._schema import arrow_schema, ddl
-from versioned.reader._store import ObjectStore, object_file, verify_object
+from versioned.reader._store import ObjectStore, locate_object
 
 _DUP = "_vdup"
 _CHANGE = "_vchange"
@@ -279,8 +279,7 @@ class TableVersion:
                      early: Sequence[Filter] = ()) -> pa.Table:
         """The object's ``needed`` columns (cast to the table's types, nulls for columns it predates) and
         ``_vchange``, of the row groups whose key statistics may match ``early``, whose rows it then selects."""
-        fs, path = object_file(self.store, rec.id, rec.location)
-        verify_object(fs, path, rec.id, rec.size_bytes, rec.checksum)
+        fs, path = locate_object(self.store, rec.id, rec.locations, rec.size_bytes, rec.checksum)
         try:
             with fs.open_input_file(path) as f:
                 pf = pq.ParquetFile(f, page_checksum_verification=True, coerce_int96_timestamp_unit="us")

@@ -105,18 +105,34 @@ def reflog_rows(repo: "Repository") -> List[Dict[str, Any]]:
 
 
 def _check(repo: "Repository", rec: ObjectRecord) -> Tuple[str, Optional[str]]:
-    fs, path = object_file(repo.warehouse.store, rec.id, rec.location)
-    try:
-        verify_object(fs, path, rec.id, rec.size_bytes, rec.checksum, whole=True)
-        return OK, None
-    except Exception as e:  # noqa: BLE001 - the reader's typed errors become the row's status
-        error_class = getattr(e, "error_class", None)
-        if error_class == "OBJECT_MISSING":
-            return MISSING, str(getattr(e, "message", e))
-        if error_class == "OBJECT_CORRUPT":
-            return CORRUPT, str(getattr(e, "message", e))
-        if error_class == "STORAGE_ERROR":  # the store did not answer: not a verdict on the object
-            cause = e.__cause__ or e  # the store's own error
-            raise fail("STORAGE_ERROR", f"verify could not read object {rec.id} ({path}): {cause}. Its bytes were "
-                       "not checked; run verify again when the store is reachable.") from e
-        raise
+    """An object's status, read whole at each of its places: ``ok`` when one holds it intact (the detail names the
+    places that do not), else the first place's problem; a store that did not answer at every place raises."""
+    places = [object_file(repo.warehouse.store, rec.id, loc) for loc in rec.locations] or \
+        [object_file(repo.warehouse.store, rec.id, None)]
+    problems: List[Tuple[str, str, str]] = []  # (status, path, why)
+    intact = 0
+    for fs, path in places:
+        try:
+            verify_object(fs, path, rec.id, rec.size_bytes, rec.checksum, whole=True)
+            intact += 1
+        except Exception as e:  # noqa: BLE001 - the reader's typed errors become the row's status
+            error_class = getattr(e, "error_class", None)
+            why = str(getattr(e, "message", e))
+            if error_class == "OBJECT_MISSING":
+                problems.append((MISSING, path, why))
+            elif error_class == "OBJECT_CORRUPT":
+                problems.append((CORRUPT, path, why))
+            elif error_class == "STORAGE_ERROR":  # the store did not answer: not a verdict on the object
+                problems.append(("unreachable", path, str(e.__cause__ or e)))
+            else:
+                raise
+    if intact:
+        if not problems:
+            return OK, None
+        return OK, f"intact at {intact} of {len(places)} places; " + "; ".join(f"{s} at {p}: {w}" for s, p, w in problems)
+    verdicts = [p for p in problems if p[0] != "unreachable"]
+    if not verdicts:
+        raise fail("STORAGE_ERROR", f"verify could not read object {rec.id} ({', '.join(p for _, p, _ in problems)}): "
+                   f"{'; '.join(w for _, _, w in problems)}. Its bytes were not checked; run verify again when the "
+                   "store is reachable.")
+    return verdicts[0][0], "; ".join(w for _, _, w in verdicts)

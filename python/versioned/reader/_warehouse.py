@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 from versioned.reader._errors import fail
 from versioned.reader._history import Commit, History, RefInfo
 from versioned.reader._metastore import Metastore, check_schema, check_table_format, redact, sqlite_file
-from versioned.reader._store import ObjectStore, object_file, verify_object
+from versioned.reader._store import ObjectStore, locate_object
 from versioned.reader._objects import load_objects
 
 if TYPE_CHECKING:  # pyarrow is imported when a table is read, not to list refs or history
@@ -378,9 +378,8 @@ class Repository(History):
         for t in self.tables(img.hash):
             tv = self.table_at(img, t)
             for rec in tv.objects.values():
-                fs, path = object_file(self.warehouse.store, rec.id, rec.location)
                 try:
-                    verify_object(fs, path, rec.id, rec.size_bytes, rec.checksum, whole=True)
+                    locate_object(self.warehouse.store, rec.id, rec.locations, rec.size_bytes, rec.checksum, whole=True)
                 except Exception as e:  # noqa: BLE001 - damage is collected; a store that did not answer raises
                     error_class = getattr(e, "error_class", None)
                     if error_class not in ("OBJECT_CORRUPT", "OBJECT_MISSING"):

@@ -182,15 +182,17 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
         // registered now: the stored file must be the writer's (a copy it kept replaces a file no row describes)
         // (an object stored outside the warehouse, read in place at its location, is recorded with it)
         case None =>
-          if (o.location.isEmpty && !lease.exists(l => store.restore(l.id, o.id, replace = true)) && !store.objectExists(o.id))
+          if (!o.isRemote && !lease.exists(l => store.restore(l.id, o.id, replace = true)) && !store.objectExists(o.id))
             throw missing(o.id)
         // registered before: the file the row describes must still be there (or be put back with the same bytes),
-        // unless it lives at a recorded location; once the warehouse holds it, the location is forgotten
+        // unless it lives at recorded locations; once the warehouse holds it, its locations are forgotten, and the
+        // locations this change reads it at (an import from another remote) are added after those recorded
         case Some(row) =>
           val same = row.checksum.isEmpty || o.checksum.isEmpty || row.checksum == o.checksum
           val stored = store.objectExists(o.id) || (same && lease.exists(l => store.restore(l.id, o.id, replace = false)))
-          if (stored && row.location.isDefined) MetaDao.deleteLocations(c, Seq(o.id))
-          else if (!stored && row.location.isEmpty) throw missing(o.id)
+          if (stored && row.isRemote) MetaDao.deleteLocations(c, Seq(o.id))
+          else if (!stored && o.isRemote) MetaDao.insertLocations(c, o.locations.map(o.id -> _))
+          else if (!stored && !row.isRemote) throw missing(o.id)
       }
     }
   }

@@ -217,16 +217,24 @@ private[core] object MetaDao {
       rs.getLong("row_count"), rs.getLong("size_bytes"), rs.getString("format"), Json.readMap(rs.getString("min_values")),
       Json.readMap(rs.getString("max_values")),
       Json.readMap(rs.getString("null_counts")).map { case (k, v) => k -> v.toString.toLong },
-      Option(rs.getString("checksum")).getOrElse(""), Option(rs.getString("location")), rs.getInt("shared") == 1)
+      Option(rs.getString("checksum")).getOrElse(""), Nil, rs.getInt("shared") == 1)
 
   private def marks(g: Seq[_]): String = g.map(_ => "?").mkString(",")
 
-  /** Object rows with their recorded location, if any (`vc_object_locations`). */
+  /** Object rows with their recorded locations, in order (`vc_object_locations`; none for objects stored here). */
   def getObjects(c: Connection, ids: Seq[String]): Map[String, ObjectMeta] =
     ids.distinct.grouped(500).flatMap { g =>
-      Sql.query(c, "SELECT o.*, l.location AS location FROM vc_objects o LEFT JOIN vc_object_locations l " +
-        s"ON l.object_id = o.id WHERE o.id IN (${marks(g)})", g: _*)(objectRow)
+      val rows = Sql.query(c, s"SELECT * FROM vc_objects WHERE id IN (${marks(g)})", g: _*)(objectRow)
+      val at = locations(c, rows.map(_.id))
+      rows.map(o => o.copy(locations = at.getOrElse(o.id, Nil)))
     }.map(o => o.id -> o).toMap
+
+  /** The recorded locations of objects `ids`, each object's in the order they were recorded (omitted: none). */
+  def locations(c: Connection, ids: Seq[String]): Map[String, Seq[String]] =
+    ids.distinct.grouped(500).flatMap { g =>
+      Sql.query(c, s"SELECT object_id, location FROM vc_object_locations WHERE object_id IN (${marks(g)}) " +
+        "ORDER BY object_id, ordinal", g: _*)(r => r.getString(1) -> r.getString(2))
+    }.toVector.groupBy(_._1).map { case (id, ls) => id -> ls.map(_._2) }
 
   /**
    * Registers objects a commit uses, in the caller's transaction: those not in `existing` (ids that
@@ -241,14 +249,19 @@ private[core] object MetaDao {
         Seq(o.id, o.kind, Json.write(o.parents), o.rowCount, o.sizeBytes, o.format, Json.write(o.minValues),
           Json.write(o.maxValues), Json.write(o.nullCounts), now, now, repo, o.checksum, if (o.shared) 1 else 0)
       })
-    insertLocations(c, fresh.flatMap(o => o.location.map(o.id -> _)))
+    insertLocations(c, fresh.flatMap(o => o.locations.map(o.id -> _)))
     touchObjects(c, existing.toSeq, now)
   }
 
-  /** Records where objects stored outside the warehouse are (`protocol` [[MetaDao.HadoopProtocol]]: a Hadoop URI). */
+  /**
+   * Records where objects stored outside the warehouse are (`protocol` [[MetaDao.HadoopProtocol]]: a Hadoop URI): each
+   * location not yet recorded for its object goes after those that are (the next `ordinal`), so readers try the
+   * places an object was first found at first; one already recorded is left where it is.
+   */
   def insertLocations(c: Connection, locations: Seq[(String, String)]): Unit =
-    Sql.batch(c, "INSERT INTO vc_object_locations (object_id, protocol, location) VALUES (?,?,?) ON CONFLICT (object_id) DO NOTHING",
-      locations.map { case (id, uri) => Seq(id, HadoopProtocol, uri) })
+    Sql.batch(c, "INSERT INTO vc_object_locations (object_id, ordinal, protocol, location) SELECT ?, " +
+      "COALESCE(MAX(ordinal) + 1, 0), ?, ? FROM vc_object_locations WHERE object_id = ? " +
+      "ON CONFLICT (object_id, location) DO NOTHING", locations.distinct.map { case (id, uri) => Seq(id, HadoopProtocol, uri, id) })
 
   /** Forgets the locations of objects now stored in the warehouse itself. */
   def deleteLocations(c: Connection, ids: Seq[String]): Unit =

@@ -239,7 +239,7 @@ object Sql {
 
 /** Schema version and migrations. Version 1 is the first published format (docs/FORMAT.md). */
 object MetastoreSchema {
-  val CurrentVersion = 7
+  val CurrentVersion = 8
 
   private val v1 = Seq(
     """CREATE TABLE vc_meta (key VARCHAR(64) PRIMARY KEY, value VARCHAR(256) NOT NULL)""",
@@ -295,8 +295,26 @@ object MetastoreSchema {
     "ALTER TABLE vc_objects ADD COLUMN shared INT NOT NULL DEFAULT 0",
     "ALTER TABLE vc_tables ADD COLUMN format_version INT")
 
+  /**
+   * Version 8: an object may be recorded at several locations (docs/REMOTES.md, "Lazy objects"), tried in `ordinal`
+   * order; the one each object had so far becomes its first. PostgreSQL changes the table in place (its grants to
+   * writer roles stay, docs/GOVERNANCE.md); SQLite, which cannot change a primary key, copies it into a new one.
+   */
+  private def v8(sqlite: Boolean): Seq[String] = if (sqlite) Seq(
+    """CREATE TABLE vc_object_locations_v8 (object_id CHAR(64) NOT NULL, ordinal INT NOT NULL, protocol VARCHAR(32) NOT NULL,
+      location TEXT NOT NULL, PRIMARY KEY (object_id, location))""",
+    "INSERT INTO vc_object_locations_v8 (object_id, ordinal, protocol, location) SELECT object_id, 0, protocol, location " +
+      "FROM vc_object_locations",
+    "DROP TABLE vc_object_locations",
+    "ALTER TABLE vc_object_locations_v8 RENAME TO vc_object_locations")
+  else Seq(
+    "ALTER TABLE vc_object_locations ADD COLUMN ordinal INT NOT NULL DEFAULT 0",
+    "ALTER TABLE vc_object_locations DROP CONSTRAINT vc_object_locations_pkey",
+    "ALTER TABLE vc_object_locations ADD PRIMARY KEY (object_id, location)")
+
   private def migrations(sqlite: Boolean): Seq[(Int, Seq[String])] =
-    Seq(1 -> v1, 2 -> v2, 3 -> GovernanceSchema.v3(sqlite), 4 -> ReflogSchema.v4, 5 -> RetentionSchema.v5, 6 -> v6, 7 -> v7)
+    Seq(1 -> v1, 2 -> v2, 3 -> GovernanceSchema.v3(sqlite), 4 -> ReflogSchema.v4, 5 -> RetentionSchema.v5, 6 -> v6, 7 -> v7,
+      8 -> v8(sqlite))
 
   def migrate(c: Connection, sqlite: Boolean): Unit = {
     val current = currentVersion(c)

@@ -22,8 +22,9 @@ object ChangeKind {
  * An immutable, content-addressed data file. Statistics are keyed by column name; values use the
  * engine's JSON value encoding (numbers for numeric/date/timestamp columns, strings for strings).
  * `checksum` ([[ObjectChecksum]]) lets readers verify the file's bytes; empty for objects written before
- * format 2. `location` is set for an object stored outside this warehouse's `objects/` (a lazy clone or an
- * imported table reads it in place there, docs/REMOTES.md).
+ * format 2. `locations` are set for an object stored outside this warehouse's `objects/` (a lazy clone or an
+ * imported table reads it in place there, docs/REMOTES.md): every place it is known to be, in the order a reader
+ * tries them (the first recorded first); empty for an object this warehouse stores.
  */
 final case class ObjectMeta(
     id: String,
@@ -36,11 +37,18 @@ final case class ObjectMeta(
     maxValues: Map[String, Any],
     nullCounts: Map[String, Long],
     checksum: String = "",
-    location: Option[String] = None,
+    locations: Seq[String] = Nil,
     shared: Boolean = false) {
   def path: String = ObjectMeta.relativePath(id)
-  /** Where the object's bytes are read: its recorded location (`vc_object_locations`), else under `config`'s `objects/`. */
-  def uriIn(config: WarehouseConfig): String = location.getOrElse(config.objectUri(id))
+  /** Whether the object's bytes are read elsewhere, in place ([[locations]]), rather than from this warehouse. */
+  def isRemote: Boolean = locations.nonEmpty
+  /**
+   * Where the object's bytes are read, in the order to try them: its recorded locations (`vc_object_locations`),
+   * else the one place under `config`'s `objects/`.
+   */
+  def urisIn(config: WarehouseConfig): Seq[String] = if (locations.nonEmpty) locations else Seq(config.objectUri(id))
+  /** The first of [[urisIn]]. */
+  def uriIn(config: WarehouseConfig): String = urisIn(config).head
 }
 
 object ObjectMeta {

@@ -110,14 +110,17 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
       case r if r.kind == RefKind.Tag => Ref.remoteTag(remote.name, r.shortName) -> r.image
     }.toMap
 
-    // downloading also brings the objects the batch needs that this warehouse knew only at their location
+    // objects the batch needs that this warehouse knew only at their locations: downloading brings them too; a lazy
+    // fetch records the remote's places for them after those known (identical objects of two remotes share ids, and
+    // each remote's copy keeps them readable when the other's goes)
     val fetchedIds = batch.objects.map(_.id).toSet
-    val heldElsewhere = if (!download) Vector.empty
-      else local.objects(batch.referencedObjects.filterNot(fetchedIds)).values.filter(_.location.isDefined).toVector
+    val heldElsewhere = local.objects(batch.referencedObjects.filterNot(fetchedIds)).values.filter(_.isRemote).toVector
+    val alsoAt: Seq[(String, String)] = if (download || heldElsewhere.isEmpty) Nil
+      else src.objects(heldElsewhere.map(_.id)).values.toVector.flatMap(m => m.urisIn(src.config).map(m.id -> _))
     def record(lease: Option[Lease]): (Int, Map[String, String]) = {
       val downloaded = lease.map(l => mover.copy(batch.objects.map(ObjectCopy.between(_, src.config, local.config, l)) ++
         heldElsewhere.map(ObjectCopy.between(_, local.config, local.config, l)))).getOrElse(0)
-      val objects = batch.objects.map(o => o.copy(location = if (lease.isDefined) None else Some(o.uriIn(src.config))))
+      val objects = batch.objects.map(o => o.copy(locations = if (lease.isDefined) Nil else o.urisIn(src.config)))
       val before = local.metastore.tx { c =>
         val now = local.now()
         val recorded = remote.copy(fetchedSeq = fetchedSeq)
@@ -129,7 +132,8 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
           case None => local.remotes.update(c, repo, recorded)
         }
         HistoryCopy.write(c, repo, batch.copy(objects = objects), now)
-        MetaDao.deleteLocations(c, heldElsewhere.map(_.id)) // now stored here
+        if (lease.isDefined) MetaDao.deleteLocations(c, heldElsewhere.map(_.id)) // now stored here
+        else MetaDao.insertLocations(c, alsoAt)
         val current = MetaDao.listRefs(c, repo).filter(_.fullName.startsWith(prefix)).map(r => r.fullName -> r.image).toMap
         val why = local.cause(if (clone.isDefined) Cause.Clone else Cause.Fetch, remote.describe)
         wanted.foreach { case (name, image) =>
@@ -216,7 +220,7 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
         // the remote's reflog records the push as this session's (who, application, client)
         val why = local.cause(Cause.Push, s"from $repo${if (status == SyncStatus.Forced) ", forced" else ""}")
         if (old.exists(_ != head)) dst.protections.guard(c, rr, branch, Move.Push(forced = status == SyncStatus.Forced))
-        HistoryCopy.write(c, rr, batch.copy(objects = batch.objects.map(_.copy(location = None))), now)
+        HistoryCopy.write(c, rr, batch.copy(objects = batch.objects.map(_.copy(locations = Nil))), now)
         old match {
           case None => Sql.unique(MetaDao.insertRef(c, rr, Ref(Ref.branch(branch), RefKind.Branch, head, now), why))(moved)
           case Some(o) => if (o != head && !MetaDao.casRef(c, rr, Ref.branch(branch), o, head, why)) throw moved
@@ -264,7 +268,7 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
       val metas = src.objects(ids.filterNot(known))
       ids.filterNot(known).map(id => metas.getOrElse(id, throw new ObjectMissingException(id,
         s"the metastore of ${src.config.warehouse} has no row for it, though '$from.$table' needs it")))
-        .map(m => m.copy(location = Some(m.uriIn(src.config))))
+        .map(m => m.copy(locations = m.urisIn(src.config)))
     }
     val head = local.writableHead(repo, branch)
     head.foreach(h => if (local.tableOption(repo, h.hash, as).isDefined) throw new VersionedException(ErrorClass.TableExists,

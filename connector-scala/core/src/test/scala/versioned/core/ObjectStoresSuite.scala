@@ -68,7 +68,7 @@ class ObjectStoresSuite extends CoreFixture {
   test("copying an object to or from an s3a:// location without the s3a jars is OBJECT_STORE_UNSUPPORTED") {
     val id = fakeId("o")
     val meta = objectMeta(id)
-    val copy = ObjectCopy(meta, s"s3a://bucket/wh/${ObjectMeta.relativePath(id)}", dir.resolve("copy").toString,
+    val copy = ObjectCopy(meta, Seq(s"s3a://bucket/wh/${ObjectMeta.relativePath(id)}"), dir.resolve("copy").toString,
       dir.resolve("staging").toString)
     expectError[ObjectStoreUnsupportedException](ErrorClass.ObjectStoreUnsupported)(ObjectTransfer.copy(conf, copy))
     assert(!Files.exists(dir.resolve("copy")) && !Files.exists(dir.resolve("staging")))

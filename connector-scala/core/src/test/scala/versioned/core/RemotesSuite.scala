@@ -118,7 +118,7 @@ class RemotesSuite extends CoreFixture {
     assert(engine.remotes.list("copy").map(r => (r.name, r.repository)) == Seq("origin" -> "r"))
     assert(localObjectFiles.isEmpty, "nothing was downloaded")
     val metas = engine.objects(Seq(fakeId("a1"), fakeId("b1")))
-    assert(metas.values.forall(m => m.location.contains(other.config.objectUri(m.id))), metas)
+    assert(metas.values.forall(m => m.locations == Seq(other.config.objectUri(m.id))), metas)
     assert(metas(fakeId("a1")).checksum == other.objects(Seq(fakeId("a1")))(fakeId("a1")).checksum)
     // a local commit on the clone builds on objects that stay where they are
     val c3 = localCommit("copy", "main", "w", "c1")
@@ -147,7 +147,7 @@ class RemotesSuite extends CoreFixture {
     remoteCommit("t", "a1", "a2")
     val result = sync.cloneRepository(origin(), "full", download = true)
     assert(result.downloaded == 2 && localObjectFiles.toSet == Set(s"${fakeId("a1")}.parquet", s"${fakeId("a2")}.parquet"))
-    assert(engine.objects(Seq(fakeId("a1"))).values.forall(_.location.isEmpty))
+    assert(engine.objects(Seq(fakeId("a1"))).values.forall(_.locations.isEmpty))
     assert(Files.readAllBytes(file(dir, fakeId("a1"))).sameElements(Files.readAllBytes(file(otherDir, fakeId("a1")))))
     val c = remoteCommit("t", "bad")
     val f = file(otherDir, fakeId("bad"))
@@ -307,7 +307,7 @@ class RemotesSuite extends CoreFixture {
     engine.remotes.add("dst", origin())
     val c2 = sync.importTable("dst", "main", "r", "far", spec("main"), "far", Some("origin"), "tester", Some("bring far"))
     assert(c2.image.message == "bring far" && c2.image.parents == Seq(c.image.hash))
-    assert(engine.objects(Seq(fakeId("f1")))(fakeId("f1")).location.contains(other.config.objectUri(fakeId("f1"))))
+    assert(engine.objects(Seq(fakeId("f1")))(fakeId("f1")).locations == Seq(other.config.objectUri(fakeId("f1"))))
     assert(!Files.exists(file(dir, fakeId("f1"))))
   }
 
@@ -327,7 +327,7 @@ class RemotesSuite extends CoreFixture {
     assert(engine.maintenance.collectGarbage(None, 0L, force = true, dryRun = false).isEmpty)
     assert(engine.table("full", engine.image("full", c2.image.hash), "t").compacted.isDefined)
     assert(Files.exists(file(dir, comp.id)))
-    assert(engine.objects(Seq(fakeId("a1"), fakeId("a2"))).values.forall(_.location.isEmpty), "downloaded for 'full'")
+    assert(engine.objects(Seq(fakeId("a1"), fakeId("a2"))).values.forall(_.locations.isEmpty), "downloaded for 'full'")
     engine.dropRepository("full")
     engine.maintenance.collectGarbage(None, 0L, force = true, dryRun = false)
     // a lazy clone's objects: kept while referenced, their rows and locations dropped with the repository
@@ -335,7 +335,7 @@ class RemotesSuite extends CoreFixture {
     other.commit("r", "main", Some(c2.image.hash), Map("z" -> TableUpdate.Put(tableVersion("z", Seq(lazyOnes.id)), Seq(lazyOnes))),
       "tester", "z")
     sync.fetch("copy", "origin", download = false)
-    assert(engine.objects(Seq(lazyOnes.id))(lazyOnes.id).location.isDefined)
+    assert(engine.objects(Seq(lazyOnes.id))(lazyOnes.id).isRemote)
     assert(engine.maintenance.collectGarbage(None, 0L, force = true, dryRun = false).isEmpty, "referenced: kept")
     engine.dropRepository("copy")
     val gone = engine.maintenance.collectGarbage(None, 0L, force = true, dryRun = false)

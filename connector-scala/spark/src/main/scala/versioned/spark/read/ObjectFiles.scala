@@ -8,7 +8,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjection}
 import org.apache.spark.sql.execution.datasources.PartitionedFile
 import org.apache.spark.sql.types.StructType
-import versioned.core.{Errors, ObjectChecksum, ObjectStores, ObjectCorruptException, ObjectMissingException, VersionedException}
+import versioned.core.{Errors, ObjectChecksum, ObjectStores, ObjectCorruptException, ObjectMissingException, ObjectTransfer,
+  VersionedException}
 
 /**
  * Opening whole objects with a Parquet file reader prepared on the driver (scans and DIFF consolidation).
@@ -73,9 +74,8 @@ private[versioned] object ObjectFiles {
   def contentOf(conf: Configuration): Map[String, String] =
     scala.jdk.CollectionConverters.IteratorHasAsScala(conf.iterator()).asScala.map(e => e.getKey -> e.getValue).toMap
 
-  def open(read: Reader, f: ObjectFile, conf: Configuration): Iterator[InternalRow] = {
-    val path = new Path(f.uri)
-    val tail = guarded(f)(ObjectChecksum.verifyTail(ObjectStores.objectReads(path, conf), path, f.id, f.size, f.checksum))
+  def open(read: Reader, located: ObjectFile, conf: Configuration): Iterator[InternalRow] = {
+    val (f, tail) = reachable(located, conf)
     // a shared object read within a fragment's bounds: only the row groups that may hold its keys
     val (start, end) = (for { b <- f.bounds; t <- tail; span <- guarded(f)(RowGroupSpan.of(t, b, conf)) } yield span)
       .getOrElse((0L, f.size))
@@ -86,6 +86,34 @@ private[versioned] object ObjectFiles {
     // columnar readers hand out batches through the same iterator type: stay generic
     val checked = new Checked[Any](f, rows.asInstanceOf[Iterator[Any]]).asInstanceOf[Iterator[InternalRow]]
     f.bounds.fold(checked)(b => new Within(checked, b))
+  }
+
+  /**
+   * The object at the first of its places ([[ObjectFile.uri]], then its alternates) where it is there whole, with its
+   * tail read and verified there (None: no recorded checksum). A place that lacks the object, cannot be reached or
+   * holds other bytes is passed over for the next; when none holds it, the first one's error is raised.
+   */
+  private def reachable(f: ObjectFile, conf: Configuration): (ObjectFile, Option[Array[Byte]]) = {
+    val places = (f.uri +: f.alternates).map(u => f.copy(uri = u, alternates = Nil))
+    // without a recorded checksum the tail is not read: where there is another place, look before choosing this one
+    def at(place: ObjectFile): (ObjectFile, Option[Array[Byte]]) = guarded(place) {
+      val path = new Path(place.uri)
+      val fs = ObjectStores.objectReads(path, conf)
+      val tail = ObjectChecksum.verifyTail(fs, path, place.id, place.size, place.checksum)
+      if (tail.isEmpty && places.size > 1 && !fs.exists(path)) throw new java.io.FileNotFoundException(s"${place.uri} does not exist")
+      (place, tail)
+    }
+    if (places.size == 1) at(places.head)
+    else {
+      val failures = Vector.newBuilder[VersionedException]
+      places.iterator.map { p =>
+        try Some(at(p)) catch { case e: VersionedException if ObjectTransfer.passesOver(e) => failures += e; None }
+      }.collectFirst { case Some(found) => found }.getOrElse {
+        val all = failures.result()
+        all.tail.foreach(all.head.addSuppressed)
+        throw all.head
+      }
+    }
   }
 
   /**

@@ -56,18 +56,43 @@ private[versioned] object Verifier {
     case (_, problems) => problems.map(p => Row(Reflog.idOf(p.seq), "reflog", p.status, p.detail, Array.empty[String]))
   }
 
+  /**
+   * An object's status: read whole and checked at each of its places (an object read in place elsewhere may have
+   * several, docs/REMOTES.md); `ok` when one of them holds it intact (the detail names the places that do not), else
+   * the first place's problem.
+   */
   private def check(config: WarehouseConfig, conf: org.apache.hadoop.conf.Configuration, id: String,
                     meta: Option[ObjectMeta]): (String, Option[String]) = meta match {
     case None => (Missing, Some("no metastore row describes it"))
     case Some(m) =>
-      val path = new Path(m.uriIn(config))
-      try { ObjectChecksum.verifyWhole(versioned.core.ObjectStores.fileSystem(path, conf), path, m); (Ok, None) }
-      catch {
-        case e: ObjectMissingException => (Missing, Some(e.getMessage))
-        case e: ObjectCorruptException => (Corrupt, Some(e.getMessage))
-        case e: java.io.IOException if ObjectFiles.looksCorrupt(e) => (Corrupt, Some(s"reading it failed: ${e.getMessage}"))
-        case e: java.io.IOException => throw Errors.storage(s"verify could not read object $id ($path): ${e.getMessage}. " +
-          "Its bytes were not checked; run verify again when the store is reachable.", e)
+      val places = m.urisIn(config).map(u => u -> checkAt(conf, id, m, new Path(u), m.locations.size > 1))
+      places.collectFirst { case (_, Right(())) => () } match {
+        case Some(()) =>
+          val bad = places.collect { case (u, Left((status, why))) => s"$status at $u: $why" }
+          (Ok, if (bad.isEmpty) None else Some(s"intact at ${places.count(_._2.isRight)} of ${places.size} places; ${bad.mkString("; ")}"))
+        case None =>
+          val problems = places.collect { case (_, Left(p)) => p }
+          problems.find(_._1 != Unreachable).orElse(problems.headOption) match {
+            case Some((Unreachable, _)) | None => throw Errors.storage(s"verify could not read object $id at " +
+              s"${places.map(_._1).mkString(", ")}: ${problems.map(_._2).mkString("; ")}. Its bytes were not checked; run " +
+              "verify again when the store is reachable.", null)
+            case Some((status, _)) => (status, Some(problems.map(_._2).mkString("; ")))
+          }
       }
   }
+
+  private val Unreachable = "unreachable"
+
+  /** One place of an object checked: Right when it holds the object intact, else its status and why. */
+  private def checkAt(conf: org.apache.hadoop.conf.Configuration, id: String, m: ObjectMeta, path: Path,
+                      several: Boolean): Either[(String, String), Unit] =
+    try { ObjectChecksum.verifyWhole(versioned.core.ObjectStores.fileSystem(path, conf), path, m); Right(()) }
+    catch {
+      case e: ObjectMissingException => Left((Missing, e.getMessage))
+      case e: ObjectCorruptException => Left((Corrupt, e.getMessage))
+      case e: java.io.IOException if ObjectFiles.looksCorrupt(e) => Left((Corrupt, s"reading it failed: ${e.getMessage}"))
+      case e: java.io.IOException if several => Left((Unreachable, s"$path: ${e.getMessage}"))
+      case e: java.io.IOException => throw Errors.storage(s"verify could not read object $id ($path): ${e.getMessage}. " +
+        "Its bytes were not checked; run verify again when the store is reachable.", e)
+    }
 }

@@ -236,8 +236,57 @@ class RemotesSuite extends VersionedTestBase {
     // a clone that downloads also brings the objects this warehouse knew only at their location
     val full = cloneOrigin(o, download = "all")
     assert(full.objects == 0 && full.downloaded >= 1 && objectFiles(warehouse).size == tableObjects.size)
-    assert(engine.objects(tableObjects).values.forall(_.location.isEmpty))
+    assert(engine.objects(tableObjects).values.forall(_.locations.isEmpty))
     assert(read("r.t").count() == 150 && read("r3.t").count() == 150)
+  }
+
+  test("an object two remotes hold is recorded at both, read at the second when the first loses it, and downloaded from it") {
+    val a = origin()
+    create(a, (1 to 150).map(i => i -> s"v$i"))
+    upsert(a, Seq(3 -> "x", 140 -> "y"), "scattered")
+    // a second remote holding the same objects (objects are named by content): a copy of the first warehouse
+    val mirrorDir = Files.createTempDirectory("versioned-mirror")
+    try {
+      val db = java.sql.DriverManager.getConnection(a.metastoreUrl) // the copy's database file holds every commit
+      try db.createStatement().execute("PRAGMA wal_checkpoint(TRUNCATE)") finally db.close()
+      val walk = Files.walk(originDir.toPath)
+      try walk.iterator().asScala.toVector.filterNot(_.toString.endsWith("-shm")).foreach { f =>
+        val to = mirrorDir.resolve(originDir.toPath.relativize(f))
+        if (Files.isDirectory(f)) Files.createDirectories(to) else Files.copy(f, to)
+      } finally walk.close()
+      val b = Side(mirrorDir.toString, s"jdbc:sqlite:$mirrorDir/metastore.db")
+      val expected = contents(a, head(a))
+      cloneOrigin(a)                 // "r": every object at the first remote
+      cloneOrigin(b, into = "r2")    // the same objects, known already: the mirror's places are added after them
+      val version = engine.table("r2", engine.resolve("r2", Revision.DefaultBranch), "t")
+      val ids = (version.fragments ++ version.compacted.toSeq.flatten).flatMap(_.objects).distinct
+      val held = engine.objects(ids)
+      assert(held.size == ids.size && held.values.forall(m => m.locations ==
+        Seq(a.engine.config.objectUri(m.id), b.engine.config.objectUri(m.id))), held.values.map(_.locations))
+      cloneOrigin(b, into = "r3")    // recorded places are not added again
+      assert(engine.objects(ids) == held)
+      // the first remote loses its objects (its repository dropped and collected): reads go to the mirror
+      val aObjects = new File(originDir, "objects").toPath
+      val aside = originDir.toPath.resolveSibling(originDir.getName + "-objects-aside")
+      Files.move(aObjects, aside)
+      assert(contents(here, head(here, "r2"), "r2.t") == expected && contents(here, head(here), "r.t") == expected)
+      val checked = VersionedApi.verify(spark, null, "r2", null).collect()
+      assert(checked.forall(_.getAs[String]("status") == "ok"), checked.toSeq)
+      assert(checked.filter(_.getAs[String]("kind") != "reflog").forall(_.getAs[String]("detail").contains("intact at 1 of 2 places")),
+        checked.toSeq)
+      // no place holds them: the first place's error
+      val bObjects = mirrorDir.resolve("objects")
+      val bAside = mirrorDir.resolveSibling(mirrorDir.getFileName.toString + "-objects-aside")
+      Files.move(bObjects, bAside)
+      expectError(ErrorClass.ObjectMissing, originDir.getAbsolutePath)(read("r2.t").collect())
+      Files.move(bAside, bObjects)
+      // a download copies them from the place that has them; they are then stored here, their places forgotten
+      val full = cloneOrigin(a, download = "all", into = "r4")
+      assert(full.downloaded >= ids.size, full)
+      assert(engine.objects(ids).values.forall(_.locations.isEmpty))
+      Files.move(aside, aObjects)
+      assert(contents(here, head(here, "r4"), "r4.t") == expected)
+    } finally deleteAll(mirrorDir)
   }
 
   test("import_table links a table of another repository or of a remote in one commit, copying no data") {
