@@ -112,11 +112,20 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
 
     // objects the batch needs that this warehouse knew only at their locations: downloading brings them too; a lazy
     // fetch records the remote's places for them after those known (identical objects of two remotes share ids, and
-    // each remote's copy keeps them readable when the other's goes)
+    // each remote's copy keeps them readable when the other's goes), and for the logical objects of the remote's
+    // images this repository holds already (history first fetched from another remote)
     val fetchedIds = batch.objects.map(_.id).toSet
     val heldElsewhere = local.objects(batch.referencedObjects.filterNot(fetchedIds)).values.filter(_.isRemote).toVector
-    val alsoAt: Seq[(String, String)] = if (download || heldElsewhere.isEmpty) Nil
-      else src.objects(heldElsewhere.map(_.id)).values.toVector.flatMap(m => m.urisIn(src.config).map(m.id -> _))
+    val alsoAt: Seq[(String, String)] = if (download) Nil else {
+      val copied = batch.images.map(_.image.hash).toSet
+      val present = rows.map(_.image.hash).filterNot(copied)
+      val presentObjects = if (present.isEmpty) Vector.empty else HistoryBatch(Vector.empty,
+        local.metastore.read(MetaDao.tablesOfImages(_, repo, present)), Vector.empty).withoutCompacted.referencedObjects
+      val elsewhere = heldElsewhere.map(_.id) ++
+        local.objects(presentObjects.filterNot(heldElsewhere.map(_.id).toSet)).values.filter(_.isRemote).map(_.id)
+      if (elsewhere.isEmpty) Nil
+      else src.objects(elsewhere).values.toVector.flatMap(m => m.urisIn(src.config).map(m.id -> _))
+    }
     def record(lease: Option[Lease]): (Int, Map[String, String]) = {
       val downloaded = lease.map(l => mover.copy(batch.objects.map(ObjectCopy.between(_, src.config, local.config, l)) ++
         heldElsewhere.map(ObjectCopy.between(_, local.config, local.config, l)))).getOrElse(0)

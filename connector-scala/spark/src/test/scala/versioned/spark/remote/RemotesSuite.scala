@@ -257,13 +257,19 @@ class RemotesSuite extends VersionedTestBase {
       val b = Side(mirrorDir.toString, s"jdbc:sqlite:$mirrorDir/metastore.db")
       val expected = contents(a, head(a))
       cloneOrigin(a)                 // "r": every object at the first remote
-      cloneOrigin(b, into = "r2")    // the same objects, known already: the mirror's places are added after them
-      val version = engine.table("r2", engine.resolve("r2", Revision.DefaultBranch), "t")
+      val version = engine.table("r", engine.resolve("r", Revision.DefaultBranch), "t")
       val ids = (version.fragments ++ version.compacted.toSeq.flatten).flatMap(_.objects).distinct
+      assert(engine.objects(ids).values.forall(m => m.locations == Seq(a.engine.config.objectUri(m.id))))
+      // the mirror as a second remote of "r": a fetch brings no image (r holds its history already, from the first
+      // remote), and records the mirror's places after the first's
+      VersionedApi.addRemote(spark, null, "r", "mirror", b.warehouse, b.metastoreUrl, null)
+      val fetched = VersionedApi.fetch(spark, null, "r", "mirror", null)
+      assert(fetched.images == 0, fetched)
       val held = engine.objects(ids)
       assert(held.size == ids.size && held.values.forall(m => m.locations ==
         Seq(a.engine.config.objectUri(m.id), b.engine.config.objectUri(m.id))), held.values.map(_.locations))
-      cloneOrigin(b, into = "r3")    // recorded places are not added again
+      cloneOrigin(b, into = "r2")    // the same objects at the same places: recorded places are not added again
+      cloneOrigin(a, into = "r3")
       assert(engine.objects(ids) == held)
       // the first remote loses its objects (its repository dropped and collected): reads go to the mirror
       val aObjects = new File(originDir, "objects").toPath
