@@ -105,7 +105,7 @@ def _object(store_root: Any, oid: str, table: pa.Table, kind: str) -> Any:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{oid}.parquet"
     pq.write_table(table, str(path), row_group_size=50_000)
-    return ObjectRecord(oid, kind, table.num_rows, path.stat().st_size, {}, {}, None, None)
+    return ObjectRecord(oid, kind, table.num_rows, path.stat().st_size, {}, {}, None, ())
 
 
 def test_a_key_bound_ends_the_read_of_sorted_objects_early_with_the_same_rows(tmp_path: Any,
