@@ -89,7 +89,7 @@ if TYPE_CHECKING:
     )
     from versioned.install import install, is_installed, uninstall
     from versioned.merging import MergeResult
-    from versioned.remotes import FetchResult, PushResult, RefUpdate, clone
+    from versioned.remotes import DownloadResult, FetchResult, PushResult, RefUpdate, clone
     from versioned.repository import Repository, collect_garbage, repositories
     from versioned.transaction import Transaction
     from versioned.session import configure_spark_with_versioned, jar_path, set_log_level
@@ -111,6 +111,7 @@ __all__ = [
     "clone",
     "FetchResult",
     "PushResult",
+    "DownloadResult",
     "RefUpdate",
     "repositories",
     "collect_garbage",
@@ -167,6 +168,7 @@ __all__ = [
 _HOMES: Dict[str, str] = {
     "install": "versioned.install", "is_installed": "versioned.install", "uninstall": "versioned.install",
     "MergeResult": "versioned.merging", "FetchResult": "versioned.remotes", "PushResult": "versioned.remotes",
+    "DownloadResult": "versioned.remotes",
     "RefUpdate": "versioned.remotes", "clone": "versioned.remotes", "Repository": "versioned.repository",
     "collect_garbage": "versioned.repository", "repositories": "versioned.repository",
     "Transaction": "versioned.transaction", "configure_spark_with_versioned": "versioned.session",

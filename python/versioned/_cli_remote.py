@@ -1,4 +1,4 @@
-"""Commands that exchange history with other warehouses: ``remote add|list|remove``, ``clone``, ``fetch``,
+"""Commands that exchange history with other warehouses: ``remote add|list|remove``, ``clone``, ``fetch``, ``download``,
 ``pull``, ``push`` and ``import-table`` (the rules are in docs/REMOTES.md).
 
 The warehouse given by ``--warehouse`` / ``VERSIONED_WAREHOUSE`` is the local one; a remote is named by its
@@ -21,7 +21,7 @@ from versioned._cli_base import (Format, app, author_option, console, emit, emit
 from versioned._cli_merge import _Phrase, _report, merge_record
 from versioned._cli_reader import reading
 
-__all__ = ["remote", "remote_add", "remote_list", "remote_remove", "clone", "fetch", "pull", "push", "import_table",
+__all__ = ["remote", "remote_add", "remote_list", "remote_remove", "clone", "fetch", "download", "pull", "push", "import_table",
            "fetch_record", "push_record", "FETCH_SUMMARY", "PUSH_SUMMARY"]
 
 #: The fields ``--format csv`` prints for clone and fetch (one row); ``--format json`` adds ``refs``.
@@ -213,6 +213,28 @@ def fetch(repository: str, remote_name: str, download: bool, fmt: Format) -> Non
     if not record["refs"] and not record["images"]:
         line = f"Already up to date with {escape(remote_name)}"
     _emit_record(record, FETCH_SUMMARY, fmt, line)
+
+
+@app.command()
+@click.argument("repository")
+@click.argument("ref", metavar="[REF]", required=False)
+@format_option
+def download(repository: str, ref: Optional[str], fmt: Format) -> None:
+    """Copies into this warehouse the objects of REF's tables (default: of every version) that a lazy clone or
+    fetch left at a remote, verified, and forgets their places there; refs do not move.
+
+    Example: versioned download shop v3 && versioned download shop
+    """
+    with state.session(light=False) as spark:
+        with status(f"Downloading {repository}" + (f" at {ref}" if ref else "")):
+            result = _repo(spark, repository).download(ref)
+    record = dataclasses.asdict(result)
+    if fmt is not Format.table:
+        emit_one(record, fmt)
+        return
+    at = f" at {result.image[:12]}" if result.image else " (every version)"
+    console().print(f"[green]Downloaded {escape(repository)}{at}[/green]: {result.downloaded} of "
+                    f"{result.objects} object(s) held at remotes copied")
 
 
 @app.command()

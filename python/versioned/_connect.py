@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, 
 
 from pyspark.sql import DataFrame, SparkSession
 
-from versioned._ops import FetchOutcome, MergeOutcome, Ops, PushOutcome, RefKind, TransactionHandle, declare_client
+from versioned._ops import DownloadOutcome, FetchOutcome, MergeOutcome, Ops, PushOutcome, RefKind, TransactionHandle, declare_client
 from versioned.errors import VersionedError, error_for_class, known_error_classes, pyspark_kind, with_pyspark_variant
 
 CATALOG_CLASS = "versioned.spark.catalog.VersionedCatalog"
@@ -501,6 +501,11 @@ class SqlOps(Ops):
 
     def fetch(self, repo: str, remote: str, download: str) -> FetchOutcome:
         return self._fetched(first(self._call("fetch", repository=repo, remote=remote, download=download)))
+
+    def download(self, repo: str, ref: Optional[str]) -> DownloadOutcome:
+        row = first(self._call("download", repository=repo, ref=ref))
+        return {"repository": row["repository"], "image": row["image"], "objects": row["objects"],
+                "downloaded": row["downloaded"]}
 
     def pull(self, repo: str, remote: str, branch: Optional[str], strategy: str, fast_forward: str,
              message: Optional[str], author: Optional[str]) -> MergeOutcome:

@@ -14,7 +14,7 @@ from py4j.java_collections import JavaList
 from py4j.java_gateway import JavaClass, JavaObject
 from pyspark.sql import DataFrame, SparkSession
 
-from versioned._ops import FetchOutcome, MergeOutcome, Ops, PushOutcome, RefKind, TransactionHandle, declare_client
+from versioned._ops import DownloadOutcome, FetchOutcome, MergeOutcome, Ops, PushOutcome, RefKind, TransactionHandle, declare_client
 from versioned._jvm_errors import translated_errors
 from versioned.errors import UnsupportedOperation
 
@@ -386,6 +386,10 @@ class JvmOps(Ops):
     def fetch(self, repo: str, remote: str, download: str) -> FetchOutcome:
         fetched: FetchOutcome = self._json("fetch", repo, remote, download)
         return fetched
+
+    def download(self, repo: str, ref: Optional[str]) -> DownloadOutcome:
+        done: DownloadOutcome = self._json("download", repo, ref)
+        return done
 
     def pull(self, repo: str, remote: str, branch: Optional[str], strategy: str, fast_forward: str,
              message: Optional[str], author: Optional[str]) -> MergeOutcome:

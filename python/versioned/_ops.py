@@ -27,9 +27,9 @@ from pyspark.sql import DataFrame
 
 from versioned._governance_ops import GovernanceOps
 from versioned._retention_ops import RetentionOps
-from versioned._outcomes import FetchOutcome, MergeOutcome, PushOutcome, RefUpdateRow
+from versioned._outcomes import DownloadOutcome, FetchOutcome, MergeOutcome, PushOutcome, RefUpdateRow
 
-__all__ = ["Ops", "TransactionHandle", "CLIENT_CONF", "declare_client", "MergeOutcome", "RefUpdateRow", "FetchOutcome", "PushOutcome", "RefKind"]
+__all__ = ["Ops", "TransactionHandle", "CLIENT_CONF", "declare_client", "MergeOutcome", "RefUpdateRow", "FetchOutcome", "PushOutcome", "DownloadOutcome", "RefKind"]
 
 #: The kinds of ref :meth:`Ops.refs` lists.
 RefKind = Literal["branch", "tag", "lock"]
@@ -556,6 +556,16 @@ class Ops(GovernanceOps, RetentionOps, Protocol):
         Example::
 
             ops.fetch("shop", "origin", "none")["images"]
+        """
+        ...
+
+    def download(self, repo: str, ref: Optional[str]) -> DownloadOutcome:
+        """Copies into this warehouse the objects of ``ref``'s tables (None: of every version of ``repo``) that it
+        knows only at a remote's places, verified, and forgets those places.
+
+        Example::
+
+            ops.download("shop", "main")["downloaded"]
         """
         ...
 

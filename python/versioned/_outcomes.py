@@ -8,7 +8,7 @@ from typing import List, Optional, TypedDict
 
 from pyspark.sql import DataFrame
 
-__all__ = ["MergeOutcome", "RefUpdateRow", "FetchOutcome", "PushOutcome"]
+__all__ = ["MergeOutcome", "RefUpdateRow", "FetchOutcome", "PushOutcome", "DownloadOutcome"]
 
 
 class MergeOutcome(TypedDict):
@@ -57,6 +57,20 @@ class FetchOutcome(TypedDict):
     objects: int
     downloaded: int
     refs: List[RefUpdateRow]
+
+
+class DownloadOutcome(TypedDict):
+    """What a download did: the fields of :class:`~versioned.DownloadResult`.
+
+    Example::
+
+        DownloadResult._of(ops.download("shop", None)).downloaded
+    """
+
+    repository: str
+    image: Optional[str]
+    objects: int
+    downloaded: int
 
 
 class PushOutcome(TypedDict):

@@ -1,7 +1,7 @@
 """The ``versioned`` command line: version CSV/Parquet data from a shell.
 
 Commands: ``init``, ``import``, ``export``, ``cat``, ``log``, ``show``, ``diff``, ``blame``, ``branch``, ``reset``,
-``tag``, ``lock``, ``merge``, ``cherry-pick``, ``revert``, ``remote``, ``clone``, ``fetch``, ``pull``, ``push``,
+``tag``, ``lock``, ``merge``, ``cherry-pick``, ``revert``, ``remote``, ``clone``, ``fetch``, ``download``, ``pull``, ``push``,
 ``import-table``, ``protect``, ``unprotect``, ``publish``, ``bisect``, ``check``, ``gc``, ``verify``, ``reflog`` and ``sql``. A branch or ref left out is the repository's default branch.
 ``log``, ``show``, ``cat``, ``export``, ``diff``, ``verify``
 and the branch, tag and lock listings only read: they use :mod:`versioned.reader` and start no JVM. The others run

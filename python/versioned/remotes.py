@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Dict, Optional, Tuple, Union
 from pyspark.sql import DataFrame, SparkSession
 
 from versioned import _args
-from versioned._ops import FetchOutcome, Ops, PushOutcome
+from versioned._ops import DownloadOutcome, FetchOutcome, Ops, PushOutcome
 from versioned.merging import MergeResult
 
 if TYPE_CHECKING:
     from versioned.repository import Repository
 
-__all__ = ["RefUpdate", "FetchResult", "PushResult", "clone"]
+__all__ = ["RefUpdate", "FetchResult", "PushResult", "DownloadResult", "clone"]
 
 Download = Union[str, bool, None]
 
@@ -123,6 +123,32 @@ class PushResult:
                           int(d["objects"]), int(d["uploaded"]), tuple(d["tags"]))
 
 
+@dataclass(frozen=True)
+class DownloadResult:
+    """What a download did.
+
+    Attributes:
+        repository: the repository.
+        image: the version whose tables were downloaded (None: every version).
+        objects: objects the warehouse knew only at a remote's places before the download.
+        downloaded: objects copied (those an interrupted download already left here intact are not copied again).
+
+    Example::
+
+        result = repo.download("v3")
+        print(result.objects, result.downloaded)
+    """
+
+    repository: str
+    image: Optional[str]
+    objects: int
+    downloaded: int
+
+    @staticmethod
+    def _of(d: DownloadOutcome) -> "DownloadResult":
+        return DownloadResult(d["repository"], d["image"], int(d["objects"]), int(d["downloaded"]))
+
+
 class RemotesMixin:
     """The remote operations of :class:`~versioned.Repository` (kept here so each module stays small). They
     work on classic and on Spark Connect sessions (there, as ``CALL <catalog>.system.*`` procedures)."""
@@ -186,6 +212,20 @@ class RemotesMixin:
             repo.diff("orders", "main", "origin/main").show()
         """
         return FetchResult._of(self._ops.fetch(self.name, _args.text("remote", remote), _download(download)))
+
+    def download(self, ref: Optional[str] = None) -> DownloadResult:
+        """Copies into this warehouse the objects of ``ref``'s tables (default: of every version) that a lazy
+        clone or fetch left at a remote's places, each verified against its checksum, then forgets those places:
+        the versions read without the remotes from then on. Refs and history do not change; a failed copy
+        records nothing, and a retry copies only what is not here yet.
+
+        Example::
+
+            repo = versioned.clone(spark, "sales", warehouse="/data/team", metastore_url="jdbc:sqlite:/data/team/metastore.db")
+            repo.download("v3")        # tag v3's tables now read without the remote
+            repo.download()            # and every other version too
+        """
+        return DownloadResult._of(self._ops.download(self.name, _args.optional_text("ref", ref)))
 
     def pull(self, remote: str = "origin", branch: Optional[str] = None, *, strategy: str = "fail",
              fast_forward: str = "auto", message: Optional[str] = None,

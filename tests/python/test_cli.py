@@ -477,6 +477,11 @@ def test_remote_clone_fetch_pull_push_round_trip(spark: SparkSession, origin: Li
     assert repo.resolve("main") == local_head
     assert ok("fetch", "r", "origin").stdout.strip() == "Already up to date with origin"
     assert ok("fetch", "r", "-f", "csv").stdout.splitlines()[0] == "repository,remote,images,objects,downloaded"
+    # download: the fetched head's objects come here, then the rest
+    got = as_json("download", "r", "origin/main")
+    assert (got["repository"], got["image"]) == ("r", theirs.resolve("main")) and got["downloaded"] == got["objects"] >= 1
+    assert "Downloaded r (every version): " in ok("download", "r").stdout
+    assert as_json("download", "r") == {"repository": "r", "image": None, "objects": 0, "downloaded": 0}
     pulled = ok("pull", "r", "origin", "--branch", "main", "-m", "pull origin").stdout
     merged = repo.resolve("main")
     assert f"Pulled origin/main into main: {merged[:12]}" in pulled and "fast-forward" not in pulled
@@ -510,6 +515,7 @@ def test_rejected_push_exits_1_and_moves_nothing(spark: SparkSession, origin: Li
 
 @pytest.mark.parametrize("args, error_class", [
     (["fetch", "r", "upstream"], "REMOTE_NOT_FOUND"),
+    (["download", "r", "nope"], "REF_NOT_FOUND"),
     (["push", "r", "upstream"], "REMOTE_NOT_FOUND"),
     (["pull", "r", "upstream"], "REMOTE_NOT_FOUND"),
     (["remote", "remove", "r", "upstream"], "REMOTE_NOT_FOUND"),

@@ -6,14 +6,15 @@ land) and an "origin" one reached through ``warehouse=`` options.
 
 from __future__ import annotations
 
+import shutil
 from typing import Any, Dict, List, Tuple
 
 import pytest
 from pyspark.sql import SparkSession
 
 import versioned
-from versioned import (FetchResult, ImmutableRef, InvalidName, InvalidOption, NonFastForward, ObjectStoreUnsupported,
-                       PushResult, RemoteExists, RemoteNotFound, RemoteUnreachable, Repository, RepositoryExists)
+from versioned import (DownloadResult, FetchResult, ImmutableRef, InvalidName, InvalidOption, NonFastForward, ObjectStoreUnsupported,
+                       PushResult, RefNotFound, RemoteExists, RemoteNotFound, RemoteUnreachable, Repository, RepositoryExists)
 from conftest import frame, rows_of
 
 SESSIONS = ("classic", "connect")
@@ -116,6 +117,26 @@ def test_import_table_links_without_copying(spark: SparkSession, origin: Dict[st
     commit = dest.import_table("r", "t", "main", remote="origin", message="bring t")
     assert dest.resolve("main") == commit and dest.show("main")["message"] == "bring t"
     assert rows_of(spark.read.versioned("dest.t")) == [(1, "a"), (2, "b")]
+
+
+def test_download_makes_lazily_held_versions_independent_of_the_remote(spark: SparkSession, origin: Dict[str, str]) -> None:
+    theirs = _origin_repo(spark, origin)
+    repo = versioned.clone(spark, "r", warehouse=origin["warehouse"], metastore_url=origin["metastore_url"])
+    first = repo.resolve()
+    _upsert(spark, theirs, [(3, "c")], "origin adds 3")
+    repo.fetch()
+    newer = repo.resolve("origin/main")
+    with pytest.raises(RefNotFound):
+        repo.download("nope")
+    one = repo.download(first)
+    assert isinstance(one, DownloadResult) and one.image == first and one.objects == one.downloaded >= 1
+    assert repo.download(first) == DownloadResult("r", first, 0, 0)
+    rest = repo.download()
+    assert rest.image is None and rest.objects == rest.downloaded >= 1
+    shutil.rmtree(origin["warehouse"])  # the remote is gone: both versions read from this warehouse
+    assert rows_of(spark.read.versioned("r.t", ref=first)) == [(1, "a"), (2, "b")]
+    assert rows_of(spark.read.versioned("r.t", ref=newer)) == [(1, "a"), (2, "b"), (3, "c")]
+    assert repo.verify().filter("status != 'ok'").count() == 0
 
 
 def test_sql_procedures(spark: SparkSession, origin: Dict[str, str]) -> None:

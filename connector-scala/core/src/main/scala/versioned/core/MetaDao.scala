@@ -162,11 +162,19 @@ private[core] object MetaDao {
     out
   }
 
-  /** The table rows of the given images of `repo` (batched). */
-  def tablesOfImages(c: Connection, repo: String, images: Seq[String]): Vector[ImageTable] = {
-    val out = images.distinct.grouped(500).flatMap { g =>
+  /** The table rows of those of the given images of `repo` whose tables are held (none of an expired image; batched). */
+  def tablesHeld(c: Connection, repo: String, images: Seq[String]): Vector[ImageTable] =
+    images.distinct.grouped(500).flatMap { g =>
       Sql.query(c, s"SELECT $tableCols FROM vc_tables WHERE repo = ? AND image_hash IN (${marks(g)})", repo +: g: _*)(tableRow)
     }.toVector
+
+  /** Every table row of `repo` (each image's tables; none of an expired image), in one query. */
+  def tablesOfRepo(c: Connection, repo: String): Vector[ImageTable] =
+    Sql.query(c, s"SELECT $tableCols FROM vc_tables WHERE repo = ?", repo)(tableRow)
+
+  /** The table rows of the given images of `repo` (batched). */
+  def tablesOfImages(c: Connection, repo: String, images: Seq[String]): Vector[ImageTable] = {
+    val out = tablesHeld(c, repo, images)
     val found = out.iterator.map(_.image).toSet
     images.distinct.filterNot(found).foreach(Retention.refuse(c, repo, _))
     out

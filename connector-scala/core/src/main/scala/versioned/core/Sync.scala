@@ -26,6 +26,13 @@ final case class PushResult(repository: String, remote: String, branch: String, 
     "uploaded" -> uploaded, "tags" -> tags))
 }
 
+/** What a download did: the version it was for (None: every version), objects held elsewhere before it, objects copied. */
+final case class DownloadResult(repository: String, image: Option[String], objects: Int, downloaded: Int) {
+  /** The result as a JSON object (what the Python package reads). */
+  def toJson: String = Json.write(Map("repository" -> repository, "image" -> image.orNull, "objects" -> objects,
+    "downloaded" -> downloaded))
+}
+
 object SyncStatus {
   val New = "new"
   val Created = "created"
@@ -120,7 +127,7 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
       val copied = batch.images.map(_.image.hash).toSet
       val present = rows.map(_.image.hash).filterNot(copied)
       val presentObjects = if (present.isEmpty) Vector.empty else HistoryBatch(Vector.empty,
-        local.metastore.read(MetaDao.tablesOfImages(_, repo, present)), Vector.empty).withoutCompacted.referencedObjects
+        local.metastore.read(MetaDao.tablesHeld(_, repo, present)), Vector.empty).withoutCompacted.referencedObjects
       val elsewhere = heldElsewhere.map(_.id) ++
         local.objects(presentObjects.filterNot(heldElsewhere.map(_.id).toSet)).values.filter(_.isRemote).map(_.id)
       if (elsewhere.isEmpty) Nil
@@ -169,6 +176,30 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
       })
     }
     FetchResult(repo, remote.name, batch.images.size, batch.objects.size, downloaded, updates)
+  }
+
+  /**
+   * Copies into this warehouse the objects of `repo` it knows only at other places (a lazy clone's or fetch's):
+   * those of the tables of `at` (its logical fragments and compacted forms), or with None those of every
+   * version of the repository. Each copy is verified against its checksum (from the first place that holds
+   * it intact) before it is renamed into `objects/`; then, in one transaction, the objects' places are
+   * forgotten, so reads no longer depend on the remotes. Nothing is recorded when a copy fails, and a retry
+   * copies only what is not yet here intact. Refs and history do not change.
+   */
+  def download(repo: String, at: Option[Revision]): DownloadResult = {
+    val started = local.now()
+    if (!local.repositoryExists(repo)) throw new RepositoryNotFoundException(repo)
+    val image = at.map(local.resolve(repo, _).hash)
+    val tables = local.metastore.read(c => image.fold(MetaDao.tablesOfRepo(c, repo))(MetaDao.tablesOf(c, repo, _).toVector))
+    val remote = local.objects(HistoryBatch(Vector.empty, tables, Vector.empty).referencedObjects).values.filter(_.isRemote).toVector
+    val downloaded = if (remote.isEmpty) 0 else local.leases.withLease(repo, "download") { l =>
+      val n = mover.copy(remote.map(ObjectCopy.between(_, local.config, local.config, l)))
+      local.metastore.tx(MetaDao.deleteLocations(_, remote.map(_.id))) // now stored here
+      n
+    }
+    log.info(s"versioned: download of $repo${image.fold(" (every version)")(h => s" at ${h.take(12)}")}: " +
+      s"${remote.size} objects held elsewhere, $downloaded copied in ${local.now() - started} ms")
+    DownloadResult(repo, image, remote.size, downloaded)
   }
 
   /**

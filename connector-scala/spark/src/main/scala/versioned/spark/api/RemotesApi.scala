@@ -71,6 +71,10 @@ private[spark] object RemotesApi {
   def fetch(spark: SparkSession, e: Engine, repository: String, remote: String, download: String): FetchResult =
     sync(spark, e).fetch(repo(repository), remoteName(remote), RemotesApi.download(download))
 
+  /** Copies the objects of `ref`'s tables (null: of every version) that `repository` knows only at other places. */
+  def downloadObjects(spark: SparkSession, e: Engine, repository: String, ref: String): DownloadResult =
+    sync(spark, e).download(repo(repository), Option(ref).map(_.trim).filter(_.nonEmpty).map(spec))
+
   /**
    * Fetches `remote`, then merges its branch `branch` (the ref `remotes/<remote>/<branch>`) into the local
    * branch of that name with the merge rules (a fast-forward when the local branch has not moved). A local
@@ -124,6 +128,13 @@ private[spark] object RemotesApi {
 
   def fetchFrame(spark: SparkSession, f: FetchResult): DataFrame = frame(spark, FetchSchema, Seq(Row(f.repository, f.remote,
     f.images.toLong, f.objects.toLong, f.downloaded.toLong, f.refs.map(u => Row(u.ref, u.old.orNull, u.next.orNull, u.status)))))
+
+  val DownloadSchema: StructType = StructType(Seq(
+    StructField("repository", StringType, nullable = false), StructField("image", StringType, nullable = true),
+    StructField("objects", LongType, nullable = false), StructField("downloaded", LongType, nullable = false)))
+
+  def downloadFrame(spark: SparkSession, d: DownloadResult): DataFrame = frame(spark, DownloadSchema,
+    Seq(Row(d.repository, d.image.orNull, d.objects.toLong, d.downloaded.toLong)))
 
   val PushSchema: StructType = StructType(Seq(
     StructField("repository", StringType, nullable = false), StructField("remote", StringType, nullable = false),

@@ -1,7 +1,7 @@
 package versioned.spark.api
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
-import versioned.core.{FetchResult, PushResult}
+import versioned.core.{DownloadResult, FetchResult, PushResult}
 
 /**
  * Entry point for Python (through py4j) and Java/Scala callers: static, Java-friendly methods.
@@ -137,6 +137,12 @@ object VersionedApi {
   /** Brings what `remote` has that `repo` lacks and moves the refs tracking it; never moves a local branch. */
   def fetch(spark: SparkSession, options: Opts, repo: String, remote: String, download: String): FetchResult =
     RemotesApi.fetch(spark, ApiSupport.engineFor(spark, options, repo), repo, remote, download)
+  /**
+   * Copies into this warehouse the objects of `ref`'s tables (null: of every version of `repo`) that it knows only
+   * at a remote's places (lazy clones and fetches), verified, then forgets those places; refs do not move.
+   */
+  def download(spark: SparkSession, options: Opts, repo: String, ref: String): DownloadResult =
+    RemotesApi.downloadObjects(spark, ApiSupport.engineFor(spark, options, repo), repo, ref)
   /** Fetch, then merge `remotes/<remote>/<branch>` into local `branch` (a fast-forward when possible). */
   def pull(spark: SparkSession, options: Opts, repo: String, remote: String, branch: String, strategy: String,
            fastForward: String, message: String, author: String): versioned.spark.merge.MergeOutcome =

@@ -85,7 +85,7 @@ class NamedCallProcedureSuite extends RefManagementBehaviour {
     val names = sql("SHOW PROCEDURES IN c.system").collect().map(_.getString(3)).toSeq.sorted
     assert(names == Seq("abort_transaction", "add_check", "add_remote", "begin_transaction", "bisect", "checks", "cherry_pick", "clone",
       "commit_transaction", "compact", "create_branch", "create_lock", "create_tag", "default_branch", "delete_branch", "delete_tag",
-      "delete_where", "diff", "diff_summary", "fetch", "gc", "gc_warehouse", "import_table", "last_commit", "materialize", "merge",
+      "delete_where", "diff", "diff_summary", "download", "fetch", "gc", "gc_warehouse", "import_table", "last_commit", "materialize", "merge",
       "merge_conflicts", "protect_branch", "protections", "publish", "pull", "push", "reflog", "release_lock", "remotes", "remove_check", "remove_remote",
       "remove_retention", "rename_branch", "reset_branch", "resolve", "retention", "revert", "run_checks", "set_retention", "show",
       "transaction_delete_where", "transaction_read", "transaction_state", "transaction_upsert", "transaction_write", "unprotect_branch", "verify"))

@@ -240,6 +240,46 @@ class RemotesSuite extends VersionedTestBase {
     assert(read("r.t").count() == 150 && read("r3.t").count() == 150)
   }
 
+  test("download copies a lazily held version's objects here, verified; then every version's; the remote may then lose them") {
+    val o = origin()
+    create(o, (1 to 150).map(i => i -> s"v$i"))
+    cloneOrigin(o)
+    val first = head(here)
+    upsert(o, Seq(3 -> "x", 140 -> "y"), "scattered")
+    VersionedApi.fetch(spark, null, "r", null, null)
+    def objectsOf(image: String) = engine.tables("r", image).flatMap(t => (t.fragments ++ t.compacted.toSeq.flatten).flatMap(_.objects)).distinct
+    val (firstIds, newer) = (objectsOf(first), engine.resolve("r", Revision.Spec("origin/main")).hash)
+    val onlyNewer = objectsOf(newer).filterNot(firstIds.toSet)
+    assert(onlyNewer.nonEmpty && engine.objects(firstIds ++ onlyNewer).values.forall(_.isRemote))
+    val before = engine.objects(firstIds ++ onlyNewer)
+    // bad input: typed errors, nothing copied or forgotten
+    expectError(ErrorClass.RefNotFound, "nope")(VersionedApi.download(spark, null, "r", "nope"))
+    expectError(ErrorClass.RepositoryNotFound, "r9")(VersionedApi.download(spark, null, "r9", null))
+    assert(engine.objects(firstIds ++ onlyNewer) == before && objectFiles(warehouse).isEmpty)
+    // one version: its objects are stored here afterwards, the newer version's stay at the remote
+    val one = VersionedApi.download(spark, null, "r", first)
+    assert(one.image.contains(first) && one.objects == firstIds.size && one.downloaded == firstIds.size, one)
+    assert(engine.objects(firstIds).values.forall(_.locations.isEmpty) && engine.objects(onlyNewer).values.forall(_.isRemote))
+    assert(objectFiles(warehouse).toSet == firstIds.map(id => s"$id.parquet").toSet)
+    assert(VersionedApi.download(spark, null, "r", first) == DownloadResult("r", Some(first), 0, 0)) // nothing left to do
+    // every version, through SQL; a corrupt object at the remote is OBJECT_CORRUPT and nothing is forgotten
+    val victim = onlyNewer.head
+    val f = new File(originDir, ObjectMeta.relativePath(victim)).toPath
+    val good = Files.readAllBytes(f)
+    val bad = good.clone(); bad(bad.length - 5) = (bad(bad.length - 5) ^ 0x20).toByte; Files.write(f, bad)
+    expectError(ErrorClass.ObjectCorrupt, victim)(VersionedApi.download(spark, null, "r", null))
+    assert(engine.objects(onlyNewer) == before.filter(e => onlyNewer.contains(e._1)))
+    Files.write(f, good)
+    val row = spark.sql("CALL vc.system.download(repository => 'r')").collect().toSeq
+    assert(row.map(r => (r.getString(0), Option(r.getString(1)), r.getLong(2))) == Seq(("r", None, onlyNewer.size.toLong)), row)
+    assert(engine.objects(firstIds ++ onlyNewer).values.forall(_.locations.isEmpty))
+    // the remote loses everything: both versions still read, verified
+    deleteAll(originDir.toPath)
+    assert(contents(here, first) == (1 to 150).map(i => i -> s"v$i").toMap)
+    assert(contents(here, newer) == (1 to 150).map(i => i -> s"v$i").toMap ++ Map(3 -> "x", 140 -> "y"))
+    assert(VersionedApi.verify(spark, null, "r", null).filter("status != 'ok'").count() == 0)
+  }
+
   test("an object two remotes hold is recorded at both, read at the second when the first loses it, and downloaded from it") {
     val a = origin()
     create(a, (1 to 150).map(i => i -> s"v$i"))

@@ -43,6 +43,7 @@ private[versioned] object Procedures {
     "remotes" -> (e => new RemotesProcedure(e)),
     "clone" -> (e => new CloneProcedure(e)),
     "fetch" -> (e => new FetchProcedure(e)),
+    "download" -> (e => new DownloadProcedure(e)),
     "pull" -> (e => new PullProcedure(e)),
     "push" -> (e => new PushProcedure(e)),
     "import_table" -> (e => new ImportTableProcedure(e)),
