@@ -96,8 +96,8 @@ class Bridge:
         args = [ident, jvm.scala.Some(branch), mode, none, False, "bench", message, empty]
         req = None
         # later versions append defaulted parameters: Options (expectedHead, deleteColumn), then beforeImages,
-        # allowEmpty, then writeId (an Option), then deferred and stream (Options)
-        tails: List[List[Any]] = [[], [False], [False, False], [False, False, none], [False, False, none, none, none]]
+        # allowEmpty, then Options (writeId, deferred, stream, replaceWhere, ...)
+        tails: List[List[Any]] = [[], [False]] + [[False, False] + [none] * n for n in range(8)]
         for extra, tail in ((e, t) for e in range(3) for t in tails):
             try:
                 req = w.WriteRequest(*args, *([none] * extra), *tail)

@@ -375,7 +375,7 @@ private[versioned] object VersionedScan {
         case Or(l, r) => mayMatch(l, bounds) || mayMatch(r, bounds)
         case EqualTo(c, v) => cmp(c, v)((o, lo, hi, x) => o.le(lo, x) && o.le(x, hi))
         case EqualNullSafe(c, v) if v != null => cmp(c, v)((o, lo, hi, x) => o.le(lo, x) && o.le(x, hi))
-        case In(c, vs) => vs.isEmpty || vs.exists(v => mayMatch(EqualTo(c, v), bounds))
+        case In(c, vs) => vs.isEmpty || anyWithin(c, vs, bounds)
         case LessThan(c, v) => cmp(c, v)((o, lo, _, x) => o.lt(lo, x))
         case LessThanOrEqual(c, v) => cmp(c, v)((o, lo, _, x) => o.le(lo, x))
         case GreaterThan(c, v) => cmp(c, v)((o, _, hi, x) => o.lt(x, hi))
@@ -383,6 +383,43 @@ private[versioned] object VersionedScan {
         case _ => true
       }
     }
+
+    /**
+     * The values of an `IN` list as the key order sorts them (canonical), converted once per list and column (a scan
+     * asks this for every fragment and object it plans); None when a value has no canonical form here (it may match
+     * anything) or the column is unknown.
+     */
+    private val sortedLists = new java.util.IdentityHashMap[Array[Any], Map[String, Option[(DataType, Array[Any])]]]()
+
+    private def sorted(col: String, vs: Array[Any]): Option[(DataType, Array[Any])] = sortedLists.synchronized {
+      val known = Option(sortedLists.get(vs)).getOrElse(Map.empty)
+      known.getOrElse(col, {
+        val out = typeOf(col).flatMap { dt =>
+          val cvs = vs.map(Values.fromFilter(_, dt))
+          Option.when(cvs.forall(_.isDefined)) {
+            val order: Ordering[Any] = (a, b) => SparkKeys.compareCanonical(dt, a, b)
+            dt -> cvs.map(_.get).sorted(order)
+          }
+        }
+        sortedLists.put(vs, known + (col -> out))
+        out
+      })
+    }
+
+    /** Whether a value of `vs` may lie within `col`'s bounds: a binary search of the sorted list for the lower bound. */
+    private def anyWithin(col: String, vs: Array[Any], bounds: Bounds): Boolean = (for {
+      (dt, values) <- sorted(col, vs)
+      (lo, hi) <- bounds(col)
+    } yield {
+      val order = new Order(dt)
+      // the first value >= lo (every value when lo is open)
+      var (from, to) = (0, values.length)
+      while (from < to) {
+        val mid = (from + to) >>> 1
+        if (order.lt(Some(values(mid)), lo) && lo.isDefined) from = mid + 1 else to = mid
+      }
+      from < values.length && order.le(Some(values(from)), hi)
+    }).getOrElse(true) // an unknown column or bounds, or a value without a canonical form: may match
 
     /** Bounds from an object's min/max statistics. */
     def objectBounds(min: Map[String, Any], max: Map[String, Any]): Bounds = col =>

@@ -37,6 +37,36 @@ class PruningSuite extends VersionedTestBase {
     next
   }
 
+  test("an IN list prunes as the disjunction of its values does (the sorted list's binary search), for random bounds") {
+    import org.apache.spark.sql.sources.{EqualTo, In}
+    val rnd = new scala.util.Random(35)
+    val types = new StructType().add("i", LongType).add("s", StringType).add("d", DoubleType)
+    val pruning = new VersionedScan.Pruning(types)
+    def value(col: String): Any = col match {
+      case "i" => if (rnd.nextInt(20) == 0) null else java.lang.Long.valueOf(rnd.nextInt(60) - 30L)
+      case "s" => if (rnd.nextInt(20) == 0) null else Seq.fill(rnd.nextInt(3))(('a' + rnd.nextInt(4)).toChar).mkString
+      case _ => if (rnd.nextInt(20) == 0) null else java.lang.Double.valueOf(Seq(-0.0, 0.0, 1.5, -2.0, 7.25)(rnd.nextInt(5)))
+    }
+    def canonical(col: String, v: Any): Option[Any] = Values.fromFilter(v, types(col).dataType)
+    var checked = 0
+    for (_ <- 1 to 3000) {
+      val col = Seq("i", "s", "d")(rnd.nextInt(3))
+      val vs = Array.fill[Any](rnd.nextInt(12))(value(col))
+      val list = In(col, vs)
+      // several bounds against one list: the sorted list is kept per list and column
+      for (_ <- 1 to 3) {
+        val (a, b) = (canonical(col, value(col)), canonical(col, value(col)))
+        val bounds: pruning.Bounds = c => if (c != col || rnd.nextInt(10) == 0) None else Some((a, b))
+        val fixed = bounds(col)
+        val same: pruning.Bounds = c => if (c == col) fixed else None
+        val expected = vs.isEmpty || vs.exists(v => pruning.mayMatch(EqualTo(col, v), same))
+        assert(pruning.mayMatch(list, same) == expected, (col, vs.toSeq, fixed))
+        checked += 1
+      }
+    }
+    info(s"$checked lists and bounds compared")
+  }
+
   /** `read.filter(c)` must equal the full, unpruned content filtered by Spark afterwards. */
   private def sameAsFilteredFullScan(table: String, c: Column, opts: (String, String)*): DataFrame = {
     val pruned = read(table, opts: _*).filter(c)
