@@ -7,7 +7,8 @@ import versioned.core.ErrorClass
 /**
  * Overwrites that replace the rows matching a condition: `INSERT INTO ... REPLACE WHERE`, `writeTo(...).overwrite`
  * and the write option `replaceWhere` are one commit each (the matching rows deleted, the data appended), refuse
- * data outside the condition and keys a kept row has, and agree with an in-memory oracle.
+ * data outside the condition and keys a kept row has, and agree with an in-memory oracle. On PostgreSQL too
+ * (`VERSIONED_TEST_METASTORE`, bin/test).
  */
 class ReplaceWhereSuite extends CatalogSuiteBase {
 
