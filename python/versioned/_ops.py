@@ -26,6 +26,7 @@ from typing import Any, List, Literal, Mapping, Optional, Protocol, Sequence
 from pyspark.sql import DataFrame
 
 from versioned._governance_ops import GovernanceOps
+from versioned._remote_ops import RemoteOps
 from versioned._retention_ops import RetentionOps
 from versioned._outcomes import DownloadOutcome, FetchOutcome, MergeOutcome, PushOutcome, RefUpdateRow
 
@@ -179,11 +180,12 @@ class TransactionHandle(Protocol):
         ...
 
 
-class Ops(GovernanceOps, RetentionOps, Protocol):
+class Ops(GovernanceOps, RetentionOps, RemoteOps, Protocol):
     """The operations of :class:`~versioned.Repository`, :class:`~versioned.remotes.RemotesMixin`,
     :func:`~versioned.clone` and :func:`~versioned.collect_garbage`, on one session and one warehouse location
     (the session's ``spark.versioned.*`` settings, or the ``warehouse`` / ``metastoreUrl`` the transport was
-    made with); the governance operations are in :class:`versioned._governance_ops.GovernanceOps`, the retention ones in :class:`versioned._retention_ops.RetentionOps`. ``repo`` is a repository name; ``table`` in :meth:`delete_where`, :meth:`upsert` and
+    made with); the governance operations are in :class:`versioned._governance_ops.GovernanceOps`, the retention ones in :class:`versioned._retention_ops.RetentionOps`,
+    the remote ones in :class:`versioned._remote_ops.RemoteOps`. ``repo`` is a repository name; ``table`` in :meth:`delete_where`, :meth:`upsert` and
     :meth:`diff` is ``"<repository>.<table>"``, elsewhere a table name inside ``repo``.
 
     Example::
@@ -496,109 +498,5 @@ class Ops(GovernanceOps, RetentionOps, Protocol):
         Example::
 
             ops.reflog("shop", "main", 10).show()
-        """
-        ...
-
-    # ---- remotes (docs/REMOTES.md)
-    def add_remote(self, repo: str, name: str, warehouse: str, metastore_url: str, repository: Optional[str]) -> None:
-        """Adds remote ``name``: the warehouse at ``warehouse`` / ``metastore_url`` and its repository
-        ``repository`` (None: the same name as ``repo``).
-
-        Example::
-
-            ops.add_remote("shop", "origin", "/data/team", "jdbc:sqlite:/data/team/metastore.db", None)
-        """
-        ...
-
-    def remotes(self, repo: str) -> DataFrame:
-        """The remotes of ``repo`` as a DataFrame (name, warehouse, metastore_url, repository).
-
-        Example::
-
-            ops.remotes("shop").show()
-        """
-        ...
-
-    def remove_remote(self, repo: str, name: str) -> None:
-        """Removes remote ``name`` and the refs tracking it.
-
-        Example::
-
-            ops.remove_remote("shop", "origin")
-        """
-        ...
-
-    def remote_refs(self, repo: str, remote: Optional[str]) -> DataFrame:
-        """The refs tracking ``remote`` (None: every remote) as a DataFrame (name, kind, image, created).
-
-        Example::
-
-            ops.remote_refs("shop", "origin").show()
-        """
-        ...
-
-    def clone(self, repository: str, warehouse: str, metastore_url: str, into: Optional[str], remote: str,
-              download: str) -> FetchOutcome:
-        """Clones ``repository`` of the warehouse at ``warehouse`` / ``metastore_url`` into repository ``into``
-        (None: the same name) of this warehouse, recording the remote as ``remote``; ``download``: ``all``
-        (copy the objects) or ``none`` (read them in place).
-
-        Example::
-
-            ops.clone("shop", "/data/team", "jdbc:sqlite:/data/team/metastore.db", None, "origin", "none")
-        """
-        ...
-
-    def fetch(self, repo: str, remote: str, download: str) -> FetchOutcome:
-        """Brings what ``remote`` has that ``repo`` lacks and moves the refs tracking it; ``download``: ``all``
-        or ``none``.
-
-        Example::
-
-            ops.fetch("shop", "origin", "none")["images"]
-        """
-        ...
-
-    def download(self, repo: str, ref: Optional[str]) -> DownloadOutcome:
-        """Copies into this warehouse the objects of ``ref``'s tables (None: of every version of ``repo``) that it
-        knows only at a remote's places, verified, and forgets those places.
-
-        Example::
-
-            ops.download("shop", "main")["downloaded"]
-        """
-        ...
-
-    def pull(self, repo: str, remote: str, branch: Optional[str], strategy: str, fast_forward: str,
-             message: Optional[str], author: Optional[str]) -> MergeOutcome:
-        """Fetches ``remote``, then merges its ``branch`` (None: the default branch) into the local branch of
-        that name, with :meth:`merge`'s ``strategy`` and ``fast_forward``.
-
-        Example::
-
-            ops.pull("shop", "origin", None, "fail", "auto", None, None)["status"]
-        """
-        ...
-
-    def push(self, repo: str, remote: str, branch: Optional[str], force: bool, tags: bool) -> PushOutcome:
-        """Sends ``branch`` (None: the default branch) to ``remote`` by compare-and-swap (``force``: even when
-        not a fast-forward), with the tags whose images the remote then has when ``tags``.
-
-        Example::
-
-            ops.push("shop", "origin", None, False, True)["status"]
-        """
-        ...
-
-    def import_table(self, repo: str, from_repository: str, table: str, ref: Optional[str], as_table: Optional[str],
-                     branch: Optional[str], remote: Optional[str], message: Optional[str],
-                     author: Optional[str]) -> str:
-        """One commit on ``branch`` (None: the default branch) adding ``table`` of ``from_repository`` at
-        ``ref`` as ``as_table`` (None: the same name), linking its objects; with ``remote``, ``from_repository``
-        is in that remote's warehouse. Returns the commit.
-
-        Example::
-
-            ops.import_table("shop", "reference", "countries", "v3", None, None, None, None, None)
         """
         ...
