@@ -128,8 +128,8 @@ final class Sync(local: Engine, connect: (Remote, Boolean) => Engine, mover: Obj
       val present = rows.map(_.image.hash).filterNot(copied)
       val presentObjects = if (present.isEmpty) Vector.empty else HistoryBatch(Vector.empty,
         local.metastore.read(MetaDao.tablesHeld(_, repo, present)), Vector.empty).withoutCompacted.referencedObjects
-      val elsewhere = heldElsewhere.map(_.id) ++
-        local.objects(presentObjects.filterNot(heldElsewhere.map(_.id).toSet)).values.filter(_.isRemote).map(_.id)
+      val known = heldElsewhere.map(_.id)
+      val elsewhere = known ++ local.objects(presentObjects.filterNot(known.toSet)).values.filter(_.isRemote).map(_.id)
       if (elsewhere.isEmpty) Nil
       else src.objects(elsewhere).values.toVector.flatMap(m => m.urisIn(src.config).map(m.id -> _))
     }

@@ -411,14 +411,13 @@ private[versioned] object VersionedScan {
       (dt, values) <- sorted(col, vs)
       (lo, hi) <- bounds(col)
     } yield {
-      val order = new Order(dt)
       // the first value >= lo (every value when lo is open)
       var (from, to) = (0, values.length)
       while (from < to) {
         val mid = (from + to) >>> 1
-        if (order.lt(Some(values(mid)), lo) && lo.isDefined) from = mid + 1 else to = mid
+        if (lo.exists(SparkKeys.compareCanonical(dt, values(mid), _) < 0)) from = mid + 1 else to = mid
       }
-      from < values.length && order.le(Some(values(from)), hi)
+      from < values.length && new Order(dt).le(Some(values(from)), hi)
     }).getOrElse(true) // an unknown column or bounds, or a value without a canonical form: may match
 
     /** Bounds from an object's min/max statistics. */
