@@ -280,6 +280,37 @@ class RemotesSuite extends VersionedTestBase {
     assert(VersionedApi.verify(spark, null, "r", null).filter("status != 'ok'").count() == 0)
   }
 
+  test("a download failing at any file operation of the remote forgets no place; a retry completes it") {
+    val o = origin(faulty = true)
+    create(o, (1 to 60).map(i => i -> s"v$i"))
+    upsert(o, Seq(3 -> "x", 50 -> "y"), "scattered")
+    cloneOrigin(o)
+    val expected = contents(here, head(here))
+    val ids = engine.tables("r", head(here)).flatMap(t => (t.fragments ++ t.compacted.toSeq.flatten).flatMap(_.objects)).distinct
+    val before = engine.objects(ids)
+    assert(before.nonEmpty && before.values.forall(_.isRemote))
+    var (n, raised, done) = (0L, 0, Option.empty[DownloadResult])
+    while (done.isEmpty && n < 200) {
+      n += 1
+      Faults.arm(n)
+      val outcome = try Right(VersionedApi.download(spark, null, "r", null)) catch { case t: Throwable => Left(t) }
+      Faults.disarm()
+      outcome match {
+        case Left(t) =>
+          raised += 1
+          assert(versionedCause(t).exists(_.errorClass == ErrorClass.StorageError), t)
+          assert(engine.objects(ids) == before, s"fault at operation $n: the download raised but forgot places")
+          assert(contents(here, head(here)) == expected)
+        case Right(d) => done = Some(d)
+      }
+    }
+    assert(raised > 0 && done.exists(_.objects == ids.size), (raised, done))
+    assert(engine.objects(ids).values.forall(_.locations.isEmpty))
+    deleteAll(originDir.toPath)
+    assert(contents(here, head(here)) == expected)
+    info(s"$raised downloads failed at a file operation of the remote and forgot nothing; the next completed")
+  }
+
   test("an object two remotes hold is recorded at both, read at the second when the first loses it, and downloaded from it") {
     val a = origin()
     create(a, (1 to 150).map(i => i -> s"v$i"))
