@@ -8,6 +8,7 @@ import org.apache.parquet.filter2.compat.FilterCompat
 import org.apache.parquet.filter2.predicate.{FilterApi, FilterPredicate}
 import org.apache.parquet.hadoop.ParquetFileReader
 import org.apache.parquet.hadoop.api.InitContext
+import org.apache.parquet.internal.filter2.columnindex.ColumnIndexStore
 import org.apache.parquet.io.{ColumnIOFactory, InputFile, SeekableInputStream}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.util.RebaseDateTime.RebaseSpec
@@ -35,12 +36,22 @@ private[read] final class LookupFileReader private (conf: Configuration, readSch
                                                     keys: Option[(Int, DataType, Array[Long])])
   extends ObjectFiles.TailReader {
 
-  override def read(file: PartitionedFile, tail: Option[Array[Byte]]): Iterator[InternalRow] = {
+  override def read(file: PartitionedFile, tail: Option[ParsedTails.Verified]): Iterator[InternalRow] = {
     LookupFileReader.opened.incrementAndGet()
     val path = file.toPath
+    val input = new LookupFileReader.TailServed(conf, path, file.fileSize, tail.map(_.bytes))
     val options = HadoopReadOptions.builder(conf, path).withRecordFilter(filter)
-      .withRange(file.start, file.start + file.length).build()
-    val reader = new ParquetFileReader(new LookupFileReader.TailServed(conf, path, file.fileSize, tail), options)
+    val reader = tail match {
+      // an object read whole, with a verified tail: its footer and page indexes as decoded before ([[ParsedTails]])
+      case Some(verified) if file.start == 0 && file.length == file.fileSize =>
+        val whole = options.build()
+        val parsed = ParsedTails.of(verified) {
+          val in = input.newStream()
+          try ParquetFileReader.readFooter(input, whole, in) finally in.close()
+        }
+        new LookupFileReader.ParsedReader(input, parsed, whole)
+      case _ => new ParquetFileReader(input, options.withRange(file.start, file.start + file.length).build())
+    }
     try {
       val meta = reader.getFooter.getFileMetaData
       val fileSchema = meta.getSchema
@@ -147,6 +158,14 @@ private[versioned] object LookupFileReader {
       if (vs.size == 1) eq(vs.head) else { val (a, b) = vs.splitAt(vs.size / 2); FilterApi.or(or(a), or(b)) }
     require(values.nonEmpty, "a lookup holds values")
     or(values.toIndexedSeq)
+  }
+
+  /** A file reader of an object whose footer and page indexes are [[ParsedTails]]' (decoded once, then held). */
+  private final class ParsedReader(input: InputFile, parsed: ParsedTails.Parsed, options: org.apache.parquet.ParquetReadOptions)
+    extends ParquetFileReader(input, parsed.footer, options, input.newStream()) {
+    override def getColumnIndexStore(blockIndex: Int): ColumnIndexStore =
+      parsed.store(getRowGroups.get(blockIndex).getStartingPos, decoding(blockIndex))
+    private def decoding(blockIndex: Int): ColumnIndexStore = super.getColumnIndexStore(blockIndex)
   }
 
   /**

@@ -23,7 +23,7 @@ private[versioned] object ObjectFiles {
 
   /** A reader that plans from the object's tail [[open]] has read and verified (None: no recorded checksum). */
   trait TailReader extends Reader {
-    def read(file: PartitionedFile, tail: Option[Array[Byte]]): Iterator[InternalRow]
+    def read(file: PartitionedFile, tail: Option[ParsedTails.Verified]): Iterator[InternalRow]
     override def apply(file: PartitionedFile): Iterator[InternalRow] = read(file, None)
   }
 
@@ -82,7 +82,10 @@ private[versioned] object ObjectFiles {
     if (end <= start) return Iterator.empty
     val file = PartitionedFile(InternalRow.empty, SparkPath.fromUrlString(f.uri), start, end - start, Array.empty[String], 0L,
       f.size, Map.empty)
-    val rows = guarded(f)(read match { case r: TailReader => r.read(file, tail); case r => r(file) })
+    val rows = guarded(f)(read match {
+      case r: TailReader => r.read(file, tail.map(ParsedTails.Verified(_, s"${f.id}/${f.checksum}")))
+      case r => r(file)
+    })
     // columnar readers hand out batches through the same iterator type: stay generic
     val checked = new Checked[Any](f, rows.asInstanceOf[Iterator[Any]]).asInstanceOf[Iterator[InternalRow]]
     f.bounds.fold(checked)(b => new Within(checked, b))

@@ -131,4 +131,31 @@ class FragmentLookupSuite extends VersionedTestBase {
       assert(sorted(LocalLookup.exactRows(snap.lookingUp(Seq(a)), cs, look)) == expected, s"driver lookup a = $a")
     }
   }
+
+  test("a driver lookup decodes each object's footer once in a JVM, still verifies its tail at every open") {
+    withConf(VersionedOptions.ConfFragmentRows -> "50") {
+      write(frame(schema, (0 until 400).map(i => Row(i * 2L, s"n$i"))), "r.p", "primaryKey" -> "id")
+    }
+    val snap = snapshot("p")
+    def lookup(keys: Seq[Long]): Seq[Row] = sorted(LocalLookup.exactRows(snap.lookingUp(keys), schema, KeyLookup.of(schema("id"), keys)))
+    def expected(keys: Seq[Long]): Seq[Row] = sorted(keys.filter(k => k % 2 == 0 && k < 800).map(k => Row(k, s"n${k / 2}")))
+    val first = (0L until 800L by 37).toSeq
+    val d0 = ParsedTails.decoded.get()
+    assert(lookup(first) == expected(first))
+    val decoded = ParsedTails.decoded.get() - d0
+    assert(decoded >= 4, s"the lookup opened several SNAPs: $decoded")
+    // other keys of the same objects: their footers and page indexes as decoded, the rows exactly the lookup's
+    for (keys <- Seq((1L until 800L by 23).toSeq, (0L until 800L by 11).toSeq, first)) {
+      assert(lookup(keys) == expected(keys), keys)
+    }
+    assert(ParsedTails.decoded.get() - d0 == decoded, "no footer decoded again")
+    // an object whose tail changed after it was decoded is refused at its next open (its tail is verified each time)
+    val objects = new VersionedScan(snap.lookingUp(first), schema, Nil, rowsOnly = true).partitions.toSeq.flatMap(_.snap)
+    val path = new java.io.File(new org.apache.hadoop.fs.Path(objects.head.uri).toUri.getPath)
+    val bytes = java.nio.file.Files.readAllBytes(path.toPath)
+    bytes(bytes.length - 12) = (bytes(bytes.length - 12) ^ 0x5a).toByte // inside the footer, the length the same
+    java.nio.file.Files.write(path.toPath, bytes)
+    val e = intercept[versioned.core.ObjectCorruptException](lookup(first))
+    assert(e.getMessage.contains(objects.head.id), e.getMessage)
+  }
 }
