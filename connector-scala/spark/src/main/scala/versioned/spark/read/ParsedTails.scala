@@ -38,11 +38,11 @@ private[read] object ParsedTails {
      */
     def store(start: Long, decoding: => ColumnIndexStore): ColumnIndexStore = new ColumnIndexStore {
       private lazy val own = decoding
-      override def getColumnIndex(path: ColumnPath): ColumnIndex = held(columns, (start, path))(own.getColumnIndex(path))
-      override def getOffsetIndex(path: ColumnPath): OffsetIndex = held(offsets, (start, path))(own.getOffsetIndex(path))
+      override def getColumnIndex(path: ColumnPath): ColumnIndex = memo(columns, (start, path))(own.getColumnIndex(path))
+      override def getOffsetIndex(path: ColumnPath): OffsetIndex = memo(offsets, (start, path))(own.getOffsetIndex(path))
     }
 
-    private def held[T <: AnyRef](in: java.util.concurrent.ConcurrentHashMap[(Long, ColumnPath), T], key: (Long, ColumnPath))(
+    private def memo[T <: AnyRef](in: java.util.concurrent.ConcurrentHashMap[(Long, ColumnPath), T], key: (Long, ColumnPath))(
         decode: => T): T = {
       val found = in.get(key)
       if (found != null) found
