@@ -5,7 +5,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.parquet.HadoopReadOptions
 import org.apache.parquet.filter2.compat.FilterCompat
-import org.apache.parquet.filter2.predicate.{FilterApi, FilterPredicate}
+import org.apache.parquet.filter2.predicate.{FilterApi, FilterPredicate, Statistics, UserDefinedPredicate}
 import org.apache.parquet.hadoop.ParquetFileReader
 import org.apache.parquet.hadoop.api.InitContext
 import org.apache.parquet.internal.filter2.columnindex.ColumnIndexStore
@@ -65,9 +65,9 @@ private[read] final class LookupFileReader private (conf: Configuration, readSch
       // rows as Spark's readers return them: unsafe, reused. With a lookup, only the few rows of its keys are
       // projected: interpreted, which costs nothing to build, where generating the code costs more than projecting them
       val project = if (keys.isEmpty) ObjectFiles.identity(readSchema) else ObjectFiles.interpretedIdentity(readSchema)
-      // the filter selects row groups and pages; rows of other keys in those pages are dropped as they are decoded,
-      // before they are projected, which costs less than Parquet's record filter (a scan of the set of values per row)
-      new LookupFileReader.Rows(reader, pages => columns.getRecordReader(pages, materializer, FilterCompat.NOOP), project,
+      // the filter selects row groups and pages, and, as the record filter, drops rows of other keys in those pages as
+      // their key is decoded (a binary search, [[LookupFileReader.KeySet]]): such rows are never assembled into rows
+      new LookupFileReader.Rows(reader, pages => columns.getRecordReader(pages, materializer, filter), project,
         keys.map { case (o, dt, ks) => val keyOf = LookupReaders.key(dt); (r: InternalRow) => !r.isNullAt(o) &&
           java.util.Arrays.binarySearch(ks, keyOf(r, o)) >= 0 })
     } catch { case e: Throwable => reader.close(); throw e }
@@ -141,23 +141,49 @@ private[versioned] object LookupFileReader {
    * A reader of rows of `readSchema` (with a [[conf]] of it) keeping the rows whose first key column `key` holds one of
    * `lookup`'s values (every row without one).
    */
-  def apply(conf: Configuration, readSchema: StructType, key: StructField, lookup: Option[KeyLookup]): LookupFileReader =
-    new LookupFileReader(conf, readSchema, lookup.fold(FilterCompat.NOOP)(l => FilterCompat.get(predicate(key, l.values))),
-      lookup.map(l => (readSchema.fieldIndex(key.name), key.dataType, l.values.map(_.asInstanceOf[Long]).toArray)))
+  def apply(conf: Configuration, readSchema: StructType, key: StructField, lookup: Option[KeyLookup]): LookupFileReader = {
+    val keys = lookup.map(l => l.values.map(_.asInstanceOf[Long]).toArray.sorted.distinct)
+    new LookupFileReader(conf, readSchema, keys.fold(FilterCompat.NOOP)(ks => FilterCompat.get(predicate(key, ks))),
+      keys.map(ks => (readSchema.fieldIndex(key.name), key.dataType, ks)))
+  }
 
   /**
-   * `key` equal to one of `values`, as a balanced OR of equalities: Parquet's column index narrows each equality to the
-   * pages that may hold its value, where it narrows an IN to every page between the set's least and greatest values.
+   * `key` equal to one of `keys` (sorted, distinct): one predicate that Parquet evaluates on row-group statistics, on the
+   * column index (a page is read only when one of the keys lies within its bounds, as precisely as an OR of equalities,
+   * where an IN keeps every page between the set's least and greatest values) and on each decoded key.
    */
-  private def predicate(key: StructField, values: Seq[Any]): FilterPredicate = {
-    def eq(v: Any): FilterPredicate = key.dataType match {
-      case LongType => FilterApi.eq(FilterApi.longColumn(key.name), java.lang.Long.valueOf(v.asInstanceOf[Long]))
-      case _ => FilterApi.eq(FilterApi.intColumn(key.name), Integer.valueOf(v.asInstanceOf[Long].toInt)) // Parquet INT32
+  private[read] def predicate(key: StructField, keys: Array[Long]): FilterPredicate = {
+    require(keys.nonEmpty, "a lookup holds values")
+    key.dataType match {
+      case LongType => FilterApi.userDefined(FilterApi.longColumn(key.name), new KeySet.Longs(keys))
+      case _ => FilterApi.userDefined(FilterApi.intColumn(key.name), new KeySet.Ints(keys)) // Parquet INT32
     }
-    def or(vs: Seq[Any]): FilterPredicate =
-      if (vs.size == 1) eq(vs.head) else { val (a, b) = vs.splitAt(vs.size / 2); FilterApi.or(or(a), or(b)) }
-    require(values.nonEmpty, "a lookup holds values")
-    or(values.toIndexedSeq)
+  }
+
+  /**
+   * A key column's values in a sorted set of keys (canonical longs, [[LookupReaders.key]]), by binary search: a value is
+   * kept when the set holds it; a row group or page is dropped when no key lies between its least and greatest values.
+   * Nulls are never kept (a key is never null). Only ever used as it is, never negated (inverseCanDrop drops nothing).
+   */
+  private[read] object KeySet {
+    /** Whether a key of `keys` lies within [lo, hi]. */
+    def anyWithin(keys: Array[Long], lo: Long, hi: Long): Boolean = {
+      val i = java.util.Arrays.binarySearch(keys, lo)
+      val at = if (i >= 0) i else -i - 1
+      at < keys.length && keys(at) <= hi
+    }
+
+    final class Longs(keys: Array[Long]) extends UserDefinedPredicate[java.lang.Long] with Serializable {
+      override def keep(v: java.lang.Long): Boolean = v != null && java.util.Arrays.binarySearch(keys, v.longValue) >= 0
+      override def canDrop(s: Statistics[java.lang.Long]): Boolean = !anyWithin(keys, s.getMin.longValue, s.getMax.longValue)
+      override def inverseCanDrop(s: Statistics[java.lang.Long]): Boolean = false
+    }
+
+    final class Ints(keys: Array[Long]) extends UserDefinedPredicate[Integer] with Serializable {
+      override def keep(v: Integer): Boolean = v != null && java.util.Arrays.binarySearch(keys, v.longValue) >= 0
+      override def canDrop(s: Statistics[Integer]): Boolean = !anyWithin(keys, s.getMin.longValue, s.getMax.longValue)
+      override def inverseCanDrop(s: Statistics[Integer]): Boolean = false
+    }
   }
 
   /** A file reader of an object whose footer and page indexes are [[ParsedTails]]' (decoded once, then held). */

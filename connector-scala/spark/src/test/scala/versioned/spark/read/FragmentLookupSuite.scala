@@ -158,4 +158,33 @@ class FragmentLookupSuite extends VersionedTestBase {
     val e = intercept[versioned.core.ObjectCorruptException](lookup(first))
     assert(e.getMessage.contains(objects.head.id), e.getMessage)
   }
+
+  test("a lookup's key set drops exactly the row groups, pages and rows without one of its keys (long and int keys)") {
+    import org.apache.parquet.filter2.predicate.Statistics
+    val r = new Random(7)
+    for (_ <- 0 until 2000) {
+      val keys = Seq.fill(1 + r.nextInt(30))(r.nextInt(200).toLong - 100).toArray.sorted.distinct
+      val Seq(lo, hi) = Seq.fill(2)(r.nextInt(240).toLong - 120).sorted
+      val longs = new LookupFileReader.KeySet.Longs(keys)
+      val ints = new LookupFileReader.KeySet.Ints(keys)
+      val within = keys.exists(k => k >= lo && k <= hi)
+      assert(longs.canDrop(new Statistics(java.lang.Long.valueOf(lo), java.lang.Long.valueOf(hi))) == !within, (keys.toSeq, lo, hi))
+      assert(ints.canDrop(new Statistics(Integer.valueOf(lo.toInt), Integer.valueOf(hi.toInt))) == !within, (keys.toSeq, lo, hi))
+      assert(longs.keep(java.lang.Long.valueOf(lo)) == keys.contains(lo) && ints.keep(Integer.valueOf(hi.toInt)) == keys.contains(hi))
+      assert(!longs.keep(null) && !ints.keep(null) && !longs.inverseCanDrop(new Statistics(java.lang.Long.valueOf(lo), java.lang.Long.valueOf(hi))))
+    }
+    // an int key through a driver lookup: exactly the oracle's rows, with a DIFF over the SNAPs
+    val intSchema = new StructType().add("id", IntegerType).add("v", StringType)
+    withConf(VersionedOptions.ConfFragmentRows -> "40") {
+      write(frame(intSchema, (0 until 300).map(i => Row(i * 3, s"n$i"))), "r.i", "primaryKey" -> "id")
+    }
+    write(frame(intSchema, (0 until 300 by 7).map(i => Row(i * 3, s"u$i"))), "r.i", "upsert" -> "true")
+    val snap = snapshot("i")
+    val oracle = (0 until 300).map(i => (i * 3) -> (if (i % 7 == 0) s"u$i" else s"n$i")).toMap
+    for (_ <- 0 until 20) {
+      val keys = Seq.fill(1 + r.nextInt(40))(r.nextInt(950).toLong)
+      val got = sorted(LocalLookup.exactRows(snap.lookingUp(keys), intSchema, KeyLookup.of(intSchema("id"), keys)))
+      assert(got == sorted(keys.distinct.flatMap(k => oracle.get(k.toInt).map(v => Row(k.toInt, v)))), keys)
+    }
+  }
 }
