@@ -181,10 +181,12 @@ class FragmentLookupSuite extends VersionedTestBase {
     write(frame(intSchema, (0 until 300 by 7).map(i => Row(i * 3, s"u$i"))), "r.i", "upsert" -> "true")
     val snap = snapshot("i")
     val oracle = (0 until 300).map(i => (i * 3) -> (if (i % 7 == 0) s"u$i" else s"n$i")).toMap
+    val opened = LookupFileReader.opened.get()
     for (_ <- 0 until 20) {
       val keys = Seq.fill(1 + r.nextInt(40))(r.nextInt(950).toLong)
       val got = sorted(LocalLookup.exactRows(snap.lookingUp(keys), intSchema, KeyLookup.of(intSchema("id"), keys)))
       assert(got == sorted(keys.distinct.flatMap(k => oracle.get(k.toInt).map(v => Row(k.toInt, v)))), keys)
     }
+    assert(LookupFileReader.opened.get() > opened, "the lookups read their objects through LookupFileReader")
   }
 }
