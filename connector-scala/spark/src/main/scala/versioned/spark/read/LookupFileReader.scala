@@ -32,8 +32,7 @@ import versioned.core.ObjectStores
  * Only for what it reads as Spark does without session settings ([[supports]]): an integral first key column (not a
  * date or time) and no date or time columns, whose values Spark may rebase or shift by time zone.
  */
-private[read] final class LookupFileReader private (conf: Configuration, readSchema: StructType, filter: FilterCompat.Filter,
-                                                    keys: Option[(Int, DataType, Array[Long])])
+private[read] final class LookupFileReader private (conf: Configuration, readSchema: StructType, filter: FilterCompat.Filter)
   extends ObjectFiles.TailReader {
 
   override def read(file: PartitionedFile, tail: Option[ParsedTails.Verified]): Iterator[InternalRow] = {
@@ -64,12 +63,11 @@ private[read] final class LookupFileReader private (conf: Configuration, readSch
       val columns = new ColumnIOFactory(meta.getCreatedBy).getColumnIO(context.getRequestedSchema, fileSchema, true)
       // rows as Spark's readers return them: unsafe, reused. With a lookup, only the few rows of its keys are
       // projected: interpreted, which costs nothing to build, where generating the code costs more than projecting them
-      val project = if (keys.isEmpty) ObjectFiles.identity(readSchema) else ObjectFiles.interpretedIdentity(readSchema)
+      val project = if (FilterCompat.isFilteringRequired(filter)) ObjectFiles.interpretedIdentity(readSchema)
+        else ObjectFiles.identity(readSchema)
       // the filter selects row groups and pages, and, as the record filter, drops rows of other keys in those pages as
       // their key is decoded (a binary search, [[LookupFileReader.KeySet]]): such rows are never assembled into rows
-      new LookupFileReader.Rows(reader, pages => columns.getRecordReader(pages, materializer, filter), project,
-        keys.map { case (o, dt, ks) => val keyOf = LookupReaders.key(dt); (r: InternalRow) => !r.isNullAt(o) &&
-          java.util.Arrays.binarySearch(ks, keyOf(r, o)) >= 0 })
+      new LookupFileReader.Rows(reader, pages => columns.getRecordReader(pages, materializer, filter), project)
     } catch { case e: Throwable => reader.close(); throw e }
   }
 }
@@ -141,11 +139,9 @@ private[versioned] object LookupFileReader {
    * A reader of rows of `readSchema` (with a [[conf]] of it) keeping the rows whose first key column `key` holds one of
    * `lookup`'s values (every row without one).
    */
-  def apply(conf: Configuration, readSchema: StructType, key: StructField, lookup: Option[KeyLookup]): LookupFileReader = {
-    val keys = lookup.map(l => l.values.map(_.asInstanceOf[Long]).toArray.sorted.distinct)
-    new LookupFileReader(conf, readSchema, keys.fold(FilterCompat.NOOP)(ks => FilterCompat.get(predicate(key, ks))),
-      keys.map(ks => (readSchema.fieldIndex(key.name), key.dataType, ks)))
-  }
+  def apply(conf: Configuration, readSchema: StructType, key: StructField, lookup: Option[KeyLookup]): LookupFileReader =
+    new LookupFileReader(conf, readSchema, lookup.fold(FilterCompat.NOOP)(l =>
+      FilterCompat.get(predicate(key, l.values.map(_.asInstanceOf[Long]).toArray)))) // sorted and distinct (KeyLookup)
 
   /**
    * `key` equal to one of `keys` (sorted, distinct): one predicate that Parquet evaluates on row-group statistics, on the
@@ -155,8 +151,8 @@ private[versioned] object LookupFileReader {
   private[read] def predicate(key: StructField, keys: Array[Long]): FilterPredicate = {
     require(keys.nonEmpty, "a lookup holds values")
     key.dataType match {
-      case LongType => FilterApi.userDefined(FilterApi.longColumn(key.name), new KeySet.Longs(keys))
-      case _ => FilterApi.userDefined(FilterApi.intColumn(key.name), new KeySet.Ints(keys)) // Parquet INT32
+      case LongType => FilterApi.userDefined(FilterApi.longColumn(key.name), new KeySet[java.lang.Long](keys))
+      case _ => FilterApi.userDefined(FilterApi.intColumn(key.name), new KeySet[Integer](keys)) // Parquet INT32
     }
   }
 
@@ -165,25 +161,16 @@ private[versioned] object LookupFileReader {
    * kept when the set holds it; a row group or page is dropped when no key lies between its least and greatest values.
    * Nulls are never kept (a key is never null). Only ever used as it is, never negated (inverseCanDrop drops nothing).
    */
-  private[read] object KeySet {
-    /** Whether a key of `keys` lies within [lo, hi]. */
-    def anyWithin(keys: Array[Long], lo: Long, hi: Long): Boolean = {
-      val i = java.util.Arrays.binarySearch(keys, lo)
+  private[read] final class KeySet[T <: Number with Comparable[T]](keys: Array[Long])
+    extends UserDefinedPredicate[T] with Serializable {
+    override def keep(v: T): Boolean = v != null && java.util.Arrays.binarySearch(keys, v.longValue) >= 0
+    override def canDrop(s: Statistics[T]): Boolean = {
+      // the first key at or above the least value, if any, is at or below the greatest
+      val i = java.util.Arrays.binarySearch(keys, s.getMin.longValue)
       val at = if (i >= 0) i else -i - 1
-      at < keys.length && keys(at) <= hi
+      !(at < keys.length && keys(at) <= s.getMax.longValue)
     }
-
-    final class Longs(keys: Array[Long]) extends UserDefinedPredicate[java.lang.Long] with Serializable {
-      override def keep(v: java.lang.Long): Boolean = v != null && java.util.Arrays.binarySearch(keys, v.longValue) >= 0
-      override def canDrop(s: Statistics[java.lang.Long]): Boolean = !anyWithin(keys, s.getMin.longValue, s.getMax.longValue)
-      override def inverseCanDrop(s: Statistics[java.lang.Long]): Boolean = false
-    }
-
-    final class Ints(keys: Array[Long]) extends UserDefinedPredicate[Integer] with Serializable {
-      override def keep(v: Integer): Boolean = v != null && java.util.Arrays.binarySearch(keys, v.longValue) >= 0
-      override def canDrop(s: Statistics[Integer]): Boolean = !anyWithin(keys, s.getMin.longValue, s.getMax.longValue)
-      override def inverseCanDrop(s: Statistics[Integer]): Boolean = false
-    }
+    override def inverseCanDrop(s: Statistics[T]): Boolean = false
   }
 
   /** A file reader of an object whose footer and page indexes are [[ParsedTails]]' (decoded once, then held). */
@@ -195,13 +182,12 @@ private[versioned] object LookupFileReader {
   }
 
   /**
-   * The rows of the row groups a file reader returns, pages filtered by its record filter, only those `keep` accepts
-   * (decoded rows, before they are projected); closes the reader at the end.
+   * The rows of the row groups a file reader returns, pages and rows filtered by its record filter, projected; closes
+   * the reader at the end.
    */
   private final class Rows(reader: ParquetFileReader,
                            records: org.apache.parquet.column.page.PageReadStore => org.apache.parquet.io.RecordReader[InternalRow],
-                           project: org.apache.spark.sql.catalyst.expressions.UnsafeProjection,
-                           keep: Option[InternalRow => Boolean])
+                           project: org.apache.spark.sql.catalyst.expressions.UnsafeProjection)
     extends Iterator[InternalRow] with AutoCloseable {
     private var group: org.apache.parquet.io.RecordReader[InternalRow] = _
     private var left = 0L
@@ -217,7 +203,7 @@ private[versioned] object LookupFileReader {
         } else {
           left -= 1
           val r = group.read()
-          if (r != null && !group.shouldSkipCurrentRecord() && keep.forall(_(r))) current = r
+          if (r != null && !group.shouldSkipCurrentRecord()) current = r
         }
       }
       current != null

@@ -165,8 +165,8 @@ class FragmentLookupSuite extends VersionedTestBase {
     for (_ <- 0 until 2000) {
       val keys = Seq.fill(1 + r.nextInt(30))(r.nextInt(200).toLong - 100).toArray.sorted.distinct
       val Seq(lo, hi) = Seq.fill(2)(r.nextInt(240).toLong - 120).sorted
-      val longs = new LookupFileReader.KeySet.Longs(keys)
-      val ints = new LookupFileReader.KeySet.Ints(keys)
+      val longs = new LookupFileReader.KeySet[java.lang.Long](keys)
+      val ints = new LookupFileReader.KeySet[Integer](keys)
       val within = keys.exists(k => k >= lo && k <= hi)
       assert(longs.canDrop(new Statistics(java.lang.Long.valueOf(lo), java.lang.Long.valueOf(hi))) == !within, (keys.toSeq, lo, hi))
       assert(ints.canDrop(new Statistics(Integer.valueOf(lo.toInt), Integer.valueOf(hi.toInt))) == !within, (keys.toSeq, lo, hi))
