@@ -6,9 +6,15 @@ import versioned.core.{Fragment, ObjectKind, ObjectMeta}
  * The compaction policy: which fragments of a table version are rewritten, and how, decided from the
  * metastore's object records alone (docs: bench/README.md, "Compaction policy"). Per fragment:
  *  - a compacted SNAP once its DIFFs hold `maxDiffRatio` of its SNAP's rows (the SNAP's rows count at
- *    least as the table's largest SNAP, capped at the target fragment size) or its chain reaches
- *    `maxChain` DIFFs. Scans of a SNAP under DIFFs cost little more than the SNAP alone (the measured
- *    curve), so the ratio is high (1.0): re-snapshotting is the expensive step (the whole fragment);
+ *    least as the table's largest SNAP, capped at the target fragment size). Scans of a SNAP under DIFFs
+ *    cost little more than the SNAP alone (the measured curve), so the ratio is high (1.0):
+ *    re-snapshotting is the expensive step (the whole fragment);
+ *  - under the ratio, once its chain reaches `maxChain` DIFFs, all of them merged into one DIFF (a full
+ *    consolidation: only changed rows are rewritten), which shortens the chain as much as a new SNAP
+ *    would, for the cost of its changes instead of the fragment's; a SNAP only when merging cannot shorten
+ *    it (a limit of 1, or a single DIFF). A fast writer outruns a paced background compaction by tens of
+ *    commits between two of its runs, so chains do reach the limit: with a SNAP rewrite there, a stream of
+ *    1,000-row batches into 10M rows rewrote the whole table every few hundred batches;
  *  - otherwise tiered consolidation, which rewrites only changed rows: once `consolidateAfter` commit
  *    DIFFs follow the last SNAP or consolidated DIFF they are merged into one (tier 1); once
  *    `consolidateAfter` consolidated DIFFs are in a row (and fewer commit DIFFs follow), those are
@@ -87,6 +93,15 @@ object CompactionPolicy {
   }
 
   /**
+   * A fragment's DIFFs when they are the rest of its chain after its SNAP (or the whole chain): what a full
+   * consolidation merges into one DIFF (empty when a SNAP follows a DIFF).
+   */
+  def chainDiffs(f: Fragment, objects: Map[String, ObjectMeta]): Seq[String] = {
+    val diffs = f.objects.dropWhile(id => objects(id).kind == ObjectKind.Snap)
+    if (diffs.forall(id => objects(id).kind == ObjectKind.Diff)) diffs else Nil
+  }
+
+  /**
    * A tail split for a fragment over the ratio (not one over the chain limit only): possible when the table
    * has one key column (`singleKey`), the chain starts with a non-empty SNAP, and the merged changes at or
    * below the SNAP's largest key stay under half the ratio (else the SNAP is rewritten).
@@ -106,12 +121,17 @@ object CompactionPolicy {
     val floor = ratioFloor(frags, objects, limits.fragmentRows)
     val weights = sharedWeights(frags, objects)
     val overRatio = frags.indices.filter(i => diffRatio(frags(i), objects, floor, weights) >= limits.maxDiffRatio).toSet
-    val resnapshot = overRatio ++ frags.indices.filter(i => diffCount(frags(i), objects) >= limits.maxChain)
+    val atLimit = frags.indices.filter(i => diffCount(frags(i), objects) >= limits.maxChain).toSet -- overRatio
+    // a chain at the limit, under the ratio: its DIFFs merged into one, unless one DIFF is still at the limit
+    val merged = atLimit.toSeq.flatMap { i =>
+      Some(chainDiffs(frags(i), objects)).filter(ds => ds.size >= 2 && limits.maxChain > 1).map(i -> _)
+    }.toMap
+    val resnapshot = overRatio ++ (atLimit -- merged.keySet)
     // Only fragments at least half the target size are split: smaller ones are cheap to rewrite, and
     // splitting them would leave a small table in many tiny fragments.
     val splits = overRatio.filter(i => snapRows(frags(i), objects) >= limits.fragmentRows / 2)
       .flatMap(i => tailSplit(frags(i), objects, singleKey, limits.maxDiffRatio, floor).map(i -> _)).toMap
-    val runs = frags.indices.filterNot(resnapshot.contains).flatMap { i =>
+    val runs = merged ++ frags.indices.filterNot(i => resnapshot.contains(i) || merged.contains(i)).flatMap { i =>
       val commits = trailingCommitDiffs(frags(i), objects)
       if (commits.size >= limits.consolidateAfter) Some(i -> commits)
       else Some(consolidatedRun(frags(i), objects)).filter(_.size >= limits.consolidateAfter).map(i -> _)

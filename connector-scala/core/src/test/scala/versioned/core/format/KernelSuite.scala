@@ -259,7 +259,16 @@ class KernelSuite extends AnyFunSuite {
     val limits = CompactionPolicy.Limits(maxDiffRatio = 1.0, maxChain = 10, consolidateAfter = 3, fragmentRows = 1000)
     val plan = CompactionPolicy.plan(frags, objs, None, limits)
     assert(plan.resnapshot == Set(1) && plan.runs == Map(2 -> Seq("e1", "e2", "e3")) && plan.splits.isEmpty)
-    assert(CompactionPolicy.plan(frags, objs, None, limits.copy(maxChain = 2)).resnapshot == Set(1, 2))
+    // a chain at the limit under the ratio: its DIFFs merged into one (fragment 2), not a new SNAP; fragment 1 is over
+    // the ratio, and fragment 0's single DIFF cannot be merged into fewer: with a limit of 1 it gets a SNAP
+    val atLimit = CompactionPolicy.plan(frags, objs, None, limits.copy(maxChain = 2))
+    assert(atLimit.resnapshot == Set(1) && atLimit.runs == Map(2 -> Seq("e1", "e2", "e3")))
+    assert(CompactionPolicy.plan(frags, objs, None, limits.copy(maxChain = 1)).resnapshot == Set(0, 1, 2))
+    // the whole chain after the SNAP, consolidated DIFFs and commit DIFFs alike
+    val tiers = objs ++ Seq("c1" -> meta("c1", ObjectKind.Diff, 2, Seq("a", "b")), "c2" -> meta("c2", ObjectKind.Diff, 2, Seq("c", "d")))
+    val mixed = Seq(Fragment(None, Seq("s2", "c1", "c2", "e1", "e2")))
+    assert(CompactionPolicy.plan(mixed, tiers, None, limits.copy(maxChain = 4)).runs == Map(0 -> Seq("c1", "c2", "e1", "e2")))
+    assert(CompactionPolicy.plan(mixed, tiers, None, limits.copy(maxChain = 5)).runs.isEmpty)
     assert(CompactionPolicy.plan(frags, objs, None, limits.copy(consolidateAfter = 4)).runs.isEmpty)
     // a shared DIFF of 1,500 rows listed by three fragments of 1,000 SNAP rows counts 500 rows in each: under the
     // ratio; the same rows in one object that is not shared would put every fragment over it

@@ -78,7 +78,9 @@ object Setting {
       "past the SNAP's largest key are split off as a new fragment instead of rewriting the SNAP. Scans of a SNAP under " +
       "DIFFs cost about what the SNAP alone costs, so the default is high (`bench/README.md`, \"Compaction policy\")")
   val MaxChain: Setting[Int] = Setting("spark.versioned.compaction.maxChainLength", Kind.intAtLeast(1), 50, "50",
-    "... or once its chain has this many DIFFs")
+    "once a fragment's chain has this many DIFFs (under `maxDiffRatio`), merge them all into one DIFF (only changed rows " +
+      "are rewritten, as a SNAP rewrite would shorten the chain for the cost of the whole fragment); at 1, or with a single " +
+      "DIFF, re-snapshot the fragment instead")
   val ConsolidateAfter: Setting[Int] = Setting("spark.versioned.compaction.consolidateDiffs", Kind.intAtLeast(2), 5, "5",
     "otherwise, once this many commit DIFFs follow a fragment's SNAP or last consolidated DIFF, merge them into one DIFF " +
       "(only changed rows are rewritten); once this many consolidated DIFFs are in a row, merge those into one (a second " +
