@@ -122,10 +122,10 @@ object CompactionPolicy {
     val weights = sharedWeights(frags, objects)
     val overRatio = frags.indices.filter(i => diffRatio(frags(i), objects, floor, weights) >= limits.maxDiffRatio).toSet
     val atLimit = frags.indices.filter(i => diffCount(frags(i), objects) >= limits.maxChain).toSet -- overRatio
-    // a chain at the limit, under the ratio: its DIFFs merged into one, unless one DIFF is still at the limit
-    val merged = atLimit.toSeq.flatMap { i =>
-      Some(chainDiffs(frags(i), objects)).filter(ds => ds.size >= 2 && limits.maxChain > 1).map(i -> _)
-    }.toMap
+    // a chain at the limit, under the ratio: its DIFFs (two or more, since the limit is) merged into one, unless one
+    // DIFF is still at the limit (a limit of 1)
+    val merged = if (limits.maxChain == 1) Map.empty[Int, Seq[String]]
+      else atLimit.toSeq.map(i => i -> chainDiffs(frags(i), objects)).filter(_._2.nonEmpty).toMap
     val resnapshot = overRatio ++ (atLimit -- merged.keySet)
     // Only fragments at least half the target size are split: smaller ones are cheap to rewrite, and
     // splitting them would leave a small table in many tiny fragments.
