@@ -9,10 +9,11 @@ import versioned.core.{Fragment, ObjectKind, ObjectMeta}
  *    least as the table's largest SNAP, capped at the target fragment size). Scans of a SNAP under DIFFs
  *    cost little more than the SNAP alone (the measured curve), so the ratio is high (1.0):
  *    re-snapshotting is the expensive step (the whole fragment);
- *  - under the ratio, once its chain reaches `maxChain` DIFFs, all of them merged into one DIFF (a full
- *    consolidation: only changed rows are rewritten), which shortens the chain as much as a new SNAP
- *    would, for the cost of its changes instead of the fragment's; a SNAP only when merging cannot shorten
- *    it (a limit of 1, or a single DIFF). A fast writer outruns a paced background compaction by tens of
+ *  - under the ratio, once its chain reaches `maxChain` DIFFs, its DIFFs merged into one DIFF but for a
+ *    leading run of large consolidated ones, each at least the size of all after it ([[limitRun]]: only
+ *    changed rows are rewritten, and recent ones only), which shortens the chain almost as much as a new SNAP
+ *    would, for the cost of its recent changes instead of the fragment's; a SNAP only when merging cannot
+ *    shorten it (a limit of 1, or a single DIFF). A fast writer outruns a paced background compaction by tens of
  *    commits between two of its runs, so chains do reach the limit: with a SNAP rewrite there, a stream of
  *    1,000-row batches into 10M rows rewrote the whole table every few hundred batches;
  *  - otherwise tiered consolidation, which rewrites only changed rows: once `consolidateAfter` commit
@@ -102,6 +103,24 @@ object CompactionPolicy {
   }
 
   /**
+   * What a chain at the length limit `maxChain` (above 1) merges: its [[chainDiffs]] but for a leading run of large
+   * consolidated DIFFs, each holding at least as many rows as all the DIFFs after it (not shared ones: merging those
+   * pushes them down into the fragment), and at most `maxChain - 2` of them, so that the chain ends below the limit.
+   * The DIFFs kept halve (at least) from one to the next, so at most about log2 of the changed rows are kept; a row
+   * is rewritten about as many times before its fragment gets a SNAP, where merging the whole chain each time would
+   * rewrite every change since the SNAP at every limit (a fast writer reaches it every few hundred commits).
+   */
+  def limitRun(f: Fragment, objects: Map[String, ObjectMeta], maxChain: Int): Seq[String] = {
+    val diffs = chainDiffs(f, objects)
+    val after = diffs.map(objects(_).rowCount).scanRight(0L)(_ + _).tail // rows of the DIFFs after each
+    val kept = diffs.indices.takeWhile { i =>
+      val m = objects(diffs(i))
+      i < maxChain - 2 && m.parents.size > 1 && !m.shared && m.rowCount >= after(i)
+    }.size
+    diffs.drop(kept)
+  }
+
+  /**
    * A tail split for a fragment over the ratio (not one over the chain limit only): possible when the table
    * has one key column (`singleKey`), the chain starts with a non-empty SNAP, and the merged changes at or
    * below the SNAP's largest key stay under half the ratio (else the SNAP is rewritten).
@@ -122,10 +141,10 @@ object CompactionPolicy {
     val weights = sharedWeights(frags, objects)
     val overRatio = frags.indices.filter(i => diffRatio(frags(i), objects, floor, weights) >= limits.maxDiffRatio).toSet
     val atLimit = frags.indices.filter(i => diffCount(frags(i), objects) >= limits.maxChain).toSet -- overRatio
-    // a chain at the limit, under the ratio: its DIFFs (two or more, since the limit is) merged into one, unless one
-    // DIFF is still at the limit (a limit of 1)
+    // a chain at the limit, under the ratio: its DIFFs (two or more, since the limit is) merged into one but for large
+    // consolidated ones first in it (limitRun), unless one DIFF is still at the limit (a limit of 1)
     val merged = if (limits.maxChain == 1) Map.empty[Int, Seq[String]]
-      else atLimit.toSeq.map(i => i -> chainDiffs(frags(i), objects)).filter(_._2.nonEmpty).toMap
+      else atLimit.toSeq.map(i => i -> limitRun(frags(i), objects, limits.maxChain)).filter(_._2.nonEmpty).toMap
     val resnapshot = overRatio ++ (atLimit -- merged.keySet)
     // Only fragments at least half the target size are split: smaller ones are cheap to rewrite, and
     // splitting them would leave a small table in many tiny fragments.

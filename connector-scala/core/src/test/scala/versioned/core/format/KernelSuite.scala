@@ -269,6 +269,20 @@ class KernelSuite extends AnyFunSuite {
     val mixed = Seq(Fragment(None, Seq("s2", "c1", "c2", "e1", "e2")))
     assert(CompactionPolicy.plan(mixed, tiers, None, limits.copy(maxChain = 4)).runs == Map(0 -> Seq("c1", "c2", "e1", "e2")))
     assert(CompactionPolicy.plan(mixed, tiers, None, limits.copy(maxChain = 5)).runs.isEmpty)
+    // a large consolidated DIFF first in the chain (at least the rows of all after it) is kept, and so is each next one
+    // that is as large as the rest, at most the limit - 2 of them; a shared or a commit DIFF is merged whatever its size
+    val large = tiers ++ Seq("c0" -> meta("c0", ObjectKind.Diff, 100, Seq("a", "b")),
+      "h0" -> meta("h0", ObjectKind.Diff, 100, Seq("a", "b")).copy(shared = true), "k0" -> meta("k0", ObjectKind.Diff, 100))
+    def chain(first: String) = Seq(Fragment(None, Seq("s2", first, "c1", "e1", "e2")))
+    assert(CompactionPolicy.plan(chain("c0"), large, None, limits.copy(maxChain = 4)).runs == Map(0 -> Seq("e1", "e2")))
+    assert(CompactionPolicy.plan(chain("c0"), large, None, limits.copy(maxChain = 3)).runs == Map(0 -> Seq("c1", "e1", "e2")))
+    assert(CompactionPolicy.plan(chain("c0"), large, None, limits.copy(maxChain = 2)).runs ==
+      Map(0 -> Seq("c0", "c1", "e1", "e2")))
+    for (first <- Seq("h0", "k0"))
+      assert(CompactionPolicy.plan(chain(first), large, None, limits.copy(maxChain = 4)).runs == Map(0 -> Seq(first, "c1", "e1", "e2")))
+    // c1 (2 rows) is smaller than what follows it (e1, e2 and e3: 3 rows): merged with them
+    val longer = Seq(Fragment(None, Seq("s2", "c0", "c1", "e1", "e2", "e3")))
+    assert(CompactionPolicy.plan(longer, large, None, limits.copy(maxChain = 5)).runs == Map(0 -> Seq("c1", "e1", "e2", "e3")))
     assert(CompactionPolicy.plan(frags, objs, None, limits.copy(consolidateAfter = 4)).runs.isEmpty)
     // a shared DIFF of 1,500 rows listed by three fragments of 1,000 SNAP rows counts 500 rows in each: under the
     // ratio; the same rows in one object that is not shared would put every fragment over it

@@ -78,7 +78,8 @@ object Setting {
       "past the SNAP's largest key are split off as a new fragment instead of rewriting the SNAP. Scans of a SNAP under " +
       "DIFFs cost about what the SNAP alone costs, so the default is high (`bench/README.md`, \"Compaction policy\")")
   val MaxChain: Setting[Int] = Setting("spark.versioned.compaction.maxChainLength", Kind.intAtLeast(1), 50, "50",
-    "once a fragment's chain has this many DIFFs (under `maxDiffRatio`), merge them all into one DIFF (only changed rows " +
+    "once a fragment's chain has this many DIFFs (under `maxDiffRatio`), merge them into one DIFF but for large " +
+      "consolidated DIFFs first in the chain, each at least the rows of all after it (only changed rows " +
       "are rewritten, as a SNAP rewrite would shorten the chain for the cost of the whole fragment); at 1, or with a single " +
       "DIFF, re-snapshot the fragment instead")
   val ConsolidateAfter: Setting[Int] = Setting("spark.versioned.compaction.consolidateDiffs", Kind.intAtLeast(2), 5, "5",

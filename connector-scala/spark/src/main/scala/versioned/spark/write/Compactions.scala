@@ -110,8 +110,10 @@ private[versioned] object Compactions {
       r
     }
     var r = next()
+    var last = Option.empty[String] // the image compacted last: carried forward from when the head is far ahead
     try while (r.isDefined) {
-      inGroup(r.get, lock.synchronized(running.get(key).map(_._2)).getOrElse(""))
+      inGroup(r.get, lock.synchronized(running.get(key).map(_._2)).getOrElse(""), last)
+      last = Some(r.get.image.hash)
       r = next()
     } finally if (r.isDefined) lock.synchronized { // left by an error: the table is idle (the next commit retries)
       waiting.remove(key); running.remove(key); lock.notifyAll()
@@ -119,7 +121,7 @@ private[versioned] object Compactions {
   }
 
   /** One request in this thread, as Spark job group `group` (cancelled when the SparkContext stops). */
-  private def inGroup(r: Request, group: String): Unit = {
+  private def inGroup(r: Request, group: String, lastCompacted: Option[String]): Unit = {
     val sc = r.spark.sparkContext
     if (sc.isStopped) return
     // a pool thread inherits the local properties of the thread that created it (a write's SQL execution)
@@ -129,13 +131,13 @@ private[versioned] object Compactions {
     SparkSession.setActiveSession(r.spark)
     sc.setJobGroup(group, s"versioned: compaction ${r.req.ident}@${r.image.shortHash}", interruptOnCancel = true)
     val pacing = new Pacing(r.settings.compactionDutyCycle, ns => waitWhile(sc, ns, stepNs = 10000000L)(true))
-    try runLogged(r, backgroundSlots(sc), () => pacing.rest(() => yieldToWrites(sc, r.settings.compactionYieldMs)))
+    try runLogged(r, backgroundSlots(sc), () => pacing.rest(() => yieldToWrites(sc, r.settings.compactionYieldMs)), lastCompacted)
     finally { sc.clearJobGroup(); SparkSession.clearActiveSession() }
   }
 
   /** The policy and the compaction it selects; a failure is logged, never raised (the commit stands). */
-  private def runLogged(r: Request, slots: Int, pause: () => Unit): Unit =
-    try { Compactor.maybeCompact(r.spark, r.engine, r.req, r.image, r.settings, slots, pause); () }
+  private def runLogged(r: Request, slots: Int, pause: () => Unit, lastCompacted: Option[String] = None): Unit =
+    try { Compactor.maybeCompact(r.spark, r.engine, r.req, r.image, r.settings, slots, pause, lastCompacted); () }
     catch {
       // the table (or its repository) was dropped after the commit: nothing left to compact
       case e @ (_: versioned.core.TableNotFoundException | _: versioned.core.RepositoryNotFoundException) =>

@@ -47,25 +47,34 @@ private[versioned] object Compactor {
    * the commits since added gets the ancestor's compacted chain plus those DIFFs (the same rows: a compacted
    * chain is equivalent to the logical one). When the ancestor's compaction split that fragment (a tail split),
    * it gets the split fragments, and the added DIFFs are divided at their bounds ([[Division]]). Ancestors are
-   * searched up to [[CarryDepth]] first parents, while the table keeps its schema, key and fragment bounds.
+   * searched up to [[CarryDepth]] first parents, while the table keeps its schema, key and fragment bounds; past
+   * that depth, `lastCompacted` (the version a background compaction of the table compacted last) stands in, so a
+   * compaction that fell further behind still starts from its own last result.
    * Commits planned while an ancestor was still being compacted (in the background) so start from the shorter
    * chains, the consolidation or split is not done again, and a compaction that fell behind several commits
    * does not leave their chains to grow to the re-snapshot limit.
    */
-  def carried(engine: Engine, snap: TableSnapshot): Option[Carry] = {
+  def carried(engine: Engine, snap: TableSnapshot, lastCompacted: Option[String] = None): Option[Carry] = {
     val v = snap.version
     val bounds = v.fragments.map(_.lower)
     def sameShape(t: TableVersion) = t.fragments.map(_.lower) == bounds && t.schemaJson == v.schemaJson &&
       t.primaryKey == v.primaryKey && t.hiddenKey == v.hiddenKey
+    // Right(the nearest compacted ancestor, or None: a change of shape or the first commit ends the search); Left:
+    // none within CarryDepth first parents
     @scala.annotation.tailrec
-    def nearest(parents: Seq[String], depth: Int): Option[TableVersion] =
-      parents.headOption.filter(_ => depth < CarryDepth).flatMap(p => engine.tableOption(snap.repo, p, snap.table).map(p -> _)) match {
-        case Some((_, t)) if !sameShape(t) => None
-        case Some((_, t)) if t.compacted.isDefined => Some(t)
+    def nearest(parents: Seq[String], depth: Int): Either[Unit, Option[TableVersion]] =
+      if (parents.nonEmpty && depth >= CarryDepth) Left(())
+      else parents.headOption.flatMap(p => engine.tableOption(snap.repo, p, snap.table).map(p -> _)) match {
+        case Some((_, t)) if !sameShape(t) => Right(None)
+        case Some((_, t)) if t.compacted.isDefined => Right(Some(t))
         case Some((p, _)) => nearest(engine.image(snap.repo, p).parents, depth + 1)
-        case None => None
+        case None => Right(None)
       }
-    val ancestor = if (v.compacted.isDefined) None else nearest(snap.image.parents, 0)
+    // further back than CarryDepth, the version this driver compacted last (Compactions): its chains are a prefix
+    // of this version's (checked per fragment below) when the commits since only appended DIFFs to them
+    def last: Option[TableVersion] = lastCompacted.flatMap(h => engine.tableOption(snap.repo, h, snap.table))
+      .filter(t => t.compacted.isDefined && sameShape(t))
+    val ancestor = if (v.compacted.isDefined) None else nearest(snap.image.parents, 0).fold(_ => last, identity)
     // the ancestor's compacted fragments by the version's fragment they lie in (its bounds, refined by splits)
     def groups(pc: Seq[Fragment]): Option[Seq[Seq[Fragment]]] = {
       val starts = bounds.toSet
@@ -134,12 +143,12 @@ private[versioned] object Compactor {
   /**
    * Evaluates [[plan]] on `req`'s table at `image` (with its parent's compacted chains carried forward)
    * and runs it; a carried form alone is recorded as it is. Returns the number of objects written.
-   * `slots` and `pause`: see [[compact]].
+   * `slots` and `pause`: see [[compact]]; `lastCompacted`: see [[carried]].
    */
   def maybeCompact(spark: SparkSession, engine: Engine, req: WriteRequest, image: Image, settings: Settings,
-                   slots: Int = Int.MaxValue, pause: () => Unit = () => ()): Int = {
+                   slots: Int = Int.MaxValue, pause: () => Unit = () => (), lastCompacted: Option[String] = None): Int = {
     val loaded = TableSnapshot.load(engine, req.ident.repo, req.ident.table, image)
-    val carry = carried(engine, loaded)
+    val carry = carried(engine, loaded, lastCompacted)
     val (snap, divided) = carry match {
       case Some(c) if c.divisions.nonEmpty => divide(spark, engine, c)
       case other => (other.fold(loaded)(_.snap), Seq.empty)
@@ -170,9 +179,11 @@ private[versioned] object Compactor {
               pause: () => Unit = () => ()): Seq[ObjectMeta] =
     Jobs.described(spark, s"compaction ${snap.repo}.${snap.table}@${snap.image.shortHash}") {
       engine.leases.withLease(snap.repo, "compaction") { lease =>
+      val t0 = System.nanoTime()
       val metas = rewrite(spark, engine, snap, fragments, options, runs, splits, lease, math.max(1, slots), pause)
       log.info(s"versioned: compaction ${snap.repo}.${snap.table}@${snap.image.shortHash} rewrote ${fragments.size} " +
-        s"fragment(s), consolidated ${runs.size}, split ${splits.size}: ${metas.size} new object(s)")
+        s"fragment(s), consolidated ${runs.size} (${runs.values.map(_.size).sum} DIFFs), split ${splits.size}: " +
+        s"${metas.size} new object(s) in ${(System.nanoTime() - t0) / 1000000} ms (rests and waits for writes included)")
         metas
       }
     }

@@ -110,9 +110,10 @@ class CompactionPolicySuite extends VersionedTestBase {
   /**
    * 10 commits of 2 rows, then `behind` commits planned on logical chains (as while the compaction of that
    * 10th commit is still running in the background), then the compactions of the 10th commit and of the head.
-   * Returns the 10th commit's compacted chains, the head's, and the head's logical chains.
+   * Returns the 10th commit's compacted chains, the head's, and the head's logical chains. `hinted`: the head's
+   * compaction is told the 10th commit was compacted last (as the background thread tells it).
    */
-  private def carry(behind: Int): (Seq[Fragment], Seq[Fragment], Seq[Fragment]) = {
+  private def carry(behind: Int, hinted: Boolean = false): (Seq[Fragment], Seq[Fragment], Seq[Fragment]) = {
     var cur = rowsOf(0 until 200, 0).map(r => r.getInt(0) -> r).toMap
     def upsert(ids: Seq[Int], v: Int): Unit = {
       withConf(Off: _*)(write(frame(schema, rowsOf(ids, v)), "r.t", "upsert" -> "true")); cur ++= rowsOf(ids, v).map(r => r.getInt(0) -> r)
@@ -124,7 +125,9 @@ class CompactionPolicySuite extends VersionedTestBase {
     val head = engine.resolve("r", Revision.DefaultBranch)
     val req = WriteRequest(TableIdent("r", "t"), None, WriteMode.Changes, None, upsert = false, "t", "t", Map.empty)
     assert(Compactor.maybeCompact(spark, engine, req, ancestor, defaults) > 0, "the 10 commit DIFFs are consolidated")
-    assert(Compactor.maybeCompact(spark, engine, req, head, defaults) == 0, s"carrying from $behind commit(s) back writes no object")
+    val written = Compactor.maybeCompact(spark, engine, req, head, defaults, lastCompacted = Option.when(hinted)(ancestor.hash))
+    // fewer commit DIFFs than a consolidation takes follow the carried chains: nothing to write
+    if (behind < defaults.consolidateAfter) assert(written == 0, s"carrying from $behind commit(s) back writes no object")
     val hc = table(head.hash).compacted.getOrElse(fail("the carried chains were not recorded"))
     assertReads(read("r.t"), cur.values.toSeq, "head through the carried chains")
     val logical = table(head.hash).fragments
@@ -143,6 +146,16 @@ class CompactionPolicySuite extends VersionedTestBase {
     val (ac, hc, logical) = carry(behind = 4)
     assert(hc.indices.forall(i => hc(i).objects.startsWith(ac(i).objects)), hc)
     assert(hc(0).objects.size == 2 + 4 && logical(0).objects.size == 1 + 14, s"$hc / $logical") // SNAP + merged + 4 DIFFs
+  }
+
+  test("further behind than the carry depth, the version compacted last is carried forward") {
+    val behind = Compactor.CarryDepth + 1
+    val (ac, hc, logical) = carry(behind, hinted = true)
+    // the first fragment's carried chain (its SNAP and consolidated DIFF) and one DIFF merged from the commit DIFFs
+    // since; from its logical chain (the 10 commit DIFFs again, and those since: 50, the chain limit) one DIFF after
+    // the SNAP would be merged instead
+    assert(hc(0).objects.startsWith(ac(0).objects) && hc(0).objects.size == ac(0).objects.size + 1, s"$hc / $ac")
+    assert(logical(0).objects.size > hc(0).objects.size + 10, logical)
   }
 }
 
