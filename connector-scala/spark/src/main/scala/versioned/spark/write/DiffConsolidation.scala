@@ -45,15 +45,25 @@ private[versioned] object DiffConsolidation {
    * tail SNAP writer too. [[apply]] is one fragment's work, in a Spark task or on the driver.
    */
   final class Work private (read: ObjectFiles.Reader, verify: Broadcast[SerializableConfiguration], diffSink: ParquetSink,
-                            snapSink: Option[ParquetSink], layout: TableLayout, target: ObjectTarget) extends Serializable {
+                            snapSink: Option[ParquetSink], layout: TableLayout, target: ObjectTarget,
+                            sharedMaxRows: Long) extends Serializable {
     // DIFF rows are read key columns first (what Conflation compares), then written back in object order.
     private val readSchema = layout.diffRead(layout.nonKeyColumns)
     private def back(to: StructType) = UnsafeProjection.create(to.fields.toSeq.map { f =>
       BoundReference(readSchema.fieldIndex(f.name), f.dataType, f.nullable)
     })
 
-    private def conflated(files: Seq[ObjectFile]): Array[InternalRow] =
-      Conflation(files.map(ObjectFiles.load(read, _, ObjectFiles.identity(readSchema), verify.value.value)).toArray, layout.keyTypes)
+    /**
+     * The shared DIFFs this compaction read, each loaded whole once (verified as any read) for every fragment listing
+     * it, in this JVM (on the driver: all the fragments of the compaction; in a task: its one fragment), when it
+     * holds at most `sharedMaxRows` rows (`localCommitMaxRows`, as a diff's shared loads).
+     */
+    @transient private lazy val shared = new ObjectFiles.SharedLoads(sharedMaxRows)
+
+    private def conflated(files: Seq[ObjectFile]): Array[InternalRow] = {
+      val copy = ObjectFiles.identity(readSchema) // one projection (generated code) for all of them, in this thread
+      Conflation(files.map(f => shared.load(read, f, copy, verify.value.value)).toArray, layout.keyTypes)
+    }
 
     /** One DIFF of `rows` (in the read layout, key order) with `parents`. */
     private def diffOf(rows: Iterator[InternalRow], parents: Seq[String]): ObjectMeta = {
@@ -101,7 +111,8 @@ private[versioned] object DiffConsolidation {
         layout.diffRead(layout.nonKeyColumns), Nil, Map(FileFormat.OPTION_RETURNING_BATCH -> "false"), conf)
       new Work(read, ObjectFiles.verifyingBroadcast(spark.sparkContext),
         ParquetSink.forObjects(spark, layout.diffSchema, ObjectKind.Diff),
-        Option.when(splits)(ParquetSink.forObjects(spark, layout.physicalSchema, ObjectKind.Snap)), layout, target)
+        Option.when(splits)(ParquetSink.forObjects(spark, layout.physicalSchema, ObjectKind.Snap)), layout, target,
+        versioned.spark.session.Warehouses.localCommitMaxRows(spark))
     }
   }
 

@@ -70,6 +70,27 @@ class CompactionPolicySuite extends VersionedTestBase {
     assert(Compactor.plan(snap, defaults.updated(VersionedOptions.ConfMaxDiffRatio, "0.6")).resnapshot.isEmpty)
   }
 
+  test("a consolidation on the driver loads each shared DIFF once for all the fragments listing it") {
+    val n = defaults.consolidateAfter
+    var cur = rowsOf(0 until 200, 0).map(r => r.getInt(0) -> r).toMap
+    withConf(Off :+ (versioned.spark.session.Setting.SharedDiffMaxRows.key -> "10000"): _*) {
+      write(frame(schema, cur.values.toSeq), "r.t", "primaryKey" -> "id")
+      (1 to n).foreach { v => // one key in each of the 4 fragments: one shared DIFF listed by all of them
+        val rows = rowsOf(Seq(v, 50 + v, 100 + v, 150 + v), v)
+        write(frame(schema, rows), "r.t", "upsert" -> "true")
+        cur ++= rows.map(r => r.getInt(0) -> r)
+      }
+    }
+    val head = engine.resolve("r", Revision.DefaultBranch)
+    assert(snapshot().version.effectiveFragments.forall(_.objects.count(id => snapshot().objects(id).shared) == n))
+    val req = WriteRequest(TableIdent("r", "t"), None, WriteMode.Changes, None, upsert = false, "t", "t", Map.empty)
+    Compactions.awaitIdle() // the writes' own (they find nothing to do under Off)
+    val before = versioned.spark.read.ObjectFiles.sharedLoaded.get()
+    assert(Compactor.maybeCompact(spark, engine, req, head, defaults) == 4, "one consolidated DIFF per fragment")
+    assert(versioned.spark.read.ObjectFiles.sharedLoaded.get() - before == n, s"$n shared DIFFs, each loaded once")
+    assertReads(read("r.t"), cur.values.toSeq, "head through the consolidated chains")
+  }
+
   test("tier 1: consolidateDiffs commit DIFFs after the SNAP are merged, fewer are kept") {
     val n = defaults.consolidateAfter
     assert(n == 5)
