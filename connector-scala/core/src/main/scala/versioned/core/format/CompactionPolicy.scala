@@ -77,12 +77,15 @@ object CompactionPolicy {
   def ratioFloor(frags: Seq[Fragment], objects: Map[String, ObjectMeta], targetRows: Long): Long =
     math.min(targetRows, frags.map(snapRows(_, objects)).foldLeft(0L)(math.max))
 
+  /** A DIFF written by a consolidation: it records the two or more DIFFs it merged as its parents. */
+  private def consolidated(m: ObjectMeta): Boolean = m.kind == ObjectKind.Diff && m.parents.size > 1
+
   /**
    * The DIFFs at the end of a fragment's chain that were written by commits (not by an earlier
    * consolidation, whose objects record the two or more DIFFs they merged as parents).
    */
   def trailingCommitDiffs(f: Fragment, objects: Map[String, ObjectMeta]): Seq[String] =
-    f.objects.reverse.takeWhile(id => objects(id).kind == ObjectKind.Diff && objects(id).parents.size <= 1).reverse
+    f.objects.reverse.takeWhile(id => objects(id).kind == ObjectKind.Diff && !consolidated(objects(id))).reverse
 
   /**
    * The consolidated DIFFs (objects that record the two or more DIFFs they merged as parents) directly
@@ -90,7 +93,7 @@ object CompactionPolicy {
    */
   def consolidatedRun(f: Fragment, objects: Map[String, ObjectMeta]): Seq[String] = {
     val before = f.objects.dropRight(trailingCommitDiffs(f, objects).size)
-    before.reverse.takeWhile(id => objects(id).kind == ObjectKind.Diff && objects(id).parents.size > 1).reverse
+    before.reverse.takeWhile(id => consolidated(objects(id))).reverse
   }
 
   /**
@@ -115,7 +118,7 @@ object CompactionPolicy {
     val after = diffs.map(objects(_).rowCount).scanRight(0L)(_ + _).tail // rows of the DIFFs after each
     val kept = diffs.indices.takeWhile { i =>
       val m = objects(diffs(i))
-      i < maxChain - 2 && m.parents.size > 1 && !m.shared && m.rowCount >= after(i)
+      i < maxChain - 2 && consolidated(m) && !m.shared && m.rowCount >= after(i)
     }.size
     diffs.drop(kept)
   }

@@ -54,15 +54,18 @@ private[versioned] object DiffConsolidation {
     })
 
     /**
-     * The shared DIFFs this compaction read, each loaded whole once (verified as any read) for every fragment listing
-     * it, in this JVM (on the driver: all the fragments of the compaction; in a task: its one fragment), when it
-     * holds at most `sharedMaxRows` rows (`localCommitMaxRows`, as a diff's shared loads).
+     * On the driver, the shared DIFFs this compaction read, each loaded whole once (verified as any read) for all the
+     * fragments of the compaction listing it, when it holds at most `sharedMaxRows` rows (`localCommitMaxRows`, as a
+     * diff's shared loads). A task merges one fragment: it reads a shared DIFF within that fragment's bounds only.
      */
     @transient private lazy val shared = new ObjectFiles.SharedLoads(sharedMaxRows)
 
     private def conflated(files: Seq[ObjectFile]): Array[InternalRow] = {
       val copy = ObjectFiles.identity(readSchema) // one projection (generated code) for all of them, in this thread
-      Conflation(files.map(f => shared.load(read, f, copy, verify.value.value)).toArray, layout.keyTypes)
+      val conf = verify.value.value
+      val onDriver = org.apache.spark.TaskContext.get() == null
+      Conflation(files.map(f => if (onDriver) shared.load(read, f, copy, conf) else ObjectFiles.load(read, f, copy, conf)).toArray,
+        layout.keyTypes)
     }
 
     /** One DIFF of `rows` (in the read layout, key order) with `parents`. */
