@@ -10,6 +10,7 @@ import org.apache.spark.sql.functions.{col => _, _}
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import versioned.core._
+import versioned.core.format.CarryForward
 import versioned.spark.format.Columns.col
 import versioned.spark.session.TableIdent
 import versioned.spark.session.VersionedOptions
@@ -172,7 +173,9 @@ private[versioned] object ChangeFeed {
         Seq(before, now).flatten.foreach(requireLayout(plan, _))
         val metas = engine.objects((now.toSeq ++ before.toSeq).flatMap(_.objectIds).distinct)
         val (diffChains, rewritten) = (before, now) match {
-          case (Some(b), Some(n)) => matchFragments(b, n, metas)
+          case (Some(b), Some(n)) =>
+            val direct = matchFragments(b, n, metas)
+            if (!direct._2) direct else carriedMatch(engine, repo, c.parents.head, b, n, metas).getOrElse(direct)
           case _ => (Nil, true)
         }
         (if (rewritten) compared else fromDiffs).incrementAndGet()
@@ -217,6 +220,33 @@ private[versioned] object ChangeFeed {
       }
     }
     if (rewritten) (Nil, true) else (chains.toSeq, false)
+  }
+
+  /**
+   * [[matchFragments]] of `n` against `b` (the version of image `parent`) carried forward from the compacted form of
+   * one of `b`'s first-parent ancestors (the kernel's rule, `CarryForward`, without divisions): a commit planned while
+   * its parent had no compacted form builds on the compacted chains of the version its driver compacted last, carried
+   * to the parent. The nearest such ancestor (at most `CarryForward.Depth` first parents back, while the table keeps
+   * its shape) whose compacted objects `n` lists is tried; None when none matches.
+   */
+  private def carriedMatch(engine: Engine, repo: String, parent: String, b: TableVersion, n: TableVersion,
+                           metas: Map[String, ObjectMeta]): Option[(Seq[AddedChain], Boolean)] = {
+    val listed = n.fragments.iterator.flatMap(_.objects).toSet
+    @scala.annotation.tailrec
+    def search(image: String, depth: Int): Option[(Seq[AddedChain], Boolean)] =
+      if (depth >= CarryForward.Depth) None
+      else engine.image(repo, image).parents.headOption match {
+        case None => None
+        case Some(p) => engine.tableOption(repo, p, b.name) match {
+          case Some(a) if CarryForward.sameShape(b, a) =>
+            val tried = a.compacted.filter(_.exists(_.objects.exists(listed))).flatMap(_ =>
+              CarryForward.carry(b, a, divisible = false))
+              .map(c => matchFragments(b.copy(compacted = Some(c.fragments)), n, metas)).filterNot(_._2)
+            if (tried.isDefined) tried else search(p, depth + 1)
+          case _ => None
+        }
+      }
+    search(parent, 0)
   }
 
   /** The DIFFs a commit added to one fragment's chain (oldest first), and the fragment's bounds. */

@@ -9,7 +9,7 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.storage.StorageLevel
 import versioned.spark.format.Columns.col
 import versioned.core._
-import versioned.core.format.CommitPath
+import versioned.core.format.{CarryForward, CommitPath}
 import versioned.spark.session._
 import versioned.spark.format._
 
@@ -81,10 +81,22 @@ private[versioned] object CommitPlanner {
   /** The new version of the table when `staged` is written on `head` (objects written, nothing recorded). */
   def plan(spark: SparkSession, engine: Engine, req: WriteRequest, staged: StagedInput, head: Option[Image],
            target: ObjectTarget): TableUpdate.Put = {
-    val current = head.flatMap(h => engine.tableOption(req.ident.repo, h.hash, req.ident.table))
+    val current = head.flatMap(h => engine.tableOption(req.ident.repo, h.hash, req.ident.table)).map(carriedBase(engine, req.ident, _))
     plan(spark, req, staged, Base(current, () => versioned.spark.read.PinnedRead.table(spark, req.locationOptions, req.ident, head.get.hash),
-      Some(() => TableSnapshot.load(engine, req.ident.repo, req.ident.table, head.get))), target)
+      Some(() => TableSnapshot.of(engine, req.ident.repo, head.get, current.get))), target)
   }
+
+  /**
+   * The representation of the head's version `v` a commit builds on: its compacted form, or, while a compaction
+   * has not recorded one yet (a stream commits faster than it compacts), the compacted chains of the version this
+   * driver compacted last carried forward by the kernel's rule, without divisions ([[CarryForward]],
+   * [[CompactedHints]]); else its logical chains. So a commit's chains, and with them the metadata every later
+   * commit reads, writes and hashes, stay as long as the compacted ones instead of growing with the history.
+   */
+  private def carriedBase(engine: Engine, ident: TableIdent, v: TableVersion): TableVersion =
+    if (v.compacted.isDefined) v
+    else CompactedHints.version(engine, ident.repo, ident.table).flatMap(CarryForward.carry(v, _, divisible = false))
+      .fold(v)(c => v.copy(compacted = Some(c.fragments)))
 
   /**
    * The version a write builds on: the table (None: it does not exist yet) and a read of its rows with

@@ -110,10 +110,10 @@ private[versioned] object Compactions {
       r
     }
     var r = next()
-    var last = Option.empty[String] // the image compacted last: carried forward from when the head is far ahead
     try while (r.isDefined) {
+      // the image compacted last: carried forward from when the head is far ahead
+      val last = CompactedHints.image(r.get.engine, key.repo, key.table)
       inGroup(r.get, lock.synchronized(running.get(key).map(_._2)).getOrElse(""), last)
-      last = Some(r.get.image.hash)
       r = next()
     } finally if (r.isDefined) lock.synchronized { // left by an error: the table is idle (the next commit retries)
       waiting.remove(key); running.remove(key); lock.notifyAll()

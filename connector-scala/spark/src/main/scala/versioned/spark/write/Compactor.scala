@@ -3,7 +3,7 @@ package versioned.spark.write
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.types.StructType
 import versioned.core._
-import versioned.core.format.CompactionPolicy
+import versioned.core.format.{CarryForward, CompactionPolicy}
 import versioned.spark.session._
 import versioned.spark.format._
 import versioned.spark.read.VersionedScan
@@ -26,91 +26,47 @@ private[versioned] object Compactor {
   }
 
   /** How many first parents [[carried]] looks back for a compacted form. */
-  val CarryDepth = 64
+  val CarryDepth: Int = CarryForward.Depth
 
   /**
    * A version's carried form ([[carried]]): `snap` with the compacted chains taken from an ancestor, complete once
    * `divisions` are written ([[divide]]).
    */
-  final case class Carry(snap: TableSnapshot, divisions: Seq[Division])
+  final case class Carry(snap: TableSnapshot, divisions: Seq[CarryForward.Division])
 
   /**
-   * DIFFs that commits added to a fragment after an ancestor's compaction split it into `parts` fragments (the
-   * carried fragments `at` .. `at + parts - 1`): merged and divided at those fragments' bounds, one DIFF appended
-   * to each.
-   */
-  final case class Division(at: Int, parts: Int, diffs: Seq[String])
-
-  /**
-   * `snap` (a version without a compacted form) with the compacted chains of its nearest first-parent
-   * ancestor that has them carried forward: a fragment whose chain is the ancestor's logical chain plus DIFFs
-   * the commits since added gets the ancestor's compacted chain plus those DIFFs (the same rows: a compacted
-   * chain is equivalent to the logical one). When the ancestor's compaction split that fragment (a tail split),
-   * it gets the split fragments, and the added DIFFs are divided at their bounds ([[Division]]). Ancestors are
-   * searched up to [[CarryDepth]] first parents, while the table keeps its schema, key and fragment bounds; past
-   * that depth, `lastCompacted` (the version a background compaction of the table compacted last) stands in, so a
-   * compaction that fell further behind still starts from its own last result.
+   * `snap` (a version without a compacted form) with the compacted chains of its nearest first-parent ancestor
+   * that has them, carried forward by the kernel's rule ([[CarryForward]]; the DIFFs added to fragments the
+   * ancestor's compaction split are divided at their bounds). Ancestors are searched up to [[CarryDepth]] first
+   * parents, while the table keeps its schema, key and fragment bounds; past that depth, `lastCompacted` (the
+   * version a compaction of the table in this driver recorded last, [[CompactedHints]]) stands in, so a compaction
+   * that fell further behind still starts from its own last result.
    * Commits planned while an ancestor was still being compacted (in the background) so start from the shorter
    * chains, the consolidation or split is not done again, and a compaction that fell behind several commits
    * does not leave their chains to grow to the re-snapshot limit.
    */
   def carried(engine: Engine, snap: TableSnapshot, lastCompacted: Option[String] = None): Option[Carry] = {
     val v = snap.version
-    val bounds = v.fragments.map(_.lower)
-    def sameShape(t: TableVersion) = t.fragments.map(_.lower) == bounds && t.schemaJson == v.schemaJson &&
-      t.primaryKey == v.primaryKey && t.hiddenKey == v.hiddenKey
     // Right(the nearest compacted ancestor, or None: a change of shape or the first commit ends the search); Left:
     // none within CarryDepth first parents
     @scala.annotation.tailrec
     def nearest(parents: Seq[String], depth: Int): Either[Unit, Option[TableVersion]] =
       if (parents.nonEmpty && depth >= CarryDepth) Left(())
       else parents.headOption.flatMap(p => engine.tableOption(snap.repo, p, snap.table).map(p -> _)) match {
-        case Some((_, t)) if !sameShape(t) => Right(None)
+        case Some((_, t)) if !CarryForward.sameShape(v, t) => Right(None)
         case Some((_, t)) if t.compacted.isDefined => Right(Some(t))
         case Some((p, _)) => nearest(engine.image(snap.repo, p).parents, depth + 1)
         case None => Right(None)
       }
-    // further back than CarryDepth, the version this driver compacted last (Compactions): its chains are a prefix
-    // of this version's (checked per fragment below) when the commits since only appended DIFFs to them
+    // further back than CarryDepth, the version compacted last: its chains are a prefix of this version's
+    // (checked per fragment by the rule) when the commits since only appended DIFFs to them
     def last: Option[TableVersion] = lastCompacted.flatMap(h => engine.tableOption(snap.repo, h, snap.table))
-      .filter(t => t.compacted.isDefined && sameShape(t))
     val ancestor = if (v.compacted.isDefined) None else nearest(snap.image.parents, 0).fold(_ => last, identity)
-    // the ancestor's compacted fragments by the version's fragment they lie in (its bounds, refined by splits)
-    def groups(pc: Seq[Fragment]): Option[Seq[Seq[Fragment]]] = {
-      val starts = bounds.toSet
-      val grouped = pc.foldLeft(Vector.empty[Vector[Fragment]]) { (acc, f) =>
-        if (acc.isEmpty || starts.contains(f.lower)) acc :+ Vector(f) else acc.init :+ (acc.last :+ f)
-      }
-      Option.when(grouped.map(_.head.lower) == bounds)(grouped)
-    }
-    for {
-      pv <- ancestor
-      pc = pv.compacted.get
-      byFragment <- groups(pc)
-      carry <- {
-        // splits are by the first key of single-key tables (tailSplit): other refinements are not divided
-        val divisible = snap.layout.keyColumns.size == 1 && !snap.layout.hidden
-        val divisions = Vector.newBuilder[Division]
-        var at = 0
-        val next = v.fragments.indices.flatMap { i =>
-          val (logical, own, g) = (pv.fragments(i).objects, v.fragments(i).objects, byFragment(i))
-          val extra = own.drop(logical.size)
-          val out =
-            if (!own.startsWith(logical) || (g.size == 1 && logical == g.head.objects) || (g.size > 1 && !divisible))
-              Seq(v.fragments(i))
-            else if (g.size == 1) Seq(v.fragments(i).copy(objects = g.head.objects ++ extra))
-            else {
-              if (extra.nonEmpty) divisions += Division(at, g.size, extra)
-              g
-            }
-          at += out.size
-          out
-        }
-        val d = divisions.result()
-        Option.when(next != v.fragments || d.nonEmpty)(Carry(snap.copy(version = v.copy(compacted = Some(next)),
-          objects = snap.objects ++ engine.objects(pc.flatMap(_.objects))), d))
-      }
-    } yield carry
+    // splits are by the first key of single-key tables (tailSplit): other refinements are not divided
+    val divisible = snap.layout.keyColumns.size == 1 && !snap.layout.hidden
+    for (pv <- ancestor; c <- CarryForward.carry(v, pv, divisible))
+      yield Carry(snap.copy(version = v.copy(compacted = Some(c.fragments)),
+        objects = snap.objects ++ engine.objects(pv.compacted.get.flatMap(_.objects))), c.divisions)
   }
 
   /**
@@ -133,7 +89,7 @@ private[versioned] object Compactor {
       val appended = written.flatMap { case (d, parts) => parts.zipWithIndex.collect { case (Some(m), j) => (d.at + j) -> m } }.toMap
       val next = carriedForm.zipWithIndex.map { case (f, i) => appended.get(i).fold(f)(m => f.copy(objects = f.objects :+ m.id)) }
       val metas = appended.values.toSeq
-      engine.setCompacted(snap.repo, snap.image.hash, snap.table, next, metas, Some(lease))
+      record(engine, snap.repo, snap.image.hash, snap.table, next, metas, Some(lease))
       log.info(s"versioned: compaction ${snap.repo}.${snap.table}@${snap.image.shortHash} carried a split form forward: " +
         s"divided the DIFFs of ${c.divisions.size} split fragment(s) into ${metas.size} new object(s)")
       (snap.copy(version = snap.version.copy(compacted = Some(next)), objects = snap.objects ++ metas.map(m => m.id -> m)), metas)
@@ -157,8 +113,8 @@ private[versioned] object Compactor {
     if (!p.isEmpty) divided.size + compact(spark, engine, snap, p.resnapshot, req.locationOptions, p.runs, p.splits, slots, pause).size
     else {
       // no object to write: one metastore transaction (which checks that the objects still exist)
-      carry.filter(_.divisions.isEmpty).foreach(c => engine.setCompacted(c.snap.repo, image.hash, c.snap.table,
-        c.snap.version.compacted.get, Seq.empty))
+      carry.filter(_.divisions.isEmpty).foreach(c => record(engine, c.snap.repo, image.hash, c.snap.table,
+        c.snap.version.compacted.get, Seq.empty, None))
       divided.size
     }
   }
@@ -238,7 +194,14 @@ private[versioned] object Compactor {
     }
     val metas = written.map(w => w.meta.copy(parents = base(w.fragment).objects)) ++
       merged.values.toSeq.filterNot(_.rewrite).flatMap(r => r.diff.toSeq ++ r.tail.map(_.meta))
-    engine.setCompacted(snap.repo, snap.image.hash, snap.table, next, metas, Some(lease))
+    record(engine, snap.repo, snap.image.hash, snap.table, next, metas, Some(lease))
     metas
+  }
+
+  /** Records `compacted` as the form of `image`'s version of the table and notes it ([[CompactedHints]]). */
+  private def record(engine: Engine, repo: String, image: String, table: String, compacted: Seq[Fragment],
+                     metas: Seq[ObjectMeta], lease: Option[Lease]): Unit = {
+    engine.setCompacted(repo, image, table, compacted, metas, lease)
+    CompactedHints.noted(engine, repo, table, image)
   }
 }

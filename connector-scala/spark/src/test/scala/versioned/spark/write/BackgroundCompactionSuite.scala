@@ -178,6 +178,40 @@ class CompactionPolicySuite extends VersionedTestBase {
     assert(hc(0).objects.startsWith(ac(0).objects) && hc(0).objects.size == ac(0).objects.size + 1, s"$hc / $ac")
     assert(logical(0).objects.size > hc(0).objects.size + 10, logical)
   }
+
+  test("a commit on a parent without a compacted form builds on the chains this driver compacted last, carried") {
+    var cur = rowsOf(0 until 200, 0).map(r => r.getInt(0) -> r).toMap
+    def upsert(ids: Seq[Int], v: Int): versioned.core.Image = {
+      withConf(Off: _*)(write(frame(schema, rowsOf(ids, v)), "r.t", "upsert" -> "true")); cur ++= rowsOf(ids, v).map(r => r.getInt(0) -> r)
+      engine.resolve("r", Revision.DefaultBranch)
+    }
+    withConf(Off: _*)(write(frame(schema, cur.values.toSeq), "r.t", "primaryKey" -> "id"))
+    (1 to 10).foreach(i => upsert(Seq(i, 60 + i), i))
+    val x = engine.resolve("r", Revision.DefaultBranch)
+    val p1 = upsert(Seq(20, 70), 11) // planned on x's logical chains: x is compacted only after it (as in a stream)
+    val req = WriteRequest(TableIdent("r", "t"), None, WriteMode.Changes, None, upsert = false, "t", "t", Map.empty)
+    assert(Compactor.maybeCompact(spark, engine, req, x, defaults) > 0, "the 10 commit DIFFs are consolidated")
+    assert(table(p1.hash).compacted.isEmpty && table(p1.hash).fragments(0).objects.size == 1 + 11)
+    val p2 = upsert(Seq(21, 71), 12)
+    val (xc, logical) = (table(x.hash).compacted.get, table(p2.hash).fragments)
+    // x's compacted chains, then p1's DIFF and p2's own (not x's 10 commit DIFFs again)
+    assert(logical.indices.forall(i => logical(i).objects.startsWith(xc(i).objects)), s"$logical / $xc")
+    assert(logical(0).objects.size == xc(0).objects.size + 2 && logical(0).objects.size < 1 + 12, logical)
+    assertReads(read("r.t"), cur.values.toSeq, "the head through its carried chains")
+    // the next commit extends p2's chains as they are (they already build on x's compacted ones)
+    val p3 = upsert(Seq(22), 13)
+    assert(table(p3.hash).fragments(0).objects == logical(0).objects :+ table(p3.hash).fragments(0).objects.last)
+    assertReads(read("r.t"), cur.values.toSeq, "the next commit")
+    // the change feed reads each commit from its DIFFs: p2's chains extend p1's carried from x's compacted form
+    diff.ChangeFeed.compared.set(0); diff.ChangeFeed.fromDiffs.set(0)
+    val plan = diff.ChangeFeed.versionRange(engine, TableIdent("r", "t"), p2.hash, Some(p3.hash), startInclusive = true,
+      endInclusive = true, p3)
+    val rows = diff.ChangeFeed.rows(spark, engine, Map.empty, plan, diff.ChangeFeed.Mode(netChanges = false, computeUpdates = true))
+    assert(diff.ChangeFeed.compared.get == 0 && diff.ChangeFeed.fromDiffs.get == 2)
+    assert(rows.map(r => (r.getInt(0), r.getInt(1), r.getUTF8String(2).toString)).toSet == Set(
+      (21, 0, "update_preimage"), (21, 12, "update_postimage"), (71, 0, "update_preimage"), (71, 12, "update_postimage"),
+      (22, 0, "update_preimage"), (22, 13, "update_postimage")))
+  }
 }
 
 /**
