@@ -68,6 +68,21 @@ object CarryForward {
       }
     } yield carried
 
+  /**
+   * Whether `v` was planned on `ancestor`'s compacted form: each fragment whose compacted chain in `ancestor` differs
+   * from its logical one (and was not split) has a chain in `v` that starts with the compacted chain. True when they
+   * differ in shape or `ancestor` has no compacted form. A version planned before that form was recorded builds on
+   * the logical chains or an older compacted form instead: its chains carry `ancestor`'s form by the rule (when they
+   * extend its logical chains), but the commits planned on them after that, which build on `ancestor`'s form, do not
+   * extend them; so a compaction that records a form for it leaves those commits' chains without a form to carry.
+   */
+  def buildsOn(v: TableVersion, ancestor: TableVersion): Boolean =
+    ancestor.compacted.flatMap(c => Option.when(sameShape(v, ancestor))(c)).flatMap(groups(v.fragments.map(_.lower), _))
+      .forall(byFragment => v.fragments.indices.forall { i =>
+        val g = byFragment(i)
+        g.size > 1 || g.head.objects == ancestor.fragments(i).objects || v.fragments(i).objects.startsWith(g.head.objects)
+      })
+
   /** The compacted fragments by the logical fragment (of `bounds`) they lie in; None when they do not line up. */
   private def groups(bounds: Seq[Option[Seq[Any]]], compacted: Seq[Fragment]): Option[Seq[Seq[Fragment]]] = {
     val starts = bounds.toSet

@@ -378,4 +378,49 @@ class KernelSuite extends AnyFunSuite {
       new KeyOrder(IndexedSeq(KeyType.Int64), ArrayAccess))(vs => Array[Any](vs.head))
     assert(router(Array[Any](250L)) == 1 && router(Array[Any](251L)) == 2 && router(Array[Any](99L)) == 0)
   }
+
+  test("carry forward: chains extending the ancestor's logical ones get its compacted chains, others stay") {
+    import versioned.core.{Fragment, TableVersion}
+    def version(fs: Seq[Fragment], compacted: Option[Seq[Fragment]] = None) =
+      TableVersion("t", "{}", Seq("id"), hiddenKey = false, fs, compacted)
+    val b = Seq(None, Some(Seq[Any](50)), Some(Seq[Any](100)))
+    val ancestor = version(Seq(Fragment(b(0), Seq("s0", "d1", "d2")), Fragment(b(1), Seq("s1")), Fragment(b(2), Seq("s2", "d3"))),
+      Some(Seq(Fragment(b(0), Seq("s0", "c12")), Fragment(b(1), Seq("s1")), Fragment(b(2), Seq("s2", "d3")))))
+    // fragment 0 extends the logical chain: the compacted one plus the DIFFs since; 1 and 2 were not compacted
+    val v = version(Seq(Fragment(b(0), Seq("s0", "d1", "d2", "d4")), Fragment(b(1), Seq("s1", "d4")), Fragment(b(2), Seq("s2", "d3"))))
+    val c = CarryForward.carry(v, ancestor, divisible = false).get
+    assert(c.divisions.isEmpty && c.fragments.map(_.objects) == Seq(Seq("s0", "c12", "d4"), Seq("s1", "d4"), Seq("s2", "d3")))
+    // a chain that does not extend the ancestor's logical one (a re-snapshot since) keeps its own
+    val resnap = v.copy(fragments = v.fragments.updated(0, Fragment(b(0), Seq("s9"))))
+    assert(CarryForward.carry(resnap, ancestor, divisible = false).isEmpty, "nothing left to carry")
+    // another shape (bounds, schema or key) or no compacted form: nothing is carried
+    assert(CarryForward.carry(v.copy(schemaJson = "{\"x\":1}"), ancestor, divisible = false).isEmpty)
+    assert(CarryForward.carry(v.copy(primaryKey = Seq("k")), ancestor, divisible = false).isEmpty)
+    assert(CarryForward.carry(v, ancestor.copy(compacted = None), divisible = false).isEmpty)
+    assert(CarryForward.carry(v.copy(fragments = v.fragments.take(2)), ancestor, divisible = false).isEmpty)
+    // planned on the ancestor's compacted chains, or before they were recorded (on its logical chains or an older form)
+    assert(!CarryForward.buildsOn(v, ancestor), "planned on the logical chains")
+    val onCompacted = v.copy(fragments = v.fragments.updated(0, Fragment(b(0), Seq("s0", "c12", "d4"))))
+    assert(CarryForward.buildsOn(onCompacted, ancestor) && CarryForward.carry(onCompacted, ancestor, divisible = false).isEmpty)
+    val onOlder = v.copy(fragments = v.fragments.updated(0, Fragment(b(0), Seq("s0", "c1", "d2", "d4"))))
+    assert(!CarryForward.buildsOn(onOlder, ancestor) && CarryForward.carry(onOlder, ancestor, divisible = false).isEmpty)
+    assert(CarryForward.buildsOn(onOlder, ancestor.copy(compacted = None)), "nothing to build on")
+  }
+
+  test("carry forward: a fragment the ancestor's compaction split is divided by a compaction, kept by a commit") {
+    import versioned.core.{Fragment, TableVersion}
+    def version(fs: Seq[Fragment], compacted: Option[Seq[Fragment]] = None) =
+      TableVersion("t", "{}", Seq("id"), hiddenKey = false, fs, compacted)
+    val ancestor = version(Seq(Fragment(None, Seq("s0")), Fragment(Some(Seq(50)), Seq("s1", "d1"))),
+      Some(Seq(Fragment(None, Seq("s0")), Fragment(Some(Seq(50)), Seq("t1")), Fragment(Some(Seq(75)), Seq("t2")))))
+    val noMore = version(Seq(Fragment(None, Seq("s0", "d2")), Fragment(Some(Seq(50)), Seq("s1", "d1"))))
+    val more = version(Seq(Fragment(None, Seq("s0", "d2")), Fragment(Some(Seq(50)), Seq("s1", "d1", "d2"))))
+    val split = CarryForward.carry(more, ancestor, divisible = true).get
+    assert(split.fragments.map(_.objects) == Seq(Seq("s0", "d2"), Seq("t1"), Seq("t2")))
+    assert(split.divisions == Seq(CarryForward.Division(1, 2, Seq("d2"))), "d2 is divided at 75 into the split fragments")
+    assert(CarryForward.carry(noMore, ancestor, divisible = true).get.divisions.isEmpty)
+    // a commit never divides: the split fragment keeps its own chain (and the table its bounds)
+    assert(CarryForward.carry(more, ancestor, divisible = false).isEmpty)
+    assert(CarryForward.carry(noMore, ancestor, divisible = false).isEmpty)
+  }
 }

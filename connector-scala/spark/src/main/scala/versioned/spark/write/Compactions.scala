@@ -9,6 +9,7 @@ import org.apache.spark.SparkContext
 import org.apache.spark.scheduler.{SparkListener, SparkListenerApplicationEnd}
 import org.apache.spark.sql.SparkSession
 import versioned.core.{Engine, Image, WarehouseConfig}
+import versioned.core.format.CarryForward
 import versioned.spark.session.Settings
 
 /**
@@ -96,6 +97,7 @@ private[versioned] object Compactions {
     })
     val key = Key(r.engine.config, r.req.ident.repo, r.req.ident.table)
     waiting(key) = r
+    lock.notifyAll() // a compaction may wait for a newer request (nextBuildingOn)
     if (!running.contains(key)) {
       running(key) = (sc, s"versioned-compaction-${java.util.UUID.randomUUID()}")
       pool.execute(() => drain(key))
@@ -104,21 +106,56 @@ private[versioned] object Compactions {
 
   /** Runs the table's newest waiting request until none waits, then marks the table idle. */
   private def drain(key: Key): Unit = {
-    def next(): Option[Request] = lock.synchronized {
-      val r = waiting.remove(key)
-      if (r.isEmpty) { running.remove(key); lock.notifyAll() }
-      r
-    }
+    def next(): Option[Request] = take(key)
     var r = next()
     try while (r.isDefined) {
       // the image compacted last: carried forward from when the head is far ahead
       val last = CompactedHints.image(r.get.engine, key.repo, key.table)
       inGroup(r.get, lock.synchronized(running.get(key).map(_._2)).getOrElse(""), last)
-      r = next()
+      val recorded = CompactedHints.image(r.get.engine, key.repo, key.table)
+      r = if (recorded != last) nextBuildingOn(key, r.get.engine, recorded.get) else next()
     } finally if (r.isDefined) lock.synchronized { // left by an error: the table is idle (the next commit retries)
       waiting.remove(key); running.remove(key); lock.notifyAll()
     }
   }
+
+  /** The table's newest waiting request, removed; none: the table is marked idle. */
+  private def take(key: Key): Option[Request] = lock.synchronized {
+    val r = waiting.remove(key)
+    if (r.isEmpty) { running.remove(key); lock.notifyAll() }
+    r
+  }
+
+  /**
+   * After this thread recorded `hint`'s compacted form: the next request, preferring one planned on that form. A
+   * commit planned before it was recorded builds on the logical chains or the form recorded before; the commits
+   * planned after it build on `hint`'s form ([[CommitPlanner]]'s carried base) and do not extend that commit's
+   * chains, so a form recorded for it could not be carried to them, and their chains would grow again. While the
+   * waiting request's version does not build on `hint`'s form ([[CarryForward.buildsOn]]), a newer request is
+   * awaited, at most [[StaleWaitMs]] (a stream commits again within it; else the waiting request is taken).
+   */
+  private def nextBuildingOn(key: Key, engine: Engine, hint: String): Option[Request] = {
+    val deadline = System.nanoTime() + StaleWaitMs * 1000000L
+    lazy val anchor = engine.tableOption(key.repo, hint, key.table)
+    def buildsOn(w: Request): Boolean = anchor.forall(a => engine.tableOption(key.repo, w.image.hash, key.table)
+      .forall(CarryForward.buildsOn(_, a)))
+    var checked = Option.empty[String]
+    while (true) {
+      val w = lock.synchronized(waiting.get(key))
+      val left = (deadline - System.nanoTime()) / 1000000L
+      if (w.isEmpty || left <= 0 || w.get.spark.sparkContext.isStopped) return take(key)
+      val image = w.get.image.hash
+      if (!checked.contains(image)) {
+        if (scala.util.Try(buildsOn(w.get)).getOrElse(true)) return take(key)
+        checked = Some(image)
+      }
+      lock.synchronized(if (waiting.get(key).exists(_.image.hash == image)) lock.wait(math.max(1L, left)))
+    }
+    None
+  }
+
+  /** How long a compaction waits for a commit planned on the form it recorded ([[nextBuildingOn]]). */
+  val StaleWaitMs = 1000L
 
   /** One request in this thread, as Spark job group `group` (cancelled when the SparkContext stops). */
   private def inGroup(r: Request, group: String, lastCompacted: Option[String]): Unit = {
