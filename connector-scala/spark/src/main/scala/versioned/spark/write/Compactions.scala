@@ -132,30 +132,35 @@ private[versioned] object Compactions {
    * planned after it build on `hint`'s form ([[CommitPlanner]]'s carried base) and do not extend that commit's
    * chains, so a form recorded for it could not be carried to them, and their chains would grow again. While the
    * waiting request's version does not build on `hint`'s form ([[CarryForward.buildsOn]]), a newer request is
-   * awaited, at most [[StaleWaitMs]] (a stream commits again within it; else the waiting request is taken).
+   * awaited while a write is in progress in this driver (or for the first [[IdleGraceMs]]: a stream's next batch
+   * starts its write within it), at most [[StaleWaitMs]] in all; then the waiting request is taken.
    */
   private def nextBuildingOn(key: Key, engine: Engine, hint: String): Option[Request] = {
-    val deadline = System.nanoTime() + StaleWaitMs * 1000000L
+    val start = System.nanoTime()
     lazy val anchor = engine.tableOption(key.repo, hint, key.table)
     def buildsOn(w: Request): Boolean = anchor.forall(a => engine.tableOption(key.repo, w.image.hash, key.table)
       .forall(CarryForward.buildsOn(_, a)))
     var checked = Option.empty[String]
     while (true) {
       val w = lock.synchronized(waiting.get(key))
-      val left = (deadline - System.nanoTime()) / 1000000L
-      if (w.isEmpty || left <= 0 || w.get.spark.sparkContext.isStopped) return take(key)
+      val waited = (System.nanoTime() - start) / 1000000L
+      val idle = waited >= IdleGraceMs && !versioned.core.Leases.writesInProgress
+      if (w.isEmpty || waited >= StaleWaitMs || idle || w.get.spark.sparkContext.isStopped) return take(key)
       val image = w.get.image.hash
       if (!checked.contains(image)) {
         if (scala.util.Try(buildsOn(w.get)).getOrElse(true)) return take(key)
         checked = Some(image)
       }
-      lock.synchronized(if (waiting.get(key).exists(_.image.hash == image)) lock.wait(math.max(1L, left)))
+      lock.synchronized(if (waiting.get(key).exists(_.image.hash == image)) lock.wait(PollMs))
     }
     None
   }
 
-  /** How long a compaction waits for a commit planned on the form it recorded ([[nextBuildingOn]]). */
+  /** How long a compaction waits in all for a commit planned on the form it recorded ([[nextBuildingOn]]). */
   val StaleWaitMs = 1000L
+  /** How long it waits for one when no write is in progress in the driver. */
+  val IdleGraceMs = 50L
+  private val PollMs = 10L
 
   /** One request in this thread, as Spark job group `group` (cancelled when the SparkContext stops). */
   private def inGroup(r: Request, group: String, lastCompacted: Option[String]): Unit = {
