@@ -144,6 +144,14 @@ final class Engine(val config: WarehouseConfig, hadoopConf: Configuration = new 
   def tableOption(repo: String, image: String, name: String): Option[TableVersion] =
     metastore.read(MetaDao.tableOf(_, repo, image, name)).map(_.table)
 
+  /**
+   * The table of an image when the metastore still holds it: None also for an image garbage collection expired
+   * (where [[tableOption]] raises VERSION_EXPIRED). For lookups of a hint, such as where a compacted form is carried
+   * from, which must never fail the operation that uses them.
+   */
+  def tableIfHeld(repo: String, image: String, name: String): Option[TableVersion] =
+    metastore.read(MetaDao.tableIfHeld(_, repo, image, name)).map(_.table)
+
   def objects(ids: Seq[String]): Map[String, ObjectMeta] = metastore.read(MetaDao.getObjects(_, ids))
 
   /**

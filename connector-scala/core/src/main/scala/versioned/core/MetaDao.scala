@@ -156,11 +156,15 @@ private[core] object MetaDao {
 
   /** Table `name` of `image`; VERSION_EXPIRED (never None) when a retention policy expired it. */
   def tableOf(c: Connection, repo: String, image: String, name: String): Option[ImageTable] = {
-    val out = Sql.query(c, s"SELECT $tableCols FROM vc_tables WHERE repo = ? AND image_hash = ? AND name = ?",
-      repo, image, name)(tableRow).headOption
+    val out = tableIfHeld(c, repo, image, name)
     if (out.isEmpty) Retention.refuse(c, repo, image)
     out
   }
+
+  /** [[tableOf]] without the refusal of an expired image: None when its tables are gone too. */
+  def tableIfHeld(c: Connection, repo: String, image: String, name: String): Option[ImageTable] =
+    Sql.query(c, s"SELECT $tableCols FROM vc_tables WHERE repo = ? AND image_hash = ? AND name = ?",
+      repo, image, name)(tableRow).headOption
 
   /** The table rows of those of the given images of `repo` whose tables are held (none of an expired image; batched). */
   def tablesHeld(c: Connection, repo: String, images: Seq[String]): Vector[ImageTable] =

@@ -237,7 +237,7 @@ private[versioned] object ChangeFeed {
       if (depth >= CarryForward.Depth) None
       else engine.image(repo, image).parents.headOption match {
         case None => None
-        case Some(p) => engine.tableOption(repo, p, b.name) match {
+        case Some(p) => engine.tableIfHeld(repo, p, b.name) match {
           case Some(a) if CarryForward.sameShape(b, a) =>
             val tried = a.compacted.filter(_.exists(_.objects.exists(listed))).flatMap(_ =>
               CarryForward.carry(b, a, divisible = false))

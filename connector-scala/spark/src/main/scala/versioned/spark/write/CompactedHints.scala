@@ -6,7 +6,7 @@ import versioned.core.{Engine, TableVersion, WarehouseConfig}
  * Per table, the image whose compacted form a compaction in this driver recorded last: where a later compaction
  * and a commit planned on a parent without a compacted form carry the compacted chains from
  * ([[versioned.core.format.CarryForward]]). Only a hint: the version is read again from the metastore when used
- * (it may have been expired since), and the kernel's rule checks, fragment by fragment, that it applies.
+ * (its tables may have been expired since: then it is not used), and the kernel's rule checks, fragment by fragment, that it applies.
  * Bounded: the tables compacted longest ago are forgotten first.
  */
 private[versioned] object CompactedHints {
@@ -26,5 +26,5 @@ private[versioned] object CompactedHints {
 
   /** That image's version of the table as the metastore holds it now, when it still has a compacted form. */
   def version(engine: Engine, repo: String, table: String): Option[TableVersion] =
-    image(engine, repo, table).flatMap(h => engine.tableOption(repo, h, table)).filter(_.compacted.isDefined)
+    image(engine, repo, table).flatMap(h => engine.tableIfHeld(repo, h, table)).filter(_.compacted.isDefined)
 }

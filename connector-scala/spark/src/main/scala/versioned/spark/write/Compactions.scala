@@ -137,8 +137,8 @@ private[versioned] object Compactions {
    */
   private def nextBuildingOn(key: Key, engine: Engine, hint: String): Option[Request] = {
     val start = System.nanoTime()
-    lazy val anchor = engine.tableOption(key.repo, hint, key.table)
-    def buildsOn(w: Request): Boolean = anchor.forall(a => engine.tableOption(key.repo, w.image.hash, key.table)
+    lazy val anchor = engine.tableIfHeld(key.repo, hint, key.table)
+    def buildsOn(w: Request): Boolean = anchor.forall(a => engine.tableIfHeld(key.repo, w.image.hash, key.table)
       .forall(CarryForward.buildsOn(_, a)))
     var checked = Option.empty[String]
     while (true) {

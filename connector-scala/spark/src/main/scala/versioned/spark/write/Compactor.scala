@@ -52,7 +52,7 @@ private[versioned] object Compactor {
     @scala.annotation.tailrec
     def nearest(parents: Seq[String], depth: Int): Either[Unit, Option[TableVersion]] =
       if (parents.nonEmpty && depth >= CarryDepth) Left(())
-      else parents.headOption.flatMap(p => engine.tableOption(snap.repo, p, snap.table).map(p -> _)) match {
+      else parents.headOption.flatMap(p => engine.tableIfHeld(snap.repo, p, snap.table).map(p -> _)) match {
         case Some((_, t)) if !CarryForward.sameShape(v, t) => Right(None)
         case Some((_, t)) if t.compacted.isDefined => Right(Some(t))
         case Some((p, _)) => nearest(engine.image(snap.repo, p).parents, depth + 1)
@@ -60,7 +60,7 @@ private[versioned] object Compactor {
       }
     // further back than CarryDepth, the version compacted last: its chains are a prefix of this version's
     // (checked per fragment by the rule) when the commits since only appended DIFFs to them
-    def last: Option[TableVersion] = lastCompacted.flatMap(h => engine.tableOption(snap.repo, h, snap.table))
+    def last: Option[TableVersion] = lastCompacted.flatMap(h => engine.tableIfHeld(snap.repo, h, snap.table))
     val ancestor = if (v.compacted.isDefined) None else nearest(snap.image.parents, 0).fold(_ => last, identity)
     // splits are by the first key of single-key tables (tailSplit): other refinements are not divided
     val divisible = snap.layout.keyColumns.size == 1 && !snap.layout.hidden
