@@ -17,11 +17,9 @@ import versioned.core.{Fragment, ObjectKind, ObjectMeta}
  *    commits between two of its runs, so chains do reach the limit: with a SNAP rewrite there, a stream of
  *    1,000-row batches into 10M rows rewrote the whole table every few hundred batches;
  *  - otherwise tiered consolidation, which rewrites only changed rows: once `consolidateAfter` commit
- *    DIFFs follow the last SNAP or consolidated DIFF they are merged into one (tier 1), together with the
- *    consolidated DIFFs before them when those are `consolidateAfter` or more, but for their leading large ones
- *    (size-tiered, as at the limit); once `consolidateAfter` consolidated DIFFs are in a row (and fewer commit
- *    DIFFs follow), those are merged into one (tier 2), so chains stay under about 2 x `consolidateAfter` objects
- *    plus the large DIFFs kept;
+ *    DIFFs follow the last SNAP or consolidated DIFF they are merged into one (tier 1); once
+ *    `consolidateAfter` consolidated DIFFs are in a row (and fewer commit DIFFs follow), those are
+ *    merged into one (tier 2), so chains stay under about 2 x `consolidateAfter` objects;
  *  - a fragment over the ratio, holding at least half the target fragment size, whose changes are
  *    mostly keyed above its SNAP (appends) is split instead: the appended rows become a new fragment's
  *    SNAP and the rest one merged DIFF.
@@ -115,32 +113,14 @@ object CompactionPolicy {
    * is rewritten about as many times before its fragment gets a SNAP, where merging the whole chain each time would
    * rewrite every change since the SNAP at every limit (a fast writer reaches it every few hundred commits).
    */
-  def limitRun(f: Fragment, objects: Map[String, ObjectMeta], maxChain: Int): Seq[String] =
-    tieredTail(chainDiffs(f, objects), objects, maxChain - 2)
-
-  /**
-   * `diffs` (consecutive DIFFs of one chain) but for a leading run of large consolidated ones, each holding at least
-   * as many rows as all the DIFFs after it (not shared ones), at most `maxKept` of them: the part a size-tiered
-   * merge rewrites.
-   */
-  private def tieredTail(diffs: Seq[String], objects: Map[String, ObjectMeta], maxKept: Int): Seq[String] = {
+  def limitRun(f: Fragment, objects: Map[String, ObjectMeta], maxChain: Int): Seq[String] = {
+    val diffs = chainDiffs(f, objects)
     val after = diffs.map(objects(_).rowCount).scanRight(0L)(_ + _).tail // rows of the DIFFs after each
     val kept = diffs.indices.takeWhile { i =>
       val m = objects(diffs(i))
-      i < maxKept && consolidated(m) && !m.shared && m.rowCount >= after(i)
+      i < maxChain - 2 && consolidated(m) && !m.shared && m.rowCount >= after(i)
     }.size
     diffs.drop(kept)
-  }
-
-  /**
-   * Tier 1 when the consolidated DIFFs before the commit DIFFs are `consolidateAfter` or more (a writer that commits
-   * faster than compaction runs never leaves fewer commit DIFFs, so tier 2 alone would not run): the consolidated run
-   * and the commit DIFFs merged together, but for the run's leading large DIFFs ([[tieredTail]]), so the chain stays
-   * short without waiting for the chain limit, and a row is rewritten about log2 of the changes times.
-   */
-  private def tierOneRun(f: Fragment, objects: Map[String, ObjectMeta], commits: Seq[String], consolidateAfter: Int): Seq[String] = {
-    val run = consolidatedRun(f, objects)
-    if (run.size < consolidateAfter) commits else tieredTail(run ++ commits, objects, run.size)
   }
 
   /**
@@ -175,7 +155,7 @@ object CompactionPolicy {
       .flatMap(i => tailSplit(frags(i), objects, singleKey, limits.maxDiffRatio, floor).map(i -> _)).toMap
     val runs = merged ++ frags.indices.filterNot(i => resnapshot.contains(i) || merged.contains(i)).flatMap { i =>
       val commits = trailingCommitDiffs(frags(i), objects)
-      if (commits.size >= limits.consolidateAfter) Some(i -> tierOneRun(frags(i), objects, commits, limits.consolidateAfter))
+      if (commits.size >= limits.consolidateAfter) Some(i -> commits)
       else Some(consolidatedRun(frags(i), objects)).filter(_.size >= limits.consolidateAfter).map(i -> _)
     }.toMap
     Plan(resnapshot, runs, splits)

@@ -284,14 +284,6 @@ class KernelSuite extends AnyFunSuite {
     val longer = Seq(Fragment(None, Seq("s2", "c0", "c1", "e1", "e2", "e3")))
     assert(CompactionPolicy.plan(longer, large, None, limits.copy(maxChain = 5)).runs == Map(0 -> Seq("c1", "e1", "e2", "e3")))
     assert(CompactionPolicy.plan(frags, objs, None, limits.copy(consolidateAfter = 4)).runs.isEmpty)
-    // tier 1 behind consolidateAfter consolidated DIFFs (a fast writer): merged with them but for the large first one;
-    // behind fewer, the commit DIFFs alone
-    val behind = Seq(Fragment(None, Seq("s2", "c0", "c1", "c2", "e1", "e2", "e3")))
-    assert(CompactionPolicy.plan(behind, large, None, limits).runs == Map(0 -> Seq("c1", "c2", "e1", "e2", "e3")))
-    assert(CompactionPolicy.plan(Seq(Fragment(None, Seq("s2", "c0", "c1", "e1", "e2", "e3"))), large, None, limits).runs ==
-      Map(0 -> Seq("e1", "e2", "e3")))
-    assert(CompactionPolicy.plan(Seq(Fragment(None, Seq("s2", "c1", "c2", "c0", "e1", "e2", "e3"))), large, None, limits).runs ==
-      Map(0 -> Seq("c1", "c2", "c0", "e1", "e2", "e3")), "a small first DIFF: the whole run")
     // a shared DIFF of 1,500 rows listed by three fragments of 1,000 SNAP rows counts 500 rows in each: under the
     // ratio; the same rows in one object that is not shared would put every fragment over it
     val shared = objs ++ Seq("x" -> meta("x", ObjectKind.Diff, 1500).copy(shared = true), "y" -> meta("y", ObjectKind.Diff, 1500))
