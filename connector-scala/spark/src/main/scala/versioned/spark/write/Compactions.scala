@@ -113,7 +113,8 @@ private[versioned] object Compactions {
       val last = CompactedHints.image(r.get.engine, key.repo, key.table)
       inGroup(r.get, lock.synchronized(running.get(key).map(_._2)).getOrElse(""), last)
       val recorded = CompactedHints.image(r.get.engine, key.repo, key.table)
-      r = if (recorded != last) nextBuildingOn(key, r.get.engine, recorded.get) else next()
+      val engine = r.get.engine
+      r = recorded.filter(_ => recorded != last).fold(next())(nextBuildingOn(key, engine, _))
     } finally if (r.isDefined) lock.synchronized { // left by an error: the table is idle (the next commit retries)
       waiting.remove(key); running.remove(key); lock.notifyAll()
     }
