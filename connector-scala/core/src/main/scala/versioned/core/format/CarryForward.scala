@@ -43,9 +43,7 @@ object CarryForward {
    */
   def carry(v: TableVersion, ancestor: TableVersion, divisible: Boolean): Option[Carried] =
     for {
-      compacted <- ancestor.compacted
-      if sameShape(v, ancestor)
-      byFragment <- groups(v.fragments.map(_.lower), compacted)
+      byFragment <- aligned(v, ancestor)
       carried <- {
         val divisions = Vector.newBuilder[Division]
         var at = 0
@@ -77,11 +75,14 @@ object CarryForward {
    * extend them; so a compaction that records a form for it leaves those commits' chains without a form to carry.
    */
   def buildsOn(v: TableVersion, ancestor: TableVersion): Boolean =
-    ancestor.compacted.flatMap(c => Option.when(sameShape(v, ancestor))(c)).flatMap(groups(v.fragments.map(_.lower), _))
-      .forall(byFragment => v.fragments.indices.forall { i =>
-        val g = byFragment(i)
-        g.size > 1 || g.head.objects == ancestor.fragments(i).objects || v.fragments(i).objects.startsWith(g.head.objects)
-      })
+    aligned(v, ancestor).forall(byFragment => v.fragments.indices.forall { i =>
+      val g = byFragment(i)
+      g.size > 1 || g.head.objects == ancestor.fragments(i).objects || v.fragments(i).objects.startsWith(g.head.objects)
+    })
+
+  /** `ancestor`'s compacted fragments by `v`'s fragment they lie in, when it has a compacted form and `v`'s shape. */
+  private def aligned(v: TableVersion, ancestor: TableVersion): Option[Seq[Seq[Fragment]]] =
+    ancestor.compacted.filter(_ => sameShape(v, ancestor)).flatMap(groups(v.fragments.map(_.lower), _))
 
   /** The compacted fragments by the logical fragment (of `bounds`) they lie in; None when they do not line up. */
   private def groups(bounds: Seq[Option[Seq[Any]]], compacted: Seq[Fragment]): Option[Seq[Seq[Fragment]]] = {
